@@ -1,0 +1,163 @@
+"""The `torchport` command line: thin subcommands over the Python API.
+
+Exit codes: 0 success, 2 usage or input errors (one line on stderr), 3 an
+internal error (set TORCHPORT_DEBUG=1 for the traceback).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from . import __version__
+from .core.errors import UsageError
+
+
+def _progress():
+    if not sys.stderr.isatty():
+        return None
+    state = {"last": -1}
+
+    def show(done, total):
+        pct = done * 100 // max(total, 1)
+        if pct != state["last"] or done == total:
+            state["last"] = pct
+            bar = "#" * (pct // 4)
+            sys.stderr.write(f"\r[{bar:<25}] {done}/{total} files")
+            if done == total:
+                sys.stderr.write("\r" + " " * 50 + "\r")
+            sys.stderr.flush()
+    return show
+
+
+def cmd_convert(args) -> int:
+    from .convert.api import convert
+
+    path = args.input or args.input_opt
+    if not path:
+        raise UsageError("convert needs an INPUT file or folder")
+    result = convert(path, args.to, args.output, rules=args.rule or (), exclude=args.exclude or (),
+                     launch=args.launch, jobs=args.jobs, in_place=args.in_place, diff=args.diff,
+                     dry_run=args.dry_run, force=args.force, report_dir=args.report_dir,
+                     progress=None if args.json or args.diff else _progress())
+    if args.diff:
+        sys.stdout.write(result.diff)
+        return 0
+    if args.json:
+        json.dump(result.to_dict(), sys.stdout, indent=1, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return 0
+    s = result.summary()
+    status = ", ".join(f"{v} {k}" for k, v in s["files_by_status"].items())
+    print(f"torchport convert --to {result.target}: {s['files']} files ({status}), {s['lines']} lines "
+          f"in {s['elapsed_seconds']:.2f} s")
+    print(f"  {s['changes']} changes, {s['unsupported']} unsupported, {s['advice']} to review, {s['errors']} errors")
+    if result.output:
+        print(f"  converted copy: {result.output}")
+    if result.backup:
+        print(f"  originals backed up in: {result.backup}")
+    if result.report_dir:
+        print(f"  reports: {os.path.join(result.report_dir, 'report.md')} (+ change_list.csv, unsupported_api.csv, report.json)")
+    for f in result.findings:
+        if f.action == "error":
+            print(f"  error: {f.file}:{f.line}: {f.message}")
+    return 0
+
+
+def cmd_rules(args) -> int:
+    from .convert.rules_doc import rules_markdown, rules_table
+
+    if args.markdown:
+        sys.stdout.write(rules_markdown())
+    elif args.json:
+        json.dump(rules_table(), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        for r in rules_table():
+            print(f"{r['id']:6} {r['category']:14} {r['name']:26} {r['summary']}")
+    return 0
+
+
+def cmd_targets(args) -> int:
+    from .backends import available_targets, load_target
+
+    rows = []
+    for name in available_targets():
+        t = load_target(name)
+        rows.append({"name": t.name, "title": t.title, "device": t.device or t.device_expr,
+                     "namespace": t.namespace, "register": t.register, "backend": t.backend_expr or t.backend,
+                     "visible_devices_env": t.visible_devices_env, "smi": t.smi, "api": t.api_source})
+    if args.json:
+        json.dump(rows, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        for r in rows:
+            extra = f"import {r['register']}" if r["register"] else "built into PyTorch"
+            print(f"{r['name']:12} {r['title']:36} {r['namespace']:18} backend {r['backend'][:12]:12} {extra}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="torchport", description="Move CUDA PyTorch projects to other accelerators.")
+    ap.add_argument("--version", action="version", version=f"torchport {__version__}")
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+
+    c = sub.add_parser("convert", help="rewrite a CUDA project (file or folder) for a target",
+                       description="Rewrite a CUDA PyTorch project for another accelerator. By default writes a "
+                                   "mirrored copy <name>_<target> next to INPUT and reports in <output>_report/.")
+    c.add_argument("input", nargs="?", help="file or folder to convert")
+    c.add_argument("-i", "--input", dest="input_opt", metavar="INPUT", help="same as the positional INPUT")
+    c.add_argument("-t", "--to", required=True, metavar="TARGET",
+                   help="npu, mlu, musa, xpu, mps, cpu, accelerator, or a target .toml file")
+    c.add_argument("-o", "--output", help="output file/folder (default: <name>_<target> next to INPUT)")
+    c.add_argument("-r", "--rule", action="append", metavar="RULES", help="user rule file (Ascend JSON or torchport TOML/JSON); repeatable")
+    c.add_argument("-e", "--exclude", action="append", metavar="GLOB", help="copy matching files unchanged; repeatable")
+    c.add_argument("-l", "--launch", metavar="LAUNCH", help="entry script: always gets the registration import")
+    c.add_argument("-j", "--jobs", type=int, metavar="N", help="worker processes (default: CPU count)")
+    c.add_argument("--report-dir", metavar="DIR", help="where reports go (default: <output>_report)")
+    mode = c.add_mutually_exclusive_group()
+    mode.add_argument("--in-place", action="store_true", help="rewrite INPUT itself, keeping a backup")
+    mode.add_argument("--diff", action="store_true", help="print a unified diff, write nothing")
+    mode.add_argument("--dry-run", action="store_true", help="report what would change, write nothing")
+    c.add_argument("--force", action="store_true", help="write into an existing output or report folder")
+    c.add_argument("--json", action="store_true", help="print the result as JSON")
+    c.set_defaults(func=cmd_convert)
+
+    r = sub.add_parser("rules", help="list the conversion rules")
+    r.add_argument("--markdown", action="store_true", help="print the full reference (docs/rules.md)")
+    r.add_argument("--json", action="store_true")
+    r.set_defaults(func=cmd_rules)
+
+    t = sub.add_parser("targets", help="list the bundled targets")
+    t.add_argument("--json", action="store_true")
+    t.set_defaults(func=cmd_targets)
+    return ap
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args)
+    except UsageError as e:
+        print(f"torchport: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("torchport: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as e:  # noqa: BLE001 - one line for users, the traceback on request
+        if os.environ.get("TORCHPORT_DEBUG"):
+            raise
+        print(f"torchport: internal error: {type(e).__name__}: {e} (set TORCHPORT_DEBUG=1 for details)",
+              file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

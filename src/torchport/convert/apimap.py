@@ -1,0 +1,132 @@
+"""What a target does with one CUDA-specific qualified name.
+
+`ApiMap.resolve("torch.cuda.amp.autocast")` answers, from data only (the
+target file, its API list and kb/cuda_names.toml): rewrite to another name,
+rewrite and adapt the call (AMP), leave and report as unsupported, or leave and
+advise.  Rules never hard-code API names; they ask this map.
+"""
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+from typing import Optional
+
+from ..backends import Target
+from ..kb import catalog
+
+MAP = "map"                  # rewrite to `new`
+ADAPT = "adapt"              # rewrite to `new` and adapt the call (insert the device)
+UNSUPPORTED = "unsupported"  # no counterpart: leave it, report with a tip
+KEEP = "keep"                # leave it, report advice
+
+
+@dataclass(frozen=True)
+class Resolution:
+    kind: str
+    qualname: str            # the canonical original name
+    category: str
+    new: str = ""
+    message: str = ""
+    adapter: Optional[dict] = None
+    rule: str = ""           # user rule id, when a user rule decided
+
+    @property
+    def rewrites(self) -> bool:
+        return self.kind in (MAP, ADAPT)
+
+
+def _prefixes(qualname: str):
+    """'a.b.c' -> 'a.b.c', 'a.b', 'a' (longest first)."""
+    parts = qualname.split(".")
+    for i in range(len(parts), 0, -1):
+        yield ".".join(parts[:i])
+
+
+class ApiMap:
+    def __init__(self, target: Target, extra_decisions: Optional[dict] = None):
+        self.target = target
+        self.catalog = cat = catalog()
+        self.decisions = {**cat.names, **target.names, **(extra_decisions or {})}
+        self._roots = {k.split(".")[0] for k in (*self.decisions, *cat.aliases)} | {"torch"}
+        self._cache: dict = {}
+
+    def fmt(self, text: str) -> str:
+        t = self.target
+        return text.format(title=t.title, name=t.name, device=t.device or "the device",
+                           namespace=t.namespace, smi=t.smi or "the vendor tool", backend=t.backend)
+
+    def category(self, qualname: str) -> str:
+        for pattern, category in self.catalog.categories:
+            if fnmatch.fnmatchcase(qualname, pattern):
+                return category
+        return "other"
+
+    def canonical(self, qualname: str) -> str:
+        for prefix in _prefixes(qualname):
+            if prefix in self.catalog.aliases:
+                return self.catalog.aliases[prefix] + qualname[len(prefix):]
+        return qualname
+
+    def resolve(self, qualname: str) -> Optional[Resolution]:
+        """The target's answer for a name, or None when the name is not CUDA-specific."""
+        if qualname in self._cache:
+            return self._cache[qualname]
+        result = None
+        if qualname.split(".", 1)[0] in self._roots:
+            result = self._resolve(self.canonical(qualname))
+        self._cache[qualname] = result
+        return result
+
+    def _resolve(self, q: str) -> Optional[Resolution]:
+        category = self.category(q)
+        for prefix in _prefixes(q):
+            decision = self.decisions.get(prefix)
+            if decision is None:
+                continue
+            if decision.kind == "new":
+                return self._with_note(Resolution(MAP, q, category, decision.value + q[len(prefix):],
+                                                  self.fmt(decision.note), rule=decision.rule))
+            kind = UNSUPPORTED if decision.kind == "unsupported" else KEEP
+            return Resolution(kind, q, category, message=self.fmt(decision.value), rule=decision.rule)
+        if q != "torch.cuda" and not q.startswith("torch.cuda."):
+            return None
+        return self._with_note(self._resolve_cuda(q, category))
+
+    def _resolve_cuda(self, q: str, category: str) -> Resolution:
+        t, cat = self.target, self.catalog
+        rest = q[len("torch.cuda"):]
+        parts = rest.lstrip(".").split(".") if rest else []
+        if not parts:
+            return Resolution(MAP, q, category, t.namespace)
+        if parts[0] == "amp" and t.amp == "torch.amp":
+            key = "torch.cuda.amp" + ("." + parts[1] if len(parts) > 1 else "")
+            spec = cat.amp.get(key)
+            if spec is None:
+                return Resolution(UNSUPPORTED, q, category,
+                                  message=f"{key} has no torch.amp counterpart")
+            adapter = spec if "device" in spec else None
+            new = spec["new"] + q[len(key):]
+            return Resolution(ADAPT if adapter else MAP, q, category, new,
+                              self.fmt(spec.get("note", "")), adapter=adapter)
+        first = parts[0]
+        if t.has(first):
+            sub = t.api_modules.get(first)
+            if len(parts) > 1 and sub and not t.has(parts[1], first) and parts[1] in cat.cuda_modules.get(first, ()):
+                return Resolution(UNSUPPORTED, q, category,
+                                  message=f"{t.namespace}.{first} has no {parts[1]} ({t.api_source})")
+            return Resolution(MAP, q, category, t.namespace + rest)
+        known = first in cat.cuda_names or first in cat.cuda_modules
+        what = f"has no counterpart in {t.namespace}" if known else "is not a known torch.cuda API"
+        tip = cat.tips.get(category, cat.tips.get("other", ""))
+        return Resolution(UNSUPPORTED, q, category,
+                          message=f"torch.cuda.{first} {what} ({t.api_source}): {tip}")
+
+    def _with_note(self, res: Resolution) -> Resolution:
+        if not res.rewrites:
+            return res
+        for prefix in _prefixes(res.qualname):
+            note = self.catalog.notes.get(prefix)
+            if note:
+                message = "; ".join(m for m in (res.message, self.fmt(note)) if m)
+                return Resolution(res.kind, res.qualname, res.category, res.new, message, res.adapter, res.rule)
+        return res

@@ -1,0 +1,151 @@
+"""The Python pipeline for one file: prefilter, parse, find imports, walk, rewrite.
+
+Speed comes from not looking: a file without any trigger word is not parsed,
+and the walk skips every statement and expression whose lines hold no trigger
+word (nor a name imported from a CUDA-specific module).  Rules see only the
+nodes that can matter to them.
+"""
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+from ..core import edits as edit_ops
+from .apimap import ApiMap
+from .context import Binding, FileContext
+
+_IMPORT_LINE = re.compile(r"\bimport\b")
+
+
+@dataclass
+class Ref:
+    """A use of an imported name: `th.cuda.synchronize`, `autocast`, `amp.GradScaler`."""
+
+    node: ast.AST            # the outermost node of the name chain
+    binding: Binding
+    parts: list              # attribute names after the bound name
+    qualname: str
+    parent: Optional[ast.AST]
+
+
+class PythonConverter:
+    """Runs the registered rules over Python sources for one target."""
+
+    user_rules: dict = {}  # id -> Rule, for findings made by user rule files
+
+    def __init__(self, api: ApiMap, rules: list):
+        self.api = api
+        self.rules = rules
+        words = sorted({w for r in rules for w in r.triggers})
+        self.trigger = re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)
+        self.dispatch: dict = {}
+        for r in rules:
+            for kind in r.nodes:
+                self.dispatch.setdefault(kind, []).append(r)
+
+    def wants(self, source: str) -> bool:
+        return self.trigger.search(source) is not None
+
+    def convert(self, path: str, source: str, newline: str = "\n", launch: bool = False):
+        """Return (new_source, kept_edits, findings); raises SyntaxError on unparsable input."""
+        if not launch and not self.wants(source):
+            return source, [], []
+        tree = ast.parse(source, filename=path)
+        ctx = FileContext(path, source, self.api, newline)
+        ctx.launch = launch
+        ctx.user_rules = self.user_rules
+        self._collect_imports(ctx, tree)
+        lines = self._relevant_lines(ctx)
+        self._walk(ctx, tree, lines)
+        for r in self.dispatch.get("finalize", ()):
+            r.check(tree, ctx)
+        new_source, kept, _dropped = edit_ops.apply(source, ctx.edits)
+        findings = [e.finding for e in kept if e.finding is not None] + ctx.findings
+        findings.sort(key=lambda f: (f.line, f.col, f.rule))
+        return new_source, kept, findings
+
+    # ------------------------------------------------------------ imports
+    def _collect_imports(self, ctx: FileContext, tree: ast.Module) -> None:
+        lines = sorted({ctx.line_of(m.start()) for m in _IMPORT_LINE.finditer(ctx.source)})
+        found = [node for node, _parent in self._nodes(tree, lines, (ast.Import, ast.ImportFrom))]
+        found.sort(key=lambda n: (n.lineno, n.col_offset))
+        for node in found:
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        kind = "package" if "." not in alias.name else "module"
+                        ctx.bindings[alias.asname] = Binding(alias.asname, alias.name, kind, node)
+                    else:
+                        top = alias.name.split(".")[0]
+                        ctx.bindings.setdefault(top, Binding(top, top, "package", node))
+                    if alias.name.split(".")[0] == "torch" and ctx.first_torch_import is None:
+                        ctx.first_torch_import = node
+            elif node.level == 0 and node.module:
+                for alias in node.names:
+                    if alias.name == "*":
+                        continue
+                    local = alias.asname or alias.name
+                    ctx.bindings[local] = Binding(local, f"{node.module}.{alias.name}", "from", node)
+                if node.module.split(".")[0] == "torch" and ctx.first_torch_import is None:
+                    ctx.first_torch_import = node
+
+    def _relevant_lines(self, ctx: FileContext) -> list:
+        words = [b.local for b in ctx.bindings.values()
+                 if b.kind != "package" and (self.trigger.search(b.qualname) or self.api.resolve(b.qualname))]
+        pattern = self.trigger.pattern
+        if words:
+            pattern += "|" + r"\b(?:" + "|".join(re.escape(w) for w in sorted(set(words))) + r")\b"
+        regex = re.compile(pattern, re.IGNORECASE) if words else self.trigger
+        return sorted({ctx.line_of(m.start()) for m in regex.finditer(ctx.source)})
+
+    # ------------------------------------------------------------ walking
+    @staticmethod
+    def _nodes(tree, lines: list, types):
+        """Yield (node, parent) of the given types whose lines include a relevant line."""
+        stack = [(tree, None)]
+        n = len(lines)
+        while stack:
+            node, parent = stack.pop()
+            lineno = getattr(node, "lineno", None)
+            if lineno is not None:
+                i = bisect.bisect_left(lines, lineno)
+                if i >= n or lines[i] > node.end_lineno:
+                    continue
+            if isinstance(node, types):
+                yield node, parent
+            stack.extend((child, node) for child in ast.iter_child_nodes(node))
+
+    def _walk(self, ctx: FileContext, tree: ast.Module, lines: list) -> None:
+        dispatch = self.dispatch
+        refs = dispatch.get("ref", ())
+        stack = [(tree, None)]
+        n = len(lines)
+        while stack:
+            node, parent = stack.pop()
+            lineno = getattr(node, "lineno", None)
+            if lineno is not None:
+                i = bisect.bisect_left(lines, lineno)
+                if i >= n or lines[i] > node.end_lineno:
+                    continue
+            ctx.parent = parent
+            for r in dispatch.get(type(node), ()):
+                r.check(node, ctx)
+            if isinstance(node, (ast.Attribute, ast.Name)):
+                root, parts = node, []
+                while isinstance(root, ast.Attribute):
+                    parts.append(root.attr)
+                    root = root.value
+                if isinstance(root, ast.Name):
+                    binding = ctx.bindings.get(root.id)
+                    if binding is not None and isinstance(root.ctx, ast.Load):
+                        parts.reverse()
+                        ref = Ref(node, binding, parts, ".".join([binding.qualname, *parts]), parent)
+                        for r in refs:
+                            r.check(ref, ctx)
+                    continue  # a plain name chain holds nothing else to look at
+                stack.append((root, node))
+                continue
+            stack.extend((child, node) for child in ast.iter_child_nodes(node))

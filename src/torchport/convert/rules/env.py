@@ -1,0 +1,100 @@
+"""Environment variables: CUDA_VISIBLE_DEVICES & co. -> the target's variables, in env positions."""
+from __future__ import annotations
+
+import ast
+import re
+
+from ...core.finding import ADVICE
+from ..registry import rule
+from .devices import last_name
+
+ENV_NAME = re.compile(r"(?:CUDA_[A-Z0-9_]+|(?:TORCH_)?NCCL_[A-Z0-9_]+|NVIDIA_VISIBLE_DEVICES|"
+                      r"PYTORCH_(?:NO_)?CUDA_[A-Z0-9_]+)\Z")
+ENV_HOLDER = re.compile(r"^(?:environ|environment|env|envs)$|_env$|^env_", re.IGNORECASE)
+ENV_FUNCS = {"os.getenv", "os.putenv", "os.unsetenv", "os.environ.get", "os.environ.setdefault", "os.environ.pop"}
+
+
+def _is_env_holder(ctx, node) -> bool:
+    return ctx.qualname(node) == "os.environ" or bool(ENV_HOLDER.search(last_name(node)))
+
+
+def env_decision(ctx, name: str):
+    """(new name or None, message) for a CUDA/NCCL variable on this target."""
+    t = ctx.target
+    new = t.env.get(name)
+    if new:
+        return new, ""
+    if name in t.env or name == "CUDA_VISIBLE_DEVICES":
+        return None, f"{t.title} has no counterpart of {name}"
+    return None, f"{name} has no documented counterpart on {t.title}; review it by hand"
+
+
+def _rewrite_name(ctx, node, r) -> None:
+    if id(node) in ctx.handled:
+        return
+    ctx.handled.add(id(node))
+    new, message = env_decision(ctx, node.value)
+    text = ctx.text(node)
+    if new and text[:1] in "'\"" and text[1:-1] == node.value:
+        ctx.replace(node, text[0] + new + text[-1], r, message)
+    else:
+        ctx.report(node, r, ADVICE, message or "not converted: unusual string literal")
+
+
+def _env_constant(node) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and bool(ENV_NAME.match(node.value))
+
+
+@rule("TP401", "env-vars", "env-var", nodes=(ast.Subscript, ast.Call, ast.Compare, ast.Dict),
+      triggers=("cuda_", "nccl_", "nvidia_visible"),
+      example=('os.environ["CUDA_VISIBLE_DEVICES"] = "0,1"\ngpus = os.getenv("CUDA_VISIBLE_DEVICES", "")\n',
+               'os.environ["ASCEND_RT_VISIBLE_DEVICES"] = "0,1"\ngpus = os.getenv("ASCEND_RT_VISIBLE_DEVICES", "")\n'))
+def env_vars(node, ctx):
+    """CUDA/NCCL environment variable names read or set through the environment.
+
+    `os.environ[...]`, `.get`, `.setdefault`, `.pop`, `os.getenv/putenv`, `"X" in
+    os.environ`, keys of dict literals and `environ.update(X=...)` keywords.  The
+    target file maps each name (`CUDA_VISIBLE_DEVICES` -> `ASCEND_RT_VISIBLE_DEVICES`,
+    `TORCH_NCCL_BLOCKING_WAIT` -> `TORCH_HCCL_BLOCKING_WAIT`, ...); names it cannot map
+    are reported.
+    """
+    r = env_vars.rule
+    if isinstance(node, ast.Subscript):
+        if _env_constant(node.slice) and _is_env_holder(ctx, node.value):
+            _rewrite_name(ctx, node.slice, r)
+    elif isinstance(node, ast.Call):
+        func = node.func
+        q = ctx.qualname(func)
+        method = func.attr if isinstance(func, ast.Attribute) else ""
+        if q in ENV_FUNCS or (method in ("get", "setdefault", "pop") and _is_env_holder(ctx, func.value)):
+            if node.args and _env_constant(node.args[0]):
+                _rewrite_name(ctx, node.args[0], r)
+        if method == "update" and _is_env_holder(ctx, func.value):
+            for k in node.keywords:
+                if k.arg and ENV_NAME.match(k.arg):
+                    new, message = env_decision(ctx, k.arg)
+                    start = ctx.span(k)[0]
+                    if new:
+                        ctx.replace((start, start + len(k.arg)), new, r, message)
+                    else:
+                        ctx.report(k, r, ADVICE, message)
+    elif isinstance(node, ast.Compare):
+        if _env_constant(node.left) and isinstance(node.ops[0], (ast.In, ast.NotIn)) \
+                and _is_env_holder(ctx, node.comparators[0]):
+            _rewrite_name(ctx, node.left, r)
+    else:
+        for key in node.keys:
+            if _env_constant(key):
+                _rewrite_name(ctx, key, r)
+
+
+@rule("TP402", "env-vars-elsewhere", "env-var", nodes=(ast.Constant,), triggers=("cuda_visible", "nccl_"))
+def env_vars_elsewhere(node, ctx):
+    """Other strings that name CUDA_VISIBLE_DEVICES or NCCL_* (shell commands, messages): reported."""
+    if id(node) in ctx.handled or not isinstance(node.value, str) or isinstance(ctx.parent, ast.Expr):
+        return
+    m = re.search(r"\b(CUDA_VISIBLE_DEVICES|(?:TORCH_)?NCCL_[A-Z0-9_]+)\b", node.value)
+    if m:
+        new, message = env_decision(ctx, m.group(1))
+        ctx.report(node, env_vars_elsewhere.rule, ADVICE,
+                   f"{m.group(1)} in a string: use {new} on {ctx.target.name}" if new else message)

@@ -1,0 +1,99 @@
+"""Tensor and Module methods: `.cuda(...)` and `.is_cuda`."""
+from __future__ import annotations
+
+import ast
+
+from ...core.finding import ADVICE
+from ..registry import rule
+from .api import device_argument
+
+
+def _is_module_ref(ctx, node) -> bool:
+    """Is `node.cuda` the module `torch.cuda` (handled by the name rules), not a method?"""
+    q = ctx.qualname(node)
+    return q is not None and ctx.api.resolve(q + ".cuda") is not None
+
+
+@rule("TP501", "cuda-method", "tensor-method", nodes=(ast.Call,), triggers=("cuda",),
+      example=("x = x.cuda(non_blocking=True)\nmodel.cuda(args.gpu)\n",
+               "x = x.npu(non_blocking=True)\nmodel.npu(args.gpu)\n"))
+def cuda_method(node, ctx):
+    """`x.cuda(...)` on tensors and modules -> `x.npu(...)`, or `x.to(<device>, ...)`.
+
+    Targets with their own method (npu, mlu, musa, xpu) keep every argument
+    (`non_blocking=True`, `args.gpu`, `device=`).  The others get `.to(...)`: a
+    positional device index is dropped where the target has one device (mps, cpu)
+    and reported; `non_blocking` and `memory_format` are kept as keywords.
+    """
+    func = node.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "cuda") or _is_module_ref(ctx, func.value):
+        return
+    t = ctx.target
+    r = cuda_method.rule
+    attr_start = ctx.span(func)[1] - len("cuda")
+    if ctx.source[attr_start:attr_start + 4] != "cuda":
+        return
+    if t.tensor_method:
+        ctx.replace((attr_start, attr_start + 4), t.tensor_method, r, shown=(".cuda(", f".{t.tensor_method}("))
+        return
+    if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+        ctx.report(node, r, ADVICE, f"not converted: unpacked arguments; use .to({device_argument(ctx)}, ...)")
+        return
+    device = device_argument(ctx)
+    message = f"{t.title} has no .cuda(): moved with .to()"
+    index = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "device"), None)
+    if index is not None and t.device_expr:
+        new_device = f"{ctx.torch_name()}.device({device}, {ctx.text(index)})"
+    else:
+        new_device = device
+        if index is not None:
+            message += f"; device index {ctx.text(index)} dropped ({t.name} is addressed without one)"
+    if node.args:
+        ctx.replace(node.args[0], new_device, r, quiet=True)
+        if len(node.args) > 1:  # Tensor.cuda(device, non_blocking): .to's 2nd positional is dtype
+            ctx.insert(ctx.span(node.args[1])[0], "non_blocking=", r, quiet=True)
+    else:
+        kw = next((k for k in node.keywords if k.arg == "device"), None)
+        if kw is not None:
+            ctx.replace(kw, f"device={new_device}", r, quiet=True)
+        else:
+            open_paren = ctx.source.index("(", ctx.span(func)[1])
+            sep = ", " if node.keywords else ""
+            ctx.insert(open_paren + 1, new_device + sep, r, quiet=True)
+    ctx.replace((attr_start, attr_start + 4), "to", r, quiet=True)
+    ctx.note_change(_tail(ctx, node, attr_start), r, message)
+
+
+def _tail(ctx, node, attr_start):
+    """Span of `.cuda(...)`, without the receiver."""
+    return (attr_start - 1, ctx.span(node)[1])
+
+
+@rule("TP502", "is-cuda", "tensor-method", nodes=(ast.Attribute,), triggers=("is_cuda",),
+      example=("if x.is_cuda:\n    pass\n", "if x.is_npu:\n    pass\n"))
+def is_cuda(node, ctx):
+    """`x.is_cuda` -> `x.is_npu` (or a device-type comparison for targets without the property)."""
+    if node.attr != "is_cuda" or not isinstance(node.ctx, ast.Load):
+        return
+    t = ctx.target
+    start = ctx.span(node)[1] - len("is_cuda")
+    if ctx.source[start:start + 7] != "is_cuda":
+        return
+    if t.is_attr:
+        ctx.replace((start, start + 7), t.is_attr, is_cuda.rule, shown=(".is_cuda", f".{t.is_attr}"))
+    else:
+        device = device_argument(ctx)
+        ctx.replace(node, f"({ctx.text(node.value)}.device.type == {device})", is_cuda.rule)
+
+
+@rule("TP503", "cuda-method-reference", "tensor-method", nodes=(ast.Attribute,), triggers=("cuda",))
+def cuda_method_reference(node, ctx):
+    """`x.cuda` used without a call (passed as a function): reported for a manual change."""
+    if node.attr != "cuda" or not isinstance(node.ctx, ast.Load) or _is_module_ref(ctx, node.value):
+        return
+    parent = ctx.parent
+    if isinstance(parent, ast.Call) and parent.func is node:
+        return
+    ctx.report(node, cuda_method_reference.rule, ADVICE,
+               f"method reference not converted; {ctx.target.name} needs "
+               + (f".{ctx.target.tensor_method}" if ctx.target.tensor_method else f".to({device_argument(ctx)})"))

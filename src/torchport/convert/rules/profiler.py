@@ -1,0 +1,52 @@
+"""Profiler arguments: `use_cuda=True`, `sort_by="cuda_time_total"`."""
+from __future__ import annotations
+
+import ast
+
+from ..registry import rule
+from .api import device_argument
+
+# CUDA-named profiler table keys and their device-neutral names (torch >= 2.4)
+SORT_KEYS = {
+    "cuda_time": "device_time",
+    "cuda_time_total": "device_time_total",
+    "self_cuda_time_total": "self_device_time_total",
+    "cuda_memory_usage": "device_memory_usage",
+    "self_cuda_memory_usage": "self_device_memory_usage",
+}
+
+
+def _profiler_call(ctx, node) -> bool:
+    q = ctx.qualname(node.func) or ""
+    if q.startswith(("torch.profiler.", "torch.autograd.profiler.", "torch.autograd.profile")):
+        return True
+    func = node.func
+    return q == "" and getattr(func, "attr", getattr(func, "id", "")) in ("profile", "emit_nvtx")
+
+
+@rule("TP601", "profiler-arguments", "profiler", nodes=(ast.Call,), triggers=("use_cuda", "cuda_time", "cuda_memory"),
+      example=('with torch.autograd.profiler.profile(use_cuda=True) as prof:\n    pass\nprint(prof.key_averages().table(sort_by="cuda_time_total"))\n',
+               'with torch.autograd.profiler.profile(use_device="npu") as prof:\n    pass\nprint(prof.key_averages().table(sort_by="device_time_total"))\n'))
+def profiler_arguments(node, ctx):
+    """`profile(use_cuda=X)` -> `use_device=<device>`; CUDA-named sort keys -> device-neutral keys.
+
+    `use_cuda` is deprecated in PyTorch; `use_device` names the device to profile.
+    Sort keys `cuda_time_total`, `self_cuda_time_total`, `cuda_memory_usage` become
+    `device_time_total`, ... which every backend understands.
+    """
+    r = profiler_arguments.rule
+    for k in node.keywords:
+        if k.arg == "use_cuda" and _profiler_call(ctx, node):
+            device = "None" if ctx.target.device == "cpu" else device_argument(ctx)
+            value = k.value
+            if isinstance(value, ast.Constant) and value.value is True:
+                new = f"use_device={device}"
+            elif isinstance(value, ast.Constant) and value.value is False:
+                new = "use_device=None"
+            else:
+                new = f"use_device=({device} if {ctx.text(value)} else None)"
+            ctx.replace(k, new, r)
+        elif k.arg in ("sort_by", "metric") and isinstance(k.value, ast.Constant) and k.value.value in SORT_KEYS:
+            text = ctx.text(k.value)
+            if text[:1] in "'\"":
+                ctx.replace(k.value, text[0] + SORT_KEYS[k.value.value] + text[-1], r)

@@ -1,0 +1,195 @@
+"""Converting a file or a tree: one worker per file, files in parallel, results gathered.
+
+The worker reads a file, converts it with the Python or shell pipeline (or
+leaves it alone), and writes the output itself (mirror tree, in place with a
+backup, or nothing for --diff/--dry-run).  Only findings travel back.
+"""
+from __future__ import annotations
+
+import difflib
+import multiprocessing
+import os
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from ..backends import load_target
+from ..core import files as tree
+from ..core.finding import ERROR, Finding
+from ..core.textfile import decode
+from .apimap import ApiMap
+from .python import PythonConverter
+from .registry import builtin_rules
+from .shell import SHELL_SUFFIXES, ShellConverter
+from .userrules import load_rule_files
+
+PY_SUFFIXES = (".py", ".pyw", ".pyi")
+PARALLEL_MIN_BYTES = 1_500_000  # below this much Python, starting workers costs more than it saves
+
+
+@dataclass
+class FileResult:
+    path: str                         # relative posix path
+    kind: str                         # python | shell | other
+    status: str                       # converted | unchanged | copied | excluded | skipped | error
+    findings: list = field(default_factory=list)
+    lines: int = 0
+    diff: str = ""
+    message: str = ""
+
+
+class Converter:
+    """Everything one run needs to convert one file, built once per process."""
+
+    def __init__(self, target: str, rule_files=(), launch: Optional[str] = None):
+        self.target = load_target(target)
+        self.user = load_rule_files(rule_files, self.target.name)
+        self.api = ApiMap(self.target, self.user.decisions)
+        rules = [r for r in builtin_rules().values() if r.check is not None]
+        rules += self.user.call_rules()
+        if self.user.decisions:  # let the reference engine see files that only use user-named APIs
+            words = tuple(sorted(self.user.trigger_words()))
+            rules = [r if r.id != "TP100" else _with_triggers(r, words) for r in rules]
+        self.python = PythonConverter(self.api, [r for r in rules if "shell" not in r.nodes])
+        self.python.user_rules = self.user.rules
+        self.shell = ShellConverter(self.api, rules)
+        self.launch = launch
+
+    def convert_text(self, rel: str, data: bytes, kind: str):
+        """(new bytes or None if unchanged, findings, line count); raises on syntax errors."""
+        text = decode(data)
+        if text is None:
+            raise UnicodeError("cannot decode the file (not UTF-8, a declared encoding, or GBK)")
+        engine = self.python if kind == "python" else self.shell
+        if kind == "python":
+            new, kept, findings = engine.convert(rel, text.text, text.newline, launch=(rel == self.launch))
+        else:
+            new, kept, findings = engine.convert(rel, text.text, text.newline)
+        lines = text.text.count("\n") + 1
+        if new == text.text:
+            return None, findings, lines
+        return text.encode(new), findings, lines
+
+
+def _with_triggers(r, words):
+    from dataclasses import replace
+
+    return replace(r, triggers=tuple(sorted(set(r.triggers) | set(words))))
+
+
+def kind_of(rel: str) -> str:
+    if rel.endswith(PY_SUFFIXES):
+        return "python"
+    if rel.endswith(SHELL_SUFFIXES):
+        return "shell"
+    return "other"
+
+
+# ------------------------------------------------------------------ worker
+_WORKER: dict = {}
+
+
+def _init_worker(target, rule_files, launch, mode):
+    _WORKER["conv"] = Converter(target, rule_files, launch)
+    _WORKER["mode"] = mode
+
+
+def process(job) -> FileResult:
+    """Convert or copy one entry; job = (entry, dst path or None, backup path or None)."""
+    entry, dst, backup = job
+    conv, mode = _WORKER["conv"], _WORKER["mode"]
+    rel = entry.rel
+    kind = kind_of(rel)
+    if entry.kind == "link-outside":
+        return FileResult(rel, kind, "skipped", message="symlink to outside the input: not followed, not copied")
+    if entry.kind == "link":
+        if mode == "write":
+            tree.copy_link(entry, dst)
+        return FileResult(rel, kind, "copied", message="symlink recreated")
+    if kind == "other" or entry.excluded:
+        if mode == "write":
+            shutil.copy2(entry.src, dst)
+        return FileResult(rel, kind, "excluded" if entry.excluded else "copied")
+    data = entry.src.read_bytes()
+    try:
+        new, findings, lines = conv.convert_text(rel, data, kind)
+    except (SyntaxError, UnicodeError, ValueError, RecursionError) as e:
+        line = getattr(e, "lineno", None) or 1
+        what = f"syntax error: {e.msg}" if isinstance(e, SyntaxError) else str(e)
+        finding = Finding(rel, line, line, "TP000", "input", ERROR, message=f"{what}; copied unchanged")
+        if mode == "write":
+            shutil.copy2(entry.src, dst)
+        return FileResult(rel, kind, "error", [finding], data.count(b"\n") + 1, message=what)
+    if new is None:
+        if mode == "write":
+            shutil.copy2(entry.src, dst)
+        return FileResult(rel, kind, "unchanged", findings, lines)
+    result = FileResult(rel, kind, "converted", findings, lines)
+    if mode == "write":
+        tree.write_bytes_like(dst, new, entry.src)
+    elif mode == "in-place":
+        backup.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(entry.src, backup)
+        tree.write_bytes_like(entry.src, new, backup)
+    elif mode == "diff":
+        old_text, new_text = decode(data).text, decode(new).text
+        result.diff = "".join(difflib.unified_diff(
+            old_text.splitlines(True), new_text.splitlines(True), f"a/{rel}", f"b/{rel}"))
+    return result
+
+
+def _process_chunk(jobs):
+    return [process(job) for job in jobs]
+
+
+# ------------------------------------------------------------------ run
+def run_jobs(jobs: list, target, rule_files, launch, mode, n_jobs: int, progress=None) -> list:
+    """Process all jobs, in worker processes when there is enough Python to pay for them."""
+    py_bytes = 0
+    for entry, _dst, _bak in jobs:
+        if entry.kind == "file" and kind_of(entry.rel) != "other":
+            try:
+                py_bytes += entry.src.stat().st_size
+            except OSError:
+                pass
+    n_jobs = max(1, n_jobs)
+    if n_jobs == 1 or py_bytes < PARALLEL_MIN_BYTES or len(jobs) < 8:
+        _init_worker(target, rule_files, launch, mode)
+        results = []
+        for job in jobs:
+            results.append(process(job))
+            if progress:
+                progress(len(results), len(jobs))
+        return results
+    # Round-robin chunks of convertible files so both workers get a share of the heavy ones.
+    heavy = [j for j in jobs if j[0].kind == "file" and kind_of(j[0].rel) != "other"]
+    light = [j for j in jobs if not (j[0].kind == "file" and kind_of(j[0].rel) != "other")]
+    n_chunks = n_jobs * 8
+    chunks = [heavy[i::n_chunks] for i in range(n_chunks)] + [light[i::n_jobs] for i in range(n_jobs)]
+    chunks = [c for c in chunks if c]
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin" else "spawn"
+    ctx = multiprocessing.get_context(method)
+    results = []
+    with ctx.Pool(n_jobs, _init_worker, (target, rule_files, launch, mode)) as pool:
+        for part in pool.imap_unordered(_process_chunk, chunks):
+            results.extend(part)
+            if progress:
+                progress(len(results), len(jobs))
+    order = {j[0].rel: i for i, j in enumerate(jobs)}
+    results.sort(key=lambda r: order.get(r.path, 0))
+    return results
+
+
+def default_jobs() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - macOS/Windows
+        return os.cpu_count() or 1
+
+
+def timer():
+    start = time.perf_counter()
+    return lambda: time.perf_counter() - start

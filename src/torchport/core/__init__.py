@@ -1,0 +1,1 @@
+"""Shared pipeline pieces: findings, text edits, text files, file trees, parallel runs."""

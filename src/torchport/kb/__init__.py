@@ -1,0 +1,49 @@
+"""Support data with provenance: CUDA API lists, per-target API lists, the CUDA-name catalog.
+
+Everything here is data read from files next to this module; each file says
+where it came from and tools/ holds the script that regenerates it.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from ..backends import NameDecision, tomllib
+
+HERE = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """kb/cuda_names.toml: categories, aliases, default decisions, notes, AMP adapters."""
+
+    categories: tuple        # ((fnmatch pattern, category), ...) in file order
+    aliases: dict            # other spelling -> canonical qualified name
+    names: dict              # qualified name -> NameDecision (defaults for all targets)
+    notes: dict              # qualified name prefix -> note text
+    amp: dict                # torch.cuda.amp qualified name -> {"new", "device", "positional", "note"}
+    tips: dict               # category -> tip for unsupported torch.cuda names
+    cuda_names: frozenset    # torch.cuda.__all__ (torch 2.13.0)
+    cuda_modules: dict       # torch.cuda submodule -> frozenset of names
+
+
+@lru_cache(maxsize=None)
+def catalog() -> Catalog:
+    data = tomllib.loads((HERE / "cuda_names.toml").read_text(encoding="utf-8"))
+    names = {}
+    for qualname, entry in data.get("names", {}).items():
+        (kind, value), = [(k, v) for k, v in entry.items() if k != "note"]
+        names[qualname] = NameDecision(kind, value, entry.get("note", ""))
+    cuda = json.loads((HERE / "api" / "cuda.json").read_text(encoding="utf-8"))
+    return Catalog(
+        categories=tuple(data["category"].items()),
+        aliases=dict(data.get("aliases", {})),
+        names=names,
+        notes=dict(data.get("notes", {})),
+        amp={k: dict(v) for k, v in data.get("amp", {}).items()},
+        tips=dict(data.get("tips", {})),
+        cuda_names=frozenset(cuda["names"]),
+        cuda_modules={k: frozenset(v) for k, v in cuda["modules"].items()},
+    )

@@ -1,0 +1,135 @@
+"""Report writers: they read a run's result (findings + summary) and never look at rules.
+
+A conversion writes, into its report folder:
+  report.md            human-readable: summary, then one row per change (Cambricon's
+                       `No. | File | Description` layout, valid Markdown), unsupported APIs,
+                       things to review, errors
+  change_list.csv      File, Start Line, End Line, Operation Type, Message   (Ascend's columns)
+  unsupported_api.csv  File, Start Line, End Line, OP, Tips                 (Ascend's columns)
+  report.json          everything, versioned schema (schema_version)
+  torchport.log        one line per file and per finding
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+from ..core.files import REPORT_MARKER
+from ..core.finding import ADVICE, CHANGES, DELETE, ERROR, INSERT, MODIFY, UNSUPPORTED
+
+FILES = ("report.md", "change_list.csv", "unsupported_api.csv", "report.json", "torchport.log")
+
+
+def write_all(result, folder: Path) -> None:
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / REPORT_MARKER).write_text("written by torchport\n", encoding="utf-8")
+    (folder / "report.md").write_text(markdown(result), encoding="utf-8")
+    (folder / "change_list.csv").write_text(change_list_csv(result.findings), encoding="utf-8", newline="")
+    (folder / "unsupported_api.csv").write_text(unsupported_csv(result.findings), encoding="utf-8", newline="")
+    (folder / "report.json").write_text(json.dumps(result.to_dict(), indent=1, ensure_ascii=False) + "\n",
+                                        encoding="utf-8")
+    (folder / "torchport.log").write_text(log_text(result), encoding="utf-8")
+
+
+# ------------------------------------------------------------ CSV
+def csv_cell(value) -> str:
+    """Neutralise spreadsheet formulas (=, +, -, @, tab, CR at the start of a cell)."""
+    text = str(value)
+    if text and text[0] in "=+-@\t\r":
+        return "'" + text
+    return text
+
+
+def _csv(header, rows) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\r\n")
+    w.writerow(header)
+    for row in rows:
+        w.writerow([csv_cell(c) for c in row])
+    return buf.getvalue()
+
+
+OPERATION = {INSERT: "INSERT", MODIFY: "MODIFY", DELETE: "DELETE"}
+
+
+def change_list_csv(findings) -> str:
+    rows = [(f.file, f.line, f.end_line, OPERATION[f.action], describe(f) + (f"; {f.message}" if f.message else ""))
+            for f in findings if f.action in CHANGES]
+    return _csv(("File", "Start Line", "End Line", "Operation Type", "Message"), rows)
+
+
+def unsupported_csv(findings) -> str:
+    rows = [(f.file, f.line, f.end_line, f.old, f.message) for f in findings if f.action == UNSUPPORTED]
+    return _csv(("File", "Start Line", "End Line", "OP", "Tips"), rows)
+
+
+# ------------------------------------------------------------ Markdown
+def describe(f) -> str:
+    if f.action == INSERT:
+        return f'add "{f.new}"'
+    if f.action == DELETE:
+        return f'delete "{f.old}"'
+    return f'change "{f.old}" to "{f.new}"'
+
+
+def md_cell(text) -> str:
+    text = str(text).replace("\r\n", "\n").replace("\r", "\n")
+    text = text.replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`")
+    text = text.replace("<", "&lt;").replace(">", "&gt;").replace("\n", "<br>")
+    return text
+
+
+def _table(header, rows) -> list:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in rows]
+    return lines
+
+
+def markdown(result) -> str:
+    s = result.summary()
+    findings = result.findings
+    out = [f"# torchport conversion report: {result.target}", ""]
+    out += [f"- input: `{md_cell(result.input)}`",
+            f"- output: `{md_cell(result.output or result.mode)}`"]
+    if result.backup:
+        out.append(f"- backup of the originals: `{md_cell(result.backup)}`")
+    out += [f"- files: {s['files']} ({', '.join(f'{k} {v}' for k, v in s['files_by_status'].items())}), "
+            f"lines: {s['lines']}, time: {s['elapsed_seconds']} s", ""]
+    out += ["## Summary", ""] + _table(("What", "Count"), [
+        ("changes made", s["changes"]), ("unsupported APIs (left unchanged)", s["unsupported"]),
+        ("to review (advice)", s["advice"]), ("files that could not be converted", s["errors"])]) + [""]
+    sections = (
+        ("Changes", "Line numbers refer to the original files.", CHANGES,
+         ("No.", "File", "Description", "Rule"), lambda f: (describe(f), f.rule)),
+        ("Unsupported (left unchanged)", "No counterpart on the target: change these by hand.", (UNSUPPORTED,),
+         ("No.", "File", "API", "Tip", "Rule"), lambda f: (f.old, f.message, f.rule)),
+        ("To review", "Left unchanged; check whether they need attention.", (ADVICE,),
+         ("No.", "File", "Code", "Advice", "Rule"), lambda f: (f.old, f.message, f.rule)),
+        ("Errors", "These files were copied unchanged.", (ERROR,),
+         ("No.", "File", "Problem"), lambda f: (f.message,)),
+    )
+    for title, note, actions, header, cells in sections:
+        rows = [f for f in findings if f.action in actions]
+        if not rows:
+            continue
+        out += [f"## {title} ({len(rows)})", "", note, ""]
+        out += _table(header, [(i, f"{f.file}:{f.line}", *cells(f)) for i, f in enumerate(rows, 1)]) + [""]
+    if s["by_rule"]:
+        out += ["## By rule", ""] + _table(("Rule", "Findings"), sorted(s["by_rule"].items())) + [""]
+    return "\n".join(out)
+
+
+def log_text(result) -> str:
+    lines = [f"torchport convert --to {result.target} {result.input} ({result.mode})"]
+    for r in result.files:
+        lines.append(f"{r.status:10} {r.path}" + (f"  [{r.message}]" if r.message else ""))
+        for f in r.findings:
+            lines.append(f"    {f.file}:{f.line}: {f.rule} {f.action}: {describe(f) if f.action in CHANGES else f.old}"
+                         + (f" -- {f.message}" if f.message else ""))
+    s = result.summary()
+    lines.append(f"done: {s['files']} files, {s['changes']} changes, {s['unsupported']} unsupported, "
+                 f"{s['advice']} advice, {s['errors']} errors in {s['elapsed_seconds']} s")
+    return "\n".join(lines) + "\n"
