@@ -5,11 +5,11 @@ The static tools (convert) never import torch; runtime tools do.
 __version__ = "0.1.0"
 
 
-def convert(path, target, **options):
-    """Convert a file or directory for `target`; see torchport.convert.api.convert."""
-    from .convert.api import convert as _convert
+def convert(path, target, output=None, **options):
+    """Convert a file or directory for `target`; see torchport.converter.api.convert."""
+    from .converter.api import convert as _convert
 
-    return _convert(path, target, **options)
+    return _convert(path, target, output, **options)
 
 
 __all__ = ["convert", "__version__"]

@@ -32,7 +32,7 @@ def _progress():
 
 
 def cmd_convert(args) -> int:
-    from .convert.api import convert
+    from .converter.api import convert
 
     path = args.input or args.input_opt
     if not path:
@@ -66,7 +66,7 @@ def cmd_convert(args) -> int:
 
 
 def cmd_rules(args) -> int:
-    from .convert.rules_doc import rules_markdown, rules_table
+    from .converter.rules_doc import rules_markdown, rules_table
 
     if args.markdown:
         sys.stdout.write(rules_markdown())

@@ -1,0 +1,177 @@
+"""Per-file state shared by the Python rules: source positions, imports, edits, findings.
+
+Rules never touch text directly: they call `replace`, `insert` or `report`,
+which record an Edit (character offsets into the original text) and the
+Finding that explains it, with line numbers of the original file.
+"""
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..core import edits as edit_ops
+from ..core.edits import Edit
+from ..core.finding import ADVICE, INSERT, MODIFY, Finding
+from .apimap import ApiMap
+
+_NEWLINES = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass
+class Binding:
+    """A local name bound by an import statement."""
+
+    local: str
+    qualname: str
+    kind: str                    # "package" (import torch / import torch as th), "module" (import a.b as x), "from"
+    stmt: ast.stmt
+    uses: list = field(default_factory=list)   # [(node, parts, resolution, parent)]
+
+
+class FileContext:
+    def __init__(self, path: str, source: str, api: ApiMap, newline: str = "\n"):
+        self.path = path
+        self.source = source
+        self.api = api
+        self.target = api.target
+        self.newline = newline
+        self.line_starts = [0] + [m.end() for m in _NEWLINES.finditer(source)]
+        self.ascii = source.isascii()
+        self.bindings: dict[str, Binding] = {}
+        self.edits: list[Edit] = []
+        self.findings: list[Finding] = []     # findings without an edit
+        self.parent: Optional[ast.AST] = None  # set by the walker before each check
+        self.needs_imports: set = set()           # top-level packages a rewrite named but the file lacks
+        self.needs_register = False
+        self.first_torch_import: Optional[ast.stmt] = None
+        self.handled: set = set()                # ids of nodes a rule already rewrote (or decided to leave)
+        self.target_imports: list = []           # import statements rewritten to the target
+        self.launch = False                      # the launch script always gets the registration import
+        self.user_rules: dict = {}               # id -> Rule from user rule files
+        self._order = 0
+
+    # ------------------------------------------------------------ positions
+    def offset(self, lineno: int, col: int) -> int:
+        start = self.line_starts[lineno - 1]
+        if self.ascii:
+            return start + col
+        end = self.line_starts[lineno] if lineno < len(self.line_starts) else len(self.source)
+        line = self.source[start:end]
+        if line.isascii():
+            return start + col
+        return start + len(line.encode("utf-8")[:col].decode("utf-8", "replace"))
+
+    def span(self, node) -> tuple[int, int]:
+        return (self.offset(node.lineno, node.col_offset),
+                self.offset(node.end_lineno, node.end_col_offset))
+
+    def text(self, node) -> str:
+        start, end = self.span(node)
+        return self.source[start:end]
+
+    def line_of(self, offset: int) -> int:
+        return bisect.bisect_right(self.line_starts, offset)
+
+    def user_rule(self, rule_id: str):
+        return self.user_rules[rule_id]
+
+    # ------------------------------------------------------------ names
+    def qualname(self, node) -> Optional[str]:
+        """Dotted name an expression refers to through the file's imports, if it is a plain chain."""
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        binding = self.bindings.get(node.id)
+        if binding is None:
+            return None
+        return ".".join([binding.qualname, *reversed(parts)])
+
+    def torch_name(self) -> str:
+        """The file's name for the torch package; asks for `import torch` when there is none."""
+        for b in self.bindings.values():
+            if b.kind == "package" and b.qualname == "torch":
+                return b.local
+        self.needs_imports.add("torch")
+        return "torch"
+
+    def spell(self, qualname: str) -> str:
+        """Source text naming `qualname` with the file's own import aliases."""
+        best = None
+        for b in self.bindings.values():
+            if qualname == b.qualname or qualname.startswith(b.qualname + "."):
+                if best is None or len(b.qualname) > len(best.qualname):
+                    best = b
+        if best is not None:
+            return best.local + qualname[len(best.qualname):]
+        root = qualname.split(".", 1)[0]
+        if root == "torch":
+            return self.torch_name() + qualname[len("torch"):]
+        if root == self.target.register:
+            self.needs_register = True
+        else:
+            self.needs_imports.add(root)
+        return qualname
+
+    # ------------------------------------------------------------ output
+    def _finding(self, start: int, end: int, rule, action: str, old: str, new: str,
+                 message: str, category: Optional[str]) -> Finding:
+        line = self.line_of(start)
+        end_line = self.line_of(max(start, end - 1)) if end > start else line
+        return Finding(self.path, line, end_line, rule.id, category or rule.category, action,
+                       old, new, message, start - self.line_starts[line - 1])
+
+    def replace(self, span, new: str, rule, message: str = "", category: Optional[str] = None,
+                shown: Optional[tuple] = None, quiet: bool = False) -> None:
+        """Replace text; `shown` = (old, new) to report instead of the bare edited text;
+        `quiet` edits are part of a change that another finding reports."""
+        start, end = span if isinstance(span, tuple) else self.span(span)
+        old = self.source[start:end]
+        if old == new:
+            return
+        shown_old, shown_new = shown or (old, new)
+        finding = None if quiet else self._finding(start, end, rule, MODIFY, shown_old, shown_new, message, category)
+        self._order += 1
+        self.edits.append(Edit(start, end, new, finding, self._order))
+
+    def preview(self, start: int, end: int) -> str:
+        """The text of source[start:end] with the edits made so far that lie inside it."""
+        inside = [e for e in self.edits if start <= e.start and e.end <= end]
+        new, _, _ = edit_ops.apply(self.source[start:end],
+                                   [Edit(e.start - start, e.end - start, e.text, None, e.order) for e in inside])
+        return new
+
+    def note_change(self, span, rule, message: str = "", category: Optional[str] = None) -> None:
+        """Report the edits made inside a node (or span) as one change, old text -> new text."""
+        start, end = span if isinstance(span, tuple) else self.span(span)
+        self.findings.append(self._finding(start, end, rule, MODIFY, self.source[start:end],
+                                           self.preview(start, end), message, category))
+
+    def insert(self, pos: int, text: str, rule, message: str = "", category: Optional[str] = None,
+               shown: Optional[str] = None, quiet: bool = False, anchor: Optional[int] = None) -> None:
+        """Insert text; `quiet` edits belong to a change already reported by another edit;
+        `anchor` is the offset the finding points at (default: the insertion point)."""
+        at = pos if anchor is None else anchor
+        finding = None if quiet else self._finding(
+            at, at, rule, INSERT, "", shown if shown is not None else text.strip(), message, category)
+        self._order += 1
+        self.edits.append(Edit(pos, pos, text, finding, self._order))
+
+    def report(self, node, rule, action: str = ADVICE, message: str = "",
+               category: Optional[str] = None, old: Optional[str] = None) -> None:
+        start, end = self.span(node)
+        self.report_span(start, end, rule, action, message, category, old)
+
+    def report_span(self, start: int, end: int, rule, action: str = ADVICE, message: str = "",
+                    category: Optional[str] = None, old: Optional[str] = None) -> None:
+        text = self.source[start:end] if old is None else old
+        if "\n" in text:
+            text = text.split("\n", 1)[0].rstrip() + " ..."
+        if len(text) > 200:
+            text = text[:197] + "..."
+        self.findings.append(self._finding(start, end, rule, action, text, "", message, category))

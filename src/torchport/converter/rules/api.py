@@ -1,0 +1,233 @@
+"""References to CUDA-specific names: torch.cuda.*, AMP, cudnn flags, profiler, DataParallel...
+
+One mechanism, many documented rules: every reference to an imported name is
+resolved by the target's ApiMap; the resolution's category picks the rule id
+that reports it.  Plain `torch` chains are rewritten where they stand; names
+imported from CUDA modules (`from torch.cuda.amp import autocast`, `import
+torch.cuda as tc`) are rewritten at their import, and only when every use in
+the file can follow, so a file never mixes both meanings of one name.
+"""
+from __future__ import annotations
+
+import ast
+
+from ...core.finding import ADVICE, UNSUPPORTED
+from ..apimap import ADAPT, KEEP, MAP
+from ..registry import RULES, describe, rule
+
+# category -> rule id; the rules themselves are described below.
+CATEGORY_RULE = {
+    "device-api": "TP101", "tensor-type": "TP102", "rng": "TP103", "stream": "TP104",
+    "memory": "TP105", "amp": "TP106", "graphs": "TP107", "nvtx": "TP108",
+    "profiler": "TP109", "cudnn": "TP110", "capability": "TP111", "data-parallel": "TP112",
+    "extension": "TP113", "third-party": "TP114", "other": "TP115", "nccl": "TP116",
+}
+
+describe("TP101", "cuda-device-api", "device-api",
+         """torch.cuda device management -> the target namespace.
+
+         `is_available`, `device_count`, `set_device`, `current_device`, `synchronize`,
+         `get_device_name`, `torch.cuda.device(...)` and the module itself move to the
+         target's namespace when its API list has the name; otherwise the call is left as
+         is and reported as unsupported with a tip, never renamed to something that does
+         not exist.  Works through any import spelling (`import torch as th`,
+         `import torch.cuda as tc`, `from torch import cuda`, `from torch.cuda import X`).""",
+         ("torch.cuda.set_device(args.gpu)\n", "torch.npu.set_device(args.gpu)\n"))
+describe("TP102", "cuda-tensor-types", "tensor-type",
+         """Legacy typed tensors `torch.cuda.FloatTensor` & co. -> the target's typed tensors.
+
+         Moved when the target defines them (torch_npu, torch_mlu, torch_musa do);
+         otherwise reported: use `torch.tensor(..., dtype=..., device=...)`.""",
+         ("t = torch.cuda.FloatTensor([1.0])\n", "t = torch.npu.FloatTensor([1.0])\n"))
+describe("TP103", "cuda-rng", "rng",
+         """Seeding and RNG state: `manual_seed(_all)`, `seed`, `get/set_rng_state` -> target.
+
+         Targets without device RNG functions (cpu, accelerator) map them to the global
+         `torch.manual_seed` & co., which seed every device.""",
+         ("torch.cuda.manual_seed_all(0)\n", "torch.npu.manual_seed_all(0)\n"))
+describe("TP104", "cuda-streams-events", "stream",
+         """Streams and events: `Stream`, `stream(...)`, `current_stream`, `Event` -> target.
+
+         Arguments such as `record_stream(torch.cuda.current_stream())` follow the same rule.""",
+         ("s = torch.cuda.Stream()\nwith torch.cuda.stream(s):\n    pass\n",
+          "s = torch.npu.Stream()\nwith torch.npu.stream(s):\n    pass\n"))
+describe("TP105", "cuda-memory", "memory",
+         """Memory statistics and caching allocator: `empty_cache`, `memory_allocated`... -> target.""",
+         ("torch.cuda.empty_cache()\n", "torch.npu.empty_cache()\n"))
+describe("TP106", "cuda-amp", "amp",
+         """`torch.cuda.amp.autocast/GradScaler/custom_fwd/custom_bwd` -> the target's AMP.
+
+         Targets with their own `amp` namespace get the same names there; the others get
+         `torch.amp.*` with the device inserted (`autocast("xpu", enabled=...)`,
+         `GradScaler("xpu")`, `@custom_fwd(device_type="xpu")`), positional arguments turned
+         into keywords where the signatures differ.  `torch.autocast("cuda")` and
+         `torch.amp.GradScaler("cuda")` are device strings (TP201).""",
+         ("with torch.cuda.amp.autocast(enabled=True):\n    pass\n",
+          "with torch.npu.amp.autocast(enabled=True):\n    pass\n"))
+describe("TP107", "cuda-graphs", "graphs",
+         """CUDA graphs: `CUDAGraph`, `graph`, `make_graphed_callables` -> target graph API or reported.""",
+         ("g = torch.cuda.CUDAGraph()\n", "g = torch.npu.NPUGraph()\n"))
+describe("TP108", "nvtx", "nvtx",
+         """NVTX ranges -> the target's tracing markers (MLU cnpx, NPU mstx) or reported.""",
+         ("torch.cuda.nvtx.range_push('fwd')\n", "torch.npu.mstx.range_push('fwd')\n"))
+describe("TP109", "profiler-activity", "profiler",
+         """`ProfilerActivity.CUDA` -> the target's profiler activity, or reported when it has none.""",
+         ("acts = [torch.profiler.ProfilerActivity.CUDA]\n", "acts = [torch.profiler.ProfilerActivity.NPU]\n"))
+describe("TP110", "cudnn-backends", "cudnn",
+         """`torch.backends.cudnn` / `torch.backends.cuda` flags: mapped, kept, or advised per target.
+
+         TF32 switches map to the target's counterpart (NPU HF32, MLU cnnl, MUSA mudnn);
+         flags without one are left in place (they do nothing off CUDA) and reported.""",
+         ("torch.backends.cuda.matmul.allow_tf32 = True\n", "torch.npu.matmul.allow_hf32 = True\n"))
+describe("TP111", "device-capability", "capability",
+         """`get_device_capability` / `get_device_properties`: moved, with a review note.
+
+         Compute capability numbers are CUDA architecture versions; checks such as
+         `>= (8, 0)` do not carry over and are flagged.""",
+         ("cap = torch.cuda.get_device_capability()\n", "cap = torch.npu.get_device_capability()\n"))
+describe("TP112", "data-parallel", "data-parallel",
+         """`torch.nn.DataParallel` where the target needs DistributedDataParallel: reported.""",
+         ("model = torch.nn.DataParallel(model)\n", "model = torch.nn.DataParallel(model)\n"))
+describe("TP113", "cpp-extension-names", "extension",
+         """`CUDAExtension`, `CUDA_HOME`: reported, pointing to `torchport port-ext`.""",
+         ("from torch.utils.cpp_extension import CUDAExtension\n",
+          "from torch.utils.cpp_extension import CUDAExtension\n"))
+describe("TP114", "cuda-only-packages", "third-party",
+         """apex / amp_C imports: reported with the PyTorch-native replacement.""",
+         ("import apex\n", "import apex\n"))
+describe("TP116", "cuda-nccl-module", "nccl",
+         """`torch.cuda.nccl` (NCCL version, availability, raw collectives) -> target module or reported.""",
+         ("v = torch.cuda.nccl.version()\n", "v = torch.cuda.nccl.version()\n"))
+describe("TP115", "other-cuda-names", "other",
+         """Any other CUDA-specific name the target data decides about (including user rules).""")
+
+
+def rule_for(ctx, res):
+    """The rule that reports a resolution: the user rule that decided it, else its category's rule."""
+    if res.rule:
+        return ctx.user_rule(res.rule)
+    return RULES[CATEGORY_RULE.get(res.category, "TP115")]
+
+
+def _chain_nodes(node) -> list:
+    """[Name, Attribute, Attribute, ...] of a plain chain, innermost first."""
+    chain = []
+    while isinstance(node, ast.Attribute):
+        chain.append(node)
+        node = node.value
+    chain.append(node)
+    chain.reverse()
+    return chain
+
+
+def rename_chain(ctx, node, new_text: str, r, message: str, category: str, quiet: bool = False) -> None:
+    """Replace a name chain by `new_text`, touching only the components that differ."""
+    chain = _chain_nodes(node)
+    old_parts = [chain[0].id] + [n.attr for n in chain[1:]]
+    new_parts = new_text.split(".")
+    same = 0
+    while same < min(len(old_parts), len(new_parts)) - 1 and old_parts[same] == new_parts[same]:
+        same += 1
+    start, end = ctx.span(node)
+    if same:
+        first_changed = chain[same]
+        start = ctx.span(first_changed)[1] - len(first_changed.attr)
+        if ctx.source[start:end].replace(" ", "") != ".".join(old_parts[same:]):
+            start = ctx.span(node)[0]  # odd spacing or comments inside the chain: rewrite it whole
+            same = 0
+    ctx.replace((start, end), ".".join(new_parts[same:]), r, message, category,
+                shown=(ctx.text(node), new_text), quiet=quiet)
+
+
+def _call_of(ref):
+    parent = ref.parent
+    if isinstance(parent, ast.Call) and parent.func is ref.node:
+        return parent
+    return None
+
+
+def _is_decorator(ref) -> bool:
+    parent = ref.parent
+    return isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and \
+        any(d is ref.node for d in parent.decorator_list)
+
+
+def can_adapt(ref, res) -> bool:
+    """Can adapt_call insert the device here (a call with plain arguments, or a decorator)?"""
+    adapter = res.adapter
+    call = _call_of(ref)
+    if call is None:
+        return _is_decorator(ref) and adapter["device"] != "first"
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return False
+    positional = adapter.get("positional", [])
+    return not (adapter["device"] == "first" and positional and len(call.args) > len(positional))
+
+
+def adapt_call(ctx, ref, res, r) -> None:
+    """Insert the device into a torch.amp call built from a torch.cuda.amp one (see can_adapt)."""
+    adapter = res.adapter
+    device = device_argument(ctx)
+    call = _call_of(ref)
+    if call is None:  # a bare decorator: @custom_fwd -> @custom_fwd(device_type=...)
+        end = ctx.span(ref.node)[1]
+        ctx.insert(end, f"({adapter['device']}={device})", r, quiet=True)
+        ctx.note_change((ctx.span(ref.node)[0], end), r, res.message, res.category)
+        return
+    positional = adapter.get("positional", [])
+    head_end = ctx.span(ref.node)[1]
+    open_paren = ctx.source.index("(", head_end)
+    has_args = bool(call.args or call.keywords)
+    if adapter["device"] == "first":
+        ctx.insert(open_paren + 1, device + (", " if has_args else ""), r, quiet=True)
+        for name, arg in zip(positional, call.args):
+            ctx.insert(ctx.span(arg)[0], f"{name}=", r, quiet=True)
+    else:
+        end = ctx.span(call)[1] - 1  # before the closing parenthesis
+        tail = ctx.source[ctx.span(call)[0]:end].rstrip()
+        sep = "" if not has_args or tail.endswith(",") else ", "
+        ctx.insert(end, f"{sep}{adapter['device']}={device}", r, quiet=True)
+    ctx.note_change(call, r, res.message, res.category)
+
+
+def device_argument(ctx) -> str:
+    """Source text of the target device type as a call argument."""
+    t = ctx.target
+    if t.device:
+        return repr(t.device).replace("'", '"')
+    return t.device_expr.format(torch=ctx.torch_name())
+
+
+def report_unconverted(ctx, node, res, r, why: str = "") -> None:
+    if res.kind == UNSUPPORTED:
+        ctx.report(node, r, UNSUPPORTED, res.message, res.category)
+    elif res.kind == KEEP:
+        ctx.report(node, r, ADVICE, res.message, res.category)
+    else:
+        ctx.report(node, r, ADVICE, why or res.message, res.category)
+
+
+@rule("TP100", "cuda-name-references", "device-api", nodes=("ref",),
+      triggers=("cuda", "cudnn", "nccl", "nvtx", "dataparallel", "cpp_extension", "apex", "amp_c"))
+def check_reference(ref, ctx):
+    """Resolve every use of an imported name against the target (the engine of TP101-TP115)."""
+    res = ctx.api.resolve(ref.qualname)
+    if res is None:
+        return
+    binding = ref.binding
+    if binding.kind != "package" and ctx.api.resolve(binding.qualname) is not None:
+        binding.uses.append((ref, res))  # decided with the import, in finalize_bindings
+        return
+    r = rule_for(ctx, res)
+    if res.kind == MAP:
+        rename_chain(ctx, ref.node, ctx.spell(res.new), r, res.message, res.category)
+    elif res.kind == ADAPT:
+        if can_adapt(ref, res):
+            rename_chain(ctx, ref.node, ctx.spell(res.new), r, res.message, res.category, quiet=True)
+            adapt_call(ctx, ref, res, r)
+        else:
+            report_unconverted(ctx, ref.node, res, r,
+                               f"not converted: {res.qualname} needs a device argument on {ctx.target.name}, "
+                               f"rewrite it as {res.new}(<device>, ...)")
+    else:
+        report_unconverted(ctx, ref.node, res, r)

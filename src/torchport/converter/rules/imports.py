@@ -1,0 +1,204 @@
+"""Import statements: CUDA imports rewritten as a whole, the target's registration import added.
+
+These rules run once per file after the walk (`finalize`), because whether an
+import can change depends on every use of the names it binds.
+"""
+from __future__ import annotations
+
+import ast
+import re
+
+from ...core.finding import ADVICE, UNSUPPORTED
+from ..apimap import ADAPT, KEEP, MAP, UNSUPPORTED as RES_UNSUPPORTED
+from ..registry import rule
+from .api import adapt_call, can_adapt, rename_chain, report_unconverted, rule_for
+
+
+def _follows(bres, ref, res) -> bool:
+    """Can this use keep its spelling when the import is rewritten to bres.new?"""
+    if not res.rewrites or not (res.new == bres.new or res.new.startswith(bres.new + ".")):
+        return False
+    return res.kind != ADAPT or can_adapt(ref, res)
+
+
+@rule("TP003", "cuda-imports", "import", nodes=("finalize",),
+      example=("from torch.cuda.amp import autocast, GradScaler\n",
+               "from torch.npu.amp import autocast, GradScaler\n"))
+def finalize_bindings(tree, ctx):
+    """Imports from CUDA modules -> imports from the target, when every use can follow.
+
+    `from torch.cuda.amp import autocast`, `from torch.cuda import amp, Stream`,
+    `import torch.cuda as tc`, `from torch import cuda` are rewritten at the import
+    (`from torch import npu as cuda` keeps the local name) when each use of the bound
+    name maps into the same target module.  Otherwise the import stays, uses that can
+    be converted are rewritten to full target names, and the rest are reported.
+    """
+    plans: dict = {}
+    for b in ctx.bindings.values():
+        bres = ctx.api.resolve(b.qualname)
+        if bres is None:
+            continue
+        r = rule_for(ctx, bres)
+        if b.kind == "package":  # `import apex`: its uses were handled where they stand
+            if not bres.rewrites:
+                ctx.report(b.stmt, r, UNSUPPORTED if bres.kind == RES_UNSUPPORTED else ADVICE,
+                           bres.message, bres.category)
+            continue
+        if bres.rewrites and all(_follows(bres, ref, res) for ref, res in b.uses):
+            plans.setdefault(id(b.stmt), (b.stmt, {}))[1][b.local] = bres
+            for ref, res in b.uses:
+                tail_old = "".join("." + p for p in ref.parts)
+                tail_new = res.new[len(bres.new):]
+                if tail_new != tail_old:
+                    rename_chain(ctx, ref.node, b.local + tail_new, rule_for(ctx, res), res.message, res.category)
+                if res.kind == ADAPT:
+                    adapt_call(ctx, ref, res, rule_for(ctx, res))
+            continue
+        if bres.kind in (KEEP, RES_UNSUPPORTED):
+            ctx.report(b.stmt, r, UNSUPPORTED if bres.kind == RES_UNSUPPORTED else ADVICE, bres.message, bres.category)
+        for ref, res in b.uses:
+            ur = rule_for(ctx, res)
+            if res.kind == MAP:
+                rename_chain(ctx, ref.node, ctx.spell(res.new), ur, res.message, res.category)
+            elif res.kind == ADAPT and can_adapt(ref, res):
+                rename_chain(ctx, ref.node, ctx.spell(res.new), ur, res.message, res.category, quiet=True)
+                adapt_call(ctx, ref, res, ur)
+            elif not (res.kind == KEEP and bres.kind == KEEP):  # KEEP uses of a KEEP import: reported there
+                report_unconverted(ctx, ref.node, res, ur,
+                                   f"not converted: {b.local} is also used for APIs {ctx.target.name} lacks")
+    for stmt, by_local in plans.values():
+        _rewrite_import(ctx, stmt, by_local)
+
+
+def _rewrite_import(ctx, stmt, by_local: dict) -> None:
+    first = next(iter(by_local.values()))
+    r = rule_for(ctx, first)
+    message = "; ".join(sorted({res.message for res in by_local.values() if res.message}))
+    if isinstance(stmt, ast.Import):
+        names = []
+        for alias in stmt.names:
+            res = by_local.get(alias.asname) if alias.asname else None
+            name = res.new if res else alias.name
+            names.append(f"{name} as {alias.asname}" if alias.asname else name)
+        ctx.replace(stmt, "import " + ", ".join(names), r, message, first.category)
+        ctx.target_imports.append(stmt)
+        return
+    groups: dict = {}
+    renamed = False
+    for alias in stmt.names:
+        local = alias.asname or alias.name
+        res = by_local.get(local)
+        module, name = res.new.rsplit(".", 1) if res else (stmt.module, alias.name)
+        renamed |= bool(res) and name != alias.name
+        groups.setdefault(module, []).append(name if name == local else f"{name} as {local}")
+    if len(groups) == 1 and not renamed:
+        m = re.match(r"from\s+([\w.]+)", ctx.text(stmt))
+        start = ctx.span(stmt)[0] + m.start(1)
+        ctx.replace((start, start + len(m.group(1))), next(iter(groups)), r, message, first.category)
+    else:
+        start = ctx.span(stmt)[0]
+        line_start = ctx.line_starts[stmt.lineno - 1]
+        indent = ctx.source[line_start:start]
+        sep = ctx.newline + indent if not indent.strip() else "; "
+        ctx.replace(stmt, sep.join(f"from {m} import {', '.join(n)}" for m, n in groups.items()),
+                    r, message, first.category)
+    ctx.target_imports.append(stmt)
+
+
+# ------------------------------------------------------------ insertion points
+def _line_end(ctx, stmt) -> int:
+    """Offset just after the line holding the end of `stmt` (or the end of the file)."""
+    return ctx.line_starts[stmt.end_lineno] if stmt.end_lineno < len(ctx.line_starts) else len(ctx.source)
+
+
+def _insert_after(ctx, stmt, text: str, r, message: str) -> None:
+    start = ctx.span(stmt)[0]
+    line_start = ctx.line_starts[stmt.lineno - 1]
+    indent = ctx.source[line_start:start]
+    tail = ctx.source[ctx.span(stmt)[1]:_line_end(ctx, stmt)]
+    if indent.strip() or tail.strip() and not tail.lstrip().startswith("#"):
+        ctx.insert(ctx.span(stmt)[1], f"; {text}", r, message, shown=text)  # shares its line
+        return
+    pos = _line_end(ctx, stmt)
+    lead = "" if pos == 0 or ctx.source[pos - 1] in "\r\n" else ctx.newline
+    ctx.insert(pos, f"{lead}{indent}{text}{ctx.newline}", r, message, shown=text, anchor=ctx.span(stmt)[1])
+
+
+def _insert_before(ctx, stmt, text: str, r, message: str) -> None:
+    start = ctx.span(stmt)[0]
+    line_start = ctx.line_starts[stmt.lineno - 1]
+    indent = ctx.source[line_start:start]
+    if indent.strip():
+        ctx.insert(start, f"{text}; ", r, message, shown=text)
+    else:
+        ctx.insert(line_start, f"{indent}{text}{ctx.newline}", r, message, shown=text)
+
+
+def _top_statement(tree):
+    """The first statement after the module docstring and __future__ imports (or None)."""
+    body = tree.body
+    i = 0
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        i = 1
+    while i < len(body) and isinstance(body[i], ast.ImportFrom) and body[i].module == "__future__":
+        i += 1
+    return (body[i] if i < len(body) else None), (body[i - 1] if i else None)
+
+
+def _insert_at_top(ctx, tree, text: str, r, message: str) -> None:
+    first, last_skipped = _top_statement(tree)
+    if first is not None:
+        _insert_before(ctx, first, text, r, message)
+    elif last_skipped is not None:
+        _insert_after(ctx, last_skipped, text, r, message)
+    else:
+        ctx.insert(len(ctx.source), text + ctx.newline, r, message, shown=text)
+
+
+def _imports_module(ctx, module: str) -> bool:
+    return re.search(rf"^\s*(?:import\s+{re.escape(module)}\b|from\s+{re.escape(module)}\b)",
+                     ctx.source, re.MULTILINE) is not None
+
+
+@rule("TP001", "register-import", "import", nodes=("finalize",),
+      example=("import torch\nx = torch.ones(2).cuda()\n", "import torch\nimport torch_npu\nx = torch.ones(2).npu()\n"))
+def add_registration_import(tree, ctx):
+    """Add the import that registers the target device (`import torch_npu`) after the first torch import.
+
+    Added to every changed file that imports torch, and to the launch script (`-l`).
+    It goes right after the file's first `import torch...` statement, in the same
+    block (so after the docstring and `__future__` imports, never inside a string or a
+    `try`/`if` the torch import is not in); before it when that import itself was
+    rewritten to the target namespace.  Files that already import the package are
+    left alone.  Targets built into PyTorch (xpu, mps, cpu, accelerator) need none.
+    """
+    module = ctx.target.register
+    wanted = ctx.edits or ctx.launch or ctx.needs_register
+    if not module or not wanted or _imports_module(ctx, module):
+        return
+    text = f"import {module}"
+    first = ctx.first_torch_import
+    message = f"registers the '{ctx.target.device}' device with PyTorch"
+    r = add_registration_import.rule
+    if first is None:
+        if ctx.launch or ctx.needs_register:
+            _insert_at_top(ctx, tree, text, r, message)
+        return
+    early = [s for s in ctx.target_imports if (s.lineno, s.col_offset) <= (first.lineno, first.col_offset)]
+    if early:
+        _insert_before(ctx, min(early, key=lambda s: (s.lineno, s.col_offset)), text, r, message)
+    else:
+        _insert_after(ctx, first, text, r, message)
+
+
+@rule("TP002", "missing-imports", "import", nodes=("finalize",))
+def add_missing_imports(tree, ctx):
+    """Add `import torch` (or another package) when a rewrite names it and the file does not import it.
+
+    Device-agnostic rewrites (`torch.accelerator...`), full target names in files that
+    only did `from torch.cuda import ...`, and user rules renaming into another
+    package need the name bound.
+    """
+    for module in sorted(ctx.needs_imports):
+        _insert_at_top(ctx, tree, f"import {module}", add_missing_imports.rule, "needed by the rewritten code")

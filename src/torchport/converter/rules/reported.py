@@ -1,0 +1,46 @@
+"""Things converted by hand: reported with advice, never rewritten."""
+from __future__ import annotations
+
+import ast
+
+from ...core.finding import ADVICE
+from ..registry import rule
+
+
+@rule("TP701", "nvidia-smi", "tooling", nodes=(ast.Constant,), triggers=("nvidia-smi", "nvidia_smi", "pynvml"),
+      example=('out = os.popen("nvidia-smi -L").read()\n', 'out = os.popen("nvidia-smi -L").read()\n'))
+def nvidia_smi(node, ctx):
+    """`nvidia-smi` in strings and commands: reported with the target's tool (`npu-smi`, `cnmon`...).
+
+    Its options and output format differ per vendor, so the command is not rewritten.
+    """
+    if not isinstance(node.value, str) or "nvidia-smi" not in node.value or isinstance(ctx.parent, ast.Expr):
+        return
+    tool = ctx.target.smi
+    ctx.report(node, nvidia_smi.rule, ADVICE,
+               f"use {tool} on {ctx.target.title} (its options and output differ)" if tool
+               else f"{ctx.target.title} has no nvidia-smi counterpart")
+
+
+CUDA_BUILD_KEYWORDS = ("extra_cuda_cflags", "cuda_sources", "with_cuda")
+
+
+@rule("TP702", "cpp-extension-build", "extension", nodes=(ast.Call,), triggers=("cuda", "cpp_extension"),
+      example=('mod = load(name="ops", sources=["ops.cpp", "ops.cu"], extra_cuda_cflags=["-O3"])\n',
+               'mod = load(name="ops", sources=["ops.cpp", "ops.cu"], extra_cuda_cflags=["-O3"])\n'))
+def cpp_extension_build(node, ctx):
+    """JIT CUDA builds (`cpp_extension.load/load_inline` with CUDA sources or flags): reported.
+
+    Renaming `extra_cuda_cflags` would only produce a TypeError; the kernels need
+    porting first (`torchport port-ext`).
+    """
+    q = ctx.qualname(node.func) or ""
+    if q not in ("torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"):
+        return
+    cuda = [k.arg for k in node.keywords if k.arg in CUDA_BUILD_KEYWORDS]
+    sources = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+               and n.value.endswith((".cu", ".cuh"))]
+    if cuda or sources:
+        what = ", ".join(cuda + sources[:3])
+        ctx.report(node, cpp_extension_build.rule, ADVICE,
+                   f"CUDA extension build ({what}): port the kernels with `torchport port-ext --to {ctx.target.name}`")

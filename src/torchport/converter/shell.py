@@ -1,0 +1,114 @@
+"""Launch scripts (*.sh): environment variables, backend flags and nvidia-smi, outside comments."""
+from __future__ import annotations
+
+import re
+
+from ..core import edits as edit_ops
+from ..core.finding import ADVICE
+from .context import FileContext
+from .registry import rule
+from .rules.env import ENV_NAME, env_decision
+
+SHELL_SUFFIXES = (".sh", ".bash")
+_ENV_WORD = re.compile(r"(?<![\w$])\$?\{?((?:CUDA|NCCL|TORCH_NCCL|NVIDIA|PYTORCH_CUDA|PYTORCH_NO_CUDA)_[A-Z0-9_]*)\b")
+_BACKEND_FLAG = re.compile(r"(--[\w-]*backend[\w-]*)(=|\s+)(['\"]?)nccl\3(?![\w-])")
+
+
+def code_spans(line: str):
+    """(start, end) of the parts of one shell line that are code, not a comment."""
+    quote = ""
+    i = 0
+    while i < len(line):
+        c = line[i]
+        if c == "\\" and quote != "'":
+            i += 2
+            continue
+        if quote:
+            if c == quote:
+                quote = ""
+        elif c in "'\"":
+            quote = c
+        elif c == "#" and (i == 0 or line[i - 1] in " \t;|&("):
+            return [(0, i)]
+        i += 1
+    return [(0, len(line))]
+
+
+@rule("TP801", "shell-env-vars", "env-var", nodes=("shell",), triggers=("cuda_", "nccl_"),
+      example=("export CUDA_VISIBLE_DEVICES=0,1\nCUDA_VISIBLE_DEVICES=0 python train.py\n",
+               "export ASCEND_RT_VISIBLE_DEVICES=0,1\nASCEND_RT_VISIBLE_DEVICES=0 python train.py\n"))
+def shell_env_vars(ctx, start, code):
+    """CUDA/NCCL variables in launch scripts (`export X=`, `X=0 python ...`, `$X`) -> the target's names."""
+    r = shell_env_vars.rule
+    for m in _ENV_WORD.finditer(code):
+        name = m.group(1)
+        if not ENV_NAME.match(name):
+            continue
+        new, message = env_decision(ctx, name)
+        s = start + m.start(1)
+        if new:
+            ctx.replace((s, s + len(name)), new, r, message)
+        else:
+            ctx.report_span(s, s + len(name), r, ADVICE, message)
+
+
+@rule("TP802", "shell-backend-flags", "distributed", nodes=("shell",), triggers=("nccl",),
+      example=("python train.py --dist-backend nccl\n", "python train.py --dist-backend hccl\n"))
+def shell_backend_flags(ctx, start, code):
+    """`--backend nccl` / `--dist-backend=nccl` command-line flags -> the target's backend."""
+    if not ctx.target.backend or ctx.target.backend_expr:
+        return
+    for m in _BACKEND_FLAG.finditer(code):
+        s = start + m.end() - len("nccl") - len(m.group(3))
+        ctx.replace((s, s + 4), ctx.target.backend, shell_backend_flags.rule)
+
+
+_DEVICE_FLAG = re.compile(r"(--[\w-]*device[\w-]*)(=|\s+)(['\"]?)(cuda(?::\d+)?)\3(?![\w:-])")
+
+
+@rule("TP804", "shell-device-flags", "device-string", nodes=("shell",), triggers=("cuda",),
+      example=("python train.py --device cuda:0\n", "python train.py --device npu:0\n"))
+def shell_device_flags(ctx, start, code):
+    """`--device cuda` / `--device=cuda:0` command-line flags -> the target's device."""
+    t = ctx.target
+    if not t.device:
+        return
+    for m in _DEVICE_FLAG.finditer(code):
+        old = m.group(4)
+        new = t.device + (old[4:] if t.device_index else "")
+        s = start + m.start(4)
+        ctx.replace((s, s + len(old)), new, shell_device_flags.rule)
+
+
+@rule("TP803", "shell-nvidia-smi", "tooling", nodes=("shell",), triggers=("nvidia-smi",))
+def shell_nvidia_smi(ctx, start, code):
+    """`nvidia-smi` in launch scripts: reported with the target's tool."""
+    for m in re.finditer(r"\bnvidia-smi\b", code):
+        tool = ctx.target.smi
+        ctx.report_span(start + m.start(), start + m.end(), shell_nvidia_smi.rule, ADVICE,
+                        f"use {tool} on {ctx.target.title}" if tool else f"{ctx.target.title} has no nvidia-smi counterpart")
+
+
+class ShellConverter:
+    def __init__(self, api, rules: list):
+        self.api = api
+        self.rules = [r for r in rules if "shell" in r.nodes]
+        words = sorted({w for r in self.rules for w in r.triggers})
+        self.trigger = re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)
+
+    def convert(self, path: str, source: str, newline: str = "\n"):
+        if not self.trigger.search(source):
+            return source, [], []
+        ctx = FileContext(path, source, self.api, newline)
+        for line_no, line_start in enumerate(ctx.line_starts, 1):
+            end = ctx.line_starts[line_no] if line_no < len(ctx.line_starts) else len(source)
+            line = source[line_start:end]
+            if not self.trigger.search(line):
+                continue
+            for s, e in code_spans(line):
+                for r in self.rules:
+                    r.check(ctx, line_start + s, line[s:e])
+        new_source, kept, _ = edit_ops.apply(source, ctx.edits)
+        findings = [e.finding for e in kept if e.finding is not None] + ctx.findings
+        findings.sort(key=lambda f: (f.line, f.col, f.rule))
+        return new_source, kept, findings

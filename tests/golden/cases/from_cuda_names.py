@@ -1,0 +1,11 @@
+import torch
+from torch.cuda import amp, Stream, Event
+
+
+def run(model, x):
+    s = Stream()
+    start, end = Event(enable_timing=True), Event(enable_timing=True)
+    scaler = amp.GradScaler()
+    with amp.autocast():
+        y = model(x)
+    return scaler, y, s, start, end

@@ -1,0 +1,14 @@
+import torch
+
+
+def move(model, batch, args):
+    model.cuda(args.gpu)
+    model = model.cuda()
+    images = batch["images"].cuda(non_blocking=True)
+    target = batch["target"].cuda(args.gpu, non_blocking=True)
+    extra = batch["extra"].cuda(device=args.gpu)
+    pair = batch["pair"].cuda(0, True)
+    on_gpu = images.is_cuda and not target.is_cuda
+    movers = list(map(lambda t: t.cuda(), [images, target]))
+    to_gpu = torch.Tensor.cuda
+    return model, images, target, extra, pair, on_gpu, movers, to_gpu

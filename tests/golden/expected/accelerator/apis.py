@@ -1,0 +1,25 @@
+import torch
+
+
+def misc(x, seed):
+    torch.manual_seed(seed)
+    torch.manual_seed(seed)
+    state = torch.cuda.get_rng_state()
+    t = torch.cuda.FloatTensor([1.0])
+    h = torch.cuda.HalfTensor(2)
+    is_half = isinstance(x, torch.cuda.HalfTensor)
+    s = torch.Stream()
+    with torch.cuda.stream(s):
+        y = x * 2
+    torch.accelerator.current_stream().wait_stream(s)
+    y.record_stream(torch.accelerator.current_stream())
+    e = torch.Event(enable_timing=True)
+    e.record()
+    torch.accelerator.empty_cache()
+    used = torch.accelerator.memory_allocated() + torch.accelerator.max_memory_reserved()
+    torch.accelerator.reset_peak_memory_stats()
+    free, total = torch.accelerator.get_memory_info()
+    g = torch.accelerator.Graph()
+    torch.cuda.nvtx.range_push("step")
+    torch.cuda.nvtx.range_pop()
+    return state, t, h, is_half, y, e, used, free, total, g, torch.cuda.utilization()

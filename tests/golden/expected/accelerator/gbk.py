@@ -1,0 +1,8 @@
+# -*- coding: gbk -*-
+"""中文说明: cuda."""
+import torch
+
+
+def f(x):
+    # 注释 cuda
+    return x.to(torch.accelerator.current_accelerator().type), "设备"

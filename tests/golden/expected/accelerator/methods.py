@@ -1,0 +1,14 @@
+import torch
+
+
+def move(model, batch, args):
+    model.to(torch.device(torch.accelerator.current_accelerator().type, args.gpu))
+    model = model.to(torch.accelerator.current_accelerator().type)
+    images = batch["images"].to(torch.accelerator.current_accelerator().type, non_blocking=True)
+    target = batch["target"].to(torch.device(torch.accelerator.current_accelerator().type, args.gpu), non_blocking=True)
+    extra = batch["extra"].to(device=torch.device(torch.accelerator.current_accelerator().type, args.gpu))
+    pair = batch["pair"].to(torch.device(torch.accelerator.current_accelerator().type, 0), non_blocking=True)
+    on_gpu = (images.device.type == torch.accelerator.current_accelerator().type) and not (target.device.type == torch.accelerator.current_accelerator().type)
+    movers = list(map(lambda t: t.to(torch.accelerator.current_accelerator().type), [images, target]))
+    to_gpu = torch.Tensor.cuda
+    return model, images, target, extra, pair, on_gpu, movers, to_gpu

@@ -1,0 +1,8 @@
+import torch
+
+
+class M:
+	def f(self, x):
+		if torch.accelerator.is_available():
+			return x.to(torch.accelerator.current_accelerator().type)
+		return x

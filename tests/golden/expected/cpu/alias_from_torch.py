@@ -1,0 +1,8 @@
+import torch
+from torch import cuda
+
+
+def info():
+    if torch.cpu.is_available():
+        return torch.cpu.current_device(), cuda.memory_allocated()
+    return None

@@ -1,0 +1,36 @@
+import argparse
+import os
+
+import torch
+
+DEFAULT_DEVICE = "cpu"
+
+
+def parse():
+    p = argparse.ArgumentParser()
+    p.add_argument("--device", default="cpu", choices=["cpu", "cpu"], help="use cuda or cpu")
+    return p.parse_args()
+
+
+def load(path, rank, device="cpu", *, map_location="cpu"):
+    dev = torch.device("cpu", rank)
+    dev2 = torch.device("cpu")
+    dev3 = torch.device(type="cpu", index=rank)
+    loc = "cpu"
+    loc2 = "cpu"
+    loc3 = "cpu"
+    choice = "cpu" if torch.cpu.is_available() else "cpu"
+    ckpt = torch.load(path, map_location="cpu")
+    ckpt2 = torch.load(path, map_location={"cuda:1": "cpu"})
+    x = torch.zeros(3, device="cpu").to("cpu")
+    y = x.to(device="cpu", non_blocking=True)
+    torch.set_default_device("cpu")
+    g = torch.Generator(device="cpu")
+    cfg = {"device": "cpu", "name": "cuda"}
+    if x.device.type == "cpu" or "cpu" in str(dev):
+        pass
+    if dev.type in ("cpu", "xpu"):
+        pass
+    print("running on cuda:0", "barracuda", "https://example.com/cuda/", os.path.join("cuda", "x"))
+    names = ["cuda", "cuda:1"]
+    return dev, dev2, dev3, loc, loc2, loc3, choice, ckpt, ckpt2, y, g, cfg, names

@@ -1,0 +1,29 @@
+import torch
+from torch.amp import autocast, GradScaler, custom_fwd, custom_bwd
+
+
+class MyFn(torch.autograd.Function):
+    @staticmethod
+    @custom_fwd
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    @custom_bwd
+    def backward(ctx, g):
+        return g * 2
+
+
+class Cast(torch.autograd.Function):
+    @staticmethod
+    @custom_fwd(cast_inputs=torch.float32)
+    def forward(ctx, x):
+        return x
+
+
+def train(model, x, enabled):
+    scaler = GradScaler("cpu", init_scale=2.0 ** 10)
+    with autocast("cpu", enabled=enabled):
+        loss = model(x).sum()
+    scaler.scale(loss).backward()
+    return scaler

@@ -1,0 +1,8 @@
+import torch_mlu
+from torch import mlu as cuda
+
+
+def info():
+    if cuda.is_available():
+        return cuda.current_device(), cuda.memory_allocated()
+    return None

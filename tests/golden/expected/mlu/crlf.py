@@ -1,0 +1,9 @@
+import torch
+import torch_mlu
+
+
+def f(x):
+    """Move to cuda."""
+    if torch.mlu.is_available():
+        x = x.mlu()
+    return x, torch.device("mlu:0")

@@ -1,0 +1,37 @@
+import argparse
+import os
+
+import torch
+import torch_mlu
+
+DEFAULT_DEVICE = "mlu"
+
+
+def parse():
+    p = argparse.ArgumentParser()
+    p.add_argument("--device", default="mlu", choices=["mlu", "cpu"], help="use cuda or cpu")
+    return p.parse_args()
+
+
+def load(path, rank, device="mlu:0", *, map_location="mlu"):
+    dev = torch.device("mlu", rank)
+    dev2 = torch.device("mlu:{}".format(rank))
+    dev3 = torch.device(type="mlu", index=rank)
+    loc = "mlu:{}".format(rank)
+    loc2 = f"mlu:{rank}"
+    loc3 = "mlu:%d" % rank
+    choice = "mlu" if torch.mlu.is_available() else "cpu"
+    ckpt = torch.load(path, map_location="mlu:0")
+    ckpt2 = torch.load(path, map_location={"cuda:1": "mlu:0"})
+    x = torch.zeros(3, device="mlu").to("mlu:1")
+    y = x.to(device="mlu", non_blocking=True)
+    torch.set_default_device("mlu")
+    g = torch.Generator(device="mlu")
+    cfg = {"device": "mlu", "name": "cuda"}
+    if x.device.type == "mlu" or "mlu" in str(dev):
+        pass
+    if dev.type in ("mlu", "xpu"):
+        pass
+    print("running on cuda:0", "barracuda", "https://example.com/cuda/", os.path.join("cuda", "x"))
+    names = ["cuda", "cuda:1"]
+    return dev, dev2, dev3, loc, loc2, loc3, choice, ckpt, ckpt2, y, g, cfg, names

@@ -1,0 +1,9 @@
+# -*- coding: gbk -*-
+"""中文说明: cuda."""
+import torch
+import torch_mlu
+
+
+def f(x):
+    # 注释 cuda
+    return x.mlu(), "设备"

@@ -1,0 +1,9 @@
+import torch
+import torch_mlu
+
+
+class M:
+	def f(self, x):
+		if torch.mlu.is_available():
+			return x.mlu()
+		return x

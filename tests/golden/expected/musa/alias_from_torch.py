@@ -1,0 +1,8 @@
+import torch_musa
+from torch import musa as cuda
+
+
+def info():
+    if cuda.is_available():
+        return cuda.current_device(), cuda.memory_allocated()
+    return None

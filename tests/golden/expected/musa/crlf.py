@@ -1,0 +1,9 @@
+import torch
+import torch_musa
+
+
+def f(x):
+    """Move to cuda."""
+    if torch.musa.is_available():
+        x = x.musa()
+    return x, torch.device("musa:0")

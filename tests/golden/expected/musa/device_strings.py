@@ -1,0 +1,37 @@
+import argparse
+import os
+
+import torch
+import torch_musa
+
+DEFAULT_DEVICE = "musa"
+
+
+def parse():
+    p = argparse.ArgumentParser()
+    p.add_argument("--device", default="musa", choices=["musa", "cpu"], help="use cuda or cpu")
+    return p.parse_args()
+
+
+def load(path, rank, device="musa:0", *, map_location="musa"):
+    dev = torch.device("musa", rank)
+    dev2 = torch.device("musa:{}".format(rank))
+    dev3 = torch.device(type="musa", index=rank)
+    loc = "musa:{}".format(rank)
+    loc2 = f"musa:{rank}"
+    loc3 = "musa:%d" % rank
+    choice = "musa" if torch.musa.is_available() else "cpu"
+    ckpt = torch.load(path, map_location="musa:0")
+    ckpt2 = torch.load(path, map_location={"cuda:1": "musa:0"})
+    x = torch.zeros(3, device="musa").to("musa:1")
+    y = x.to(device="musa", non_blocking=True)
+    torch.set_default_device("musa")
+    g = torch.Generator(device="musa")
+    cfg = {"device": "musa", "name": "cuda"}
+    if x.device.type == "musa" or "musa" in str(dev):
+        pass
+    if dev.type in ("musa", "xpu"):
+        pass
+    print("running on cuda:0", "barracuda", "https://example.com/cuda/", os.path.join("cuda", "x"))
+    names = ["cuda", "cuda:1"]
+    return dev, dev2, dev3, loc, loc2, loc3, choice, ckpt, ckpt2, y, g, cfg, names

@@ -1,0 +1,9 @@
+# -*- coding: gbk -*-
+"""中文说明: cuda."""
+import torch
+import torch_musa
+
+
+def f(x):
+    # 注释 cuda
+    return x.musa(), "设备"

@@ -1,0 +1,8 @@
+"""Only imports torch lazily, inside a function."""
+
+
+def lazy_device():
+    import torch
+    import torch_musa
+
+    return torch.device("musa" if torch.musa.is_available() else "cpu")

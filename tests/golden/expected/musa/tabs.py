@@ -1,0 +1,9 @@
+import torch
+import torch_musa
+
+
+class M:
+	def f(self, x):
+		if torch.musa.is_available():
+			return x.musa()
+		return x

@@ -1,0 +1,10 @@
+import torch
+import torch_npu
+import torch.npu as tc
+
+
+def sync_all():
+    for i in range(tc.device_count()):
+        with tc.device(i):
+            tc.synchronize()
+    tc.empty_cache()

@@ -1,0 +1,9 @@
+import torch
+import torch_npu
+
+
+def f(x):
+    """Move to cuda."""
+    if torch.npu.is_available():
+        x = x.npu()
+    return x, torch.device("npu:0")

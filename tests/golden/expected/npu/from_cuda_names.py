@@ -1,0 +1,12 @@
+import torch
+import torch_npu
+from torch.npu import amp, Stream, Event
+
+
+def run(model, x):
+    s = Stream()
+    start, end = Event(enable_timing=True), Event(enable_timing=True)
+    scaler = amp.GradScaler()
+    with amp.autocast():
+        y = model(x)
+    return scaler, y, s, start, end

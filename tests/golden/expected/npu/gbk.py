@@ -1,0 +1,9 @@
+# -*- coding: gbk -*-
+"""中文说明: cuda."""
+import torch
+import torch_npu
+
+
+def f(x):
+    # 注释 cuda
+    return x.npu(), "设备"

@@ -1,0 +1,23 @@
+import torch
+import torch_npu
+import torch.backends.cudnn as cudnn
+from torch.profiler import ProfilerActivity, profile
+
+
+def setup():
+    cudnn.benchmark = True
+    torch.backends.cudnn.deterministic = False
+    torch.npu.matmul.allow_hf32 = True
+    torch.npu.conv.allow_hf32 = True
+    major, minor = torch.npu.get_device_capability()
+    props = torch.npu.get_device_properties(0)
+    return major >= 8 and props.major >= 8
+
+
+def prof(step):
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.NPU]) as p:
+        step()
+    with torch.autograd.profiler.profile(use_device="npu") as p2:
+        step()
+    print(p.key_averages().table(sort_by="device_time_total"))
+    return p2

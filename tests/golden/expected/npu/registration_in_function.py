@@ -1,0 +1,8 @@
+"""Only imports torch lazily, inside a function."""
+
+
+def lazy_device():
+    import torch
+    import torch_npu
+
+    return torch.device("npu" if torch.npu.is_available() else "cpu")

@@ -1,0 +1,17 @@
+import logging
+
+try:
+    import torch
+    import torch_npu
+    HAS_TORCH = True
+except ImportError:  # pragma: no cover
+    torch = None
+    HAS_TORCH = False
+
+log = logging.getLogger(__name__)
+
+
+def to_device(x):
+    if HAS_TORCH and torch.npu.is_available():
+        return x.npu()
+    return x

@@ -1,0 +1,9 @@
+import torch
+import torch.xpu as tc
+
+
+def sync_all():
+    for i in range(tc.device_count()):
+        with tc.device(i):
+            tc.synchronize()
+    tc.empty_cache()

@@ -1,0 +1,16 @@
+import logging
+
+try:
+    import torch
+    HAS_TORCH = True
+except ImportError:  # pragma: no cover
+    torch = None
+    HAS_TORCH = False
+
+log = logging.getLogger(__name__)
+
+
+def to_device(x):
+    if HAS_TORCH and torch.xpu.is_available():
+        return x.xpu()
+    return x

@@ -1,0 +1,72 @@
+"""Report writers: valid Markdown, Ascend-compatible CSV safe for spreadsheets, consistent JSON."""
+import csv
+import io
+import json
+
+import torchport
+from torchport.core.finding import Finding
+from torchport.report import change_list_csv, csv_cell, md_cell, unsupported_csv
+
+
+def tables(md: str):
+    """Yield the lines of each Markdown table."""
+    block = []
+    for line in md.splitlines() + [""]:
+        if line.startswith("|"):
+            block.append(line)
+        elif block:
+            yield block
+            block = []
+
+
+def test_markdown_tables_are_valid(project, tmp_path):
+    (project / "weird.py").write_text('import torch\nx = torch.cuda.nvtx  # a | pipe\ny = "nvidia-smi | grep x"\n')
+    torchport.convert(project, "mps", tmp_path / "o")
+    md = (tmp_path / "o_report" / "report.md").read_text()
+    found = list(tables(md))
+    assert len(found) >= 3
+    for block in found:
+        header_cells = block[0].count("|")
+        assert set(block[1].replace("|", "")) == {"-"}, "separator row right after the header"
+        for row in block[2:]:
+            assert row.replace("\\|", "").count("|") == header_cells, row
+    assert "| No. | File | Description | Rule |" in md
+    assert 'add "import' not in md  # mps needs no registration import
+    assert 'change "torch.cuda.device_count" to "torch.mps.device_count"' in md
+
+
+def test_cambricon_style_rows(project, tmp_path):
+    torchport.convert(project, "mlu", tmp_path / "o")
+    md = (tmp_path / "o_report" / "report.md").read_text()
+    assert '| 1 | run.sh:2 | change "CUDA_VISIBLE_DEVICES" to "MLU_VISIBLE_DEVICES" | TP801 |' in md
+    assert '| train.py:1 | add "import torch_mlu" | TP001 |' in md
+
+
+def test_csv_columns_and_formula_injection():
+    bad = Finding("=cmd|' /C calc'!A0.py", 3, 4, "TP101", "device-api", "unsupported",
+                  old="@SUM(1+1)", message="-2+3")
+    change = Finding("a.py", 1, 1, "TP001", "import", "insert", new="+import torch_npu")
+    rows = list(csv.reader(io.StringIO(unsupported_csv([bad, change]))))
+    assert rows[0] == ["File", "Start Line", "End Line", "OP", "Tips"]
+    assert rows[1] == ["'=cmd|' /C calc'!A0.py", "3", "4", "'@SUM(1+1)", "'-2+3"]
+    assert len(rows) == 2
+    rows = list(csv.reader(io.StringIO(change_list_csv([bad, change]))))
+    assert rows[0] == ["File", "Start Line", "End Line", "Operation Type", "Message"]
+    assert rows[1] == ["a.py", "1", "1", "INSERT", 'add "+import torch_npu"']
+    for value in ("=1", "+1", "-1", "@x", "\tx", "\rx"):
+        assert csv_cell(value).startswith("'")
+    assert csv_cell("plain") == "plain"
+    assert md_cell("a|b\nc`d") == "a\\|b<br>c\\`d"
+
+
+def test_json_counts_match_findings(project, tmp_path):
+    result = torchport.convert(project, "accelerator", tmp_path / "o")
+    data = json.loads((tmp_path / "o_report" / "report.json").read_text())
+    actions = [f["action"] for f in data["findings"]]
+    assert data["summary"]["changes"] == sum(a in ("insert", "modify", "delete") for a in actions)
+    assert data["summary"]["unsupported"] == actions.count("unsupported")
+    assert {f["file"] for f in data["findings"]} <= {r["path"] for r in data["files"]}
+    assert all(f["line"] >= 1 and f["end_line"] >= f["line"] for f in data["findings"])
+    assert data["tool"]["name"] == "torchport" and result.target == "accelerator"
+    csv_rows = list(csv.reader(io.StringIO((tmp_path / "o_report" / "unsupported_api.csv").read_text())))
+    assert len(csv_rows) - 1 == data["summary"]["unsupported"]

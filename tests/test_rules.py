@@ -1,0 +1,42 @@
+"""The rule registry: ids, documentation, examples that hold, generated docs in sync."""
+import re
+from pathlib import Path
+
+import pytest
+
+from torchport.converter.registry import builtin_rules
+from torchport.converter.rules_doc import rules_markdown
+from torchport.converter.run import Converter
+
+RULES = builtin_rules()
+HEADER = "import os\nimport torch\nimport torch.distributed as dist\nfrom torch.utils.cpp_extension import load\n"
+
+
+def test_ids_are_unique_and_documented():
+    assert len(RULES) >= 40
+    for rid, r in RULES.items():
+        assert re.fullmatch(r"TP\d{3}", rid)
+        assert r.summary and r.name and r.category
+        assert r.doc.strip(), rid
+
+
+@pytest.mark.parametrize("rid", sorted(r.id for r in RULES.values() if r.example))
+def test_documented_example_holds(rid):
+    before, after = RULES[rid].example
+    conv = Converter("npu")
+    if "shell" in RULES[rid].nodes:
+        new, _, _ = conv.convert_text("x.sh", before.encode(), "shell")
+        assert (new or before.encode()).decode() == after
+        return
+    source = before if before.startswith(("import", "from")) else HEADER + before
+    new, _, _ = conv.convert_text("x.py", source.encode(), "python")
+    out = (new or source.encode()).decode()
+    out_lines = [line for line in out.splitlines(True) if line.strip() != "import torch_npu"]
+    expected = after if before.startswith(("import", "from")) else HEADER + after
+    expected_lines = [line for line in expected.splitlines(True) if line.strip() != "import torch_npu"]
+    assert "".join(out_lines) == "".join(expected_lines)
+
+
+def test_docs_are_generated_from_the_registry():
+    doc = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
+    assert doc.read_text(encoding="utf-8") == rules_markdown(), "run: torchport rules --markdown > docs/rules.md"
