@@ -20,6 +20,11 @@ from .context import Binding, FileContext
 _IMPORT_LINE = re.compile(r"\bimport\b")
 
 
+def minimal_words(words) -> list:
+    """Drop words that contain another word: finding the shorter one is enough."""
+    return sorted(w for w in words if not any(v != w and v in w for v in words))
+
+
 @dataclass
 class Ref:
     """A use of an imported name: `th.cuda.synchronize`, `autocast`, `amp.GradScaler`."""
@@ -39,26 +44,27 @@ class PythonConverter:
     def __init__(self, api: ApiMap, rules: list):
         self.api = api
         self.rules = rules
-        words = sorted({w for r in rules for w in r.triggers})
-        self.trigger = re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)
+        self.words = minimal_words({w for r in rules for w in r.triggers})
+        self.trigger = re.compile("|".join(re.escape(w) for w in self.words))  # matched on lowercased text
         self.dispatch: dict = {}
         for r in rules:
             for kind in r.nodes:
                 self.dispatch.setdefault(kind, []).append(r)
 
-    def wants(self, source: str) -> bool:
-        return self.trigger.search(source) is not None
+    def wants(self, lowered: str) -> bool:
+        return any(w in lowered for w in self.words)
 
     def convert(self, path: str, source: str, newline: str = "\n", launch: bool = False):
         """Return (new_source, kept_edits, findings); raises SyntaxError on unparsable input."""
-        if not launch and not self.wants(source):
+        lowered = source.lower()
+        if not launch and not self.wants(lowered):
             return source, [], []
         tree = ast.parse(source, filename=path)
         ctx = FileContext(path, source, self.api, newline)
         ctx.launch = launch
         ctx.user_rules = self.user_rules
         self._collect_imports(ctx, tree)
-        lines = self._relevant_lines(ctx)
+        lines = self._relevant_lines(ctx, lowered)
         self._walk(ctx, tree, lines)
         for r in self.dispatch.get("finalize", ()):
             r.check(tree, ctx)
@@ -92,14 +98,16 @@ class PythonConverter:
                 if node.module.split(".")[0] == "torch" and ctx.first_torch_import is None:
                     ctx.first_torch_import = node
 
-    def _relevant_lines(self, ctx: FileContext) -> list:
-        words = [b.local for b in ctx.bindings.values()
-                 if b.kind != "package" and (self.trigger.search(b.qualname) or self.api.resolve(b.qualname))]
-        pattern = self.trigger.pattern
+    def _relevant_lines(self, ctx: FileContext, lowered: str) -> list:
+        """Lines holding a trigger word, or a name imported from a CUDA-specific module."""
+        words = [b.local.lower() for b in ctx.bindings.values()
+                 if b.kind != "package" and (self.trigger.search(b.qualname.lower()) or self.api.resolve(b.qualname))]
+        regex = self.trigger
         if words:
-            pattern += "|" + r"\b(?:" + "|".join(re.escape(w) for w in sorted(set(words))) + r")\b"
-        regex = re.compile(pattern, re.IGNORECASE) if words else self.trigger
-        return sorted({ctx.line_of(m.start()) for m in regex.finditer(ctx.source)})
+            regex = re.compile(self.trigger.pattern + "|" + r"\b(?:" + "|".join(
+                re.escape(w) for w in sorted(set(words))) + r")\b")
+        starts = ctx.line_starts
+        return sorted({bisect.bisect_right(starts, m.start()) for m in regex.finditer(lowered)})
 
     # ------------------------------------------------------------ walking
     @staticmethod

@@ -111,7 +111,7 @@ def process(job) -> FileResult:
         return FileResult(rel, kind, "copied", message="symlink recreated")
     if kind == "other" or entry.excluded:
         if mode == "write":
-            shutil.copy2(entry.src, dst)
+            tree.copy_file(entry.src, dst)
         return FileResult(rel, kind, "excluded" if entry.excluded else "copied")
     data = entry.src.read_bytes()
     try:
@@ -121,11 +121,11 @@ def process(job) -> FileResult:
         what = f"syntax error: {e.msg}" if isinstance(e, SyntaxError) else str(e)
         finding = Finding(rel, line, line, "TP000", "input", ERROR, message=f"{what}; copied unchanged")
         if mode == "write":
-            shutil.copy2(entry.src, dst)
+            tree.write_bytes_like(dst, data, entry.src)
         return FileResult(rel, kind, "error", [finding], data.count(b"\n") + 1, message=what)
     if new is None:
         if mode == "write":
-            shutil.copy2(entry.src, dst)
+            tree.write_bytes_like(dst, data, entry.src)
         return FileResult(rel, kind, "unchanged", findings, lines)
     result = FileResult(rel, kind, "converted", findings, lines)
     if mode == "write":

@@ -94,7 +94,7 @@ class ShellConverter:
         self.api = api
         self.rules = [r for r in rules if "shell" in r.nodes]
         words = sorted({w for r in self.rules for w in r.triggers})
-        self.trigger = re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)
+        self.trigger = re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)  # scripts are small
 
     def convert(self, path: str, source: str, newline: str = "\n"):
         if not self.trigger.search(source):

@@ -130,5 +130,12 @@ def backup_dir(src: Path) -> Path:
 
 def write_bytes_like(dst: Path, data: bytes, like: Path) -> None:
     """Write data to dst with the permission bits of `like`."""
-    dst.write_bytes(data)
+    with open(dst, "wb") as f:
+        f.write(data)
     shutil.copymode(like, dst)
+
+
+def copy_file(src: Path, dst: Path) -> None:
+    """Copy content and permission bits (not timestamps or extended attributes: they cost syscalls)."""
+    shutil.copyfile(src, dst)
+    shutil.copymode(src, dst)
