@@ -199,12 +199,14 @@ def device_argument(ctx) -> str:
 
 
 def report_unconverted(ctx, node, res, r, why: str = "") -> None:
+    """Report a reference left as it is: a torch.cuda name that stays is always 'unsupported'."""
+    stays_cuda = res.qualname == "torch.cuda" or res.qualname.startswith("torch.cuda.")
     if res.kind == UNSUPPORTED:
         ctx.report(node, r, UNSUPPORTED, res.message, res.category)
     elif res.kind == KEEP:
-        ctx.report(node, r, ADVICE, res.message, res.category)
+        ctx.report(node, r, UNSUPPORTED if stays_cuda else ADVICE, res.message, res.category)
     else:
-        ctx.report(node, r, ADVICE, why or res.message, res.category)
+        ctx.report(node, r, UNSUPPORTED if stays_cuda else ADVICE, why or res.message, res.category)
 
 
 @rule("TP100", "cuda-name-references", "device-api", nodes=("ref",),

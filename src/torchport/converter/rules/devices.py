@@ -34,6 +34,7 @@ DEVICE_CALLS = {
     "torch.Event": (0, "device"),
     "torch.Generator": (0, "device"),
 }
+PATH_CALLS = {"join", "Path", "PurePath", "joinpath"}
 _QUOTE = re.compile(r"([rRuUbBfF]*)('''|\"\"\"|'|\")")
 
 
@@ -322,7 +323,10 @@ def other_device_strings(node, ctx):
     """Exact device strings ("cuda", "cuda:1") outside a known device position: reported, not changed."""
     if id(node) in ctx.handled or not isinstance(node.value, str) or not PLAIN_DEVICE.match(node.value):
         return
-    if isinstance(ctx.parent, ast.Expr):
+    parent = ctx.parent
+    if isinstance(parent, ast.Expr):
         return  # a bare string statement (docstring)
+    if isinstance(parent, ast.Call) and getattr(parent.func, "attr", getattr(parent.func, "id", "")) in PATH_CALLS:
+        return  # a path component: os.path.join("cuda", ...)
     ctx.report(node, other_device_strings.rule, ADVICE,
                f"device string in a position torchport does not treat as a device: check whether it should be {device_argument(ctx)}")

@@ -89,8 +89,13 @@ def is_cuda(node, ctx):
 @rule("TP503", "cuda-method-reference", "tensor-method", nodes=(ast.Attribute,), triggers=("cuda",))
 def cuda_method_reference(node, ctx):
     """`x.cuda` used without a call (passed as a function): reported for a manual change."""
-    if node.attr != "cuda" or not isinstance(node.ctx, ast.Load) or _is_module_ref(ctx, node.value):
+    if node.attr != "cuda" or not isinstance(node.ctx, ast.Load):
         return
+    owner = ctx.qualname(node.value)
+    if owner is not None and owner not in ("torch.Tensor", "torch.nn.Module"):
+        return  # torch.cuda, torch.version.cuda...: names, not the method
+    if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+        return  # an attribute of the user's own class
     parent = ctx.parent
     if isinstance(parent, ast.Call) and parent.func is node:
         return

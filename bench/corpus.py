@@ -1,0 +1,180 @@
+"""Convert real projects (PyPI sdists) to every target and check what must always hold.
+
+For each project and target:
+  1. every output .py file parses when its input parsed;
+  2. converting the output again changes nothing;
+  3. no user identifier is renamed (names defined by def/class/arguments/assignments);
+  4. no file other than .py/.sh changes;
+  5. every torch.cuda use left in the output is listed in unsupported_api.csv.
+Downloads (once, into .corpus-cache/) are the only network use.  Exit code 1 on any failure.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import csv
+import difflib
+import hashlib
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+from pypi_cache import sdist  # noqa: E402
+
+import torchport  # noqa: E402
+from torchport.backends import available_targets  # noqa: E402
+
+PROJECTS = [("yolox", "0.3.0"), ("ultralytics", "8.4.190"), ("timm", "1.0.31"), ("transformers", "4.46.3")]
+
+
+def defined_names(tree) -> list:
+    out = []
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.append(n.name)
+        elif isinstance(n, ast.arg):
+            out.append(n.arg)
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            out.append(n.id)
+        elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) \
+                and isinstance(n.value, ast.Name) and n.value.id in ("self", "cls"):
+            out.append(n.attr)
+    return sorted(out)
+
+
+def torch_cuda_lines(tree) -> set:
+    """Lines using torch.cuda (through any import spelling), found independently of torchport."""
+    torch_names, cuda_names = set(), set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            for a in n.names:
+                if a.asname and (a.name == "torch.cuda" or a.name.startswith("torch.cuda.")):
+                    cuda_names.add(a.asname)
+                elif a.asname and a.name == "torch":
+                    torch_names.add(a.asname)
+                elif not a.asname and a.name.split(".")[0] == "torch":
+                    torch_names.add("torch")
+        elif isinstance(n, ast.ImportFrom) and n.module and not n.level:
+            for a in n.names:
+                full = f"{n.module}.{a.name}"
+                if full == "torch.cuda" or full.startswith("torch.cuda."):
+                    cuda_names.add(a.asname or a.name)
+    lines = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Attribute) and n.attr == "cuda" and isinstance(n.value, ast.Name) \
+                and n.value.id in torch_names:
+            lines.add(n.lineno)
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in cuda_names:
+            lines.add(n.lineno)
+    return lines
+
+
+def line_map(old: str, new: str) -> dict:
+    """Output line number -> input line number."""
+    a, b = old.splitlines(), new.splitlines()
+    out = {}
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        for k in range(j2 - j1):
+            out[j1 + k + 1] = min(i1 + k, max(i2 - 1, i1)) + 1
+    return out
+
+
+def decode(data: bytes) -> str:
+    for enc in ("utf-8", "gbk", "latin-1"):
+        try:
+            return data.decode(enc)
+        except UnicodeDecodeError:
+            continue
+    return ""
+
+
+def check(src: Path, out: Path, reports: Path, target: str) -> list:
+    problems = []
+    unsupported = set()
+    with open(reports / "unsupported_api.csv", newline="", encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            for line in range(int(row["Start Line"]), int(row["End Line"]) + 1):
+                unsupported.add((row["File"], line))
+    for path in sorted(p for p in src.rglob("*") if p.is_file() and not p.is_symlink()):
+        rel = path.relative_to(src).as_posix()
+        if any(part in (".git", "__pycache__") for part in path.parts):
+            continue
+        dst = out / rel
+        if not dst.exists():
+            problems.append(f"{rel}: missing from the output")
+            continue
+        a, b = path.read_bytes(), dst.read_bytes()
+        if not rel.endswith((".py", ".sh", ".bash", ".pyw", ".pyi")):
+            if a != b:
+                problems.append(f"{rel}: a non-Python, non-shell file changed")
+            continue
+        if not rel.endswith(".py"):
+            continue
+        old, new = decode(a), decode(b)
+        try:
+            old_tree = ast.parse(old)
+        except (SyntaxError, ValueError):
+            continue
+        if a != b:
+            try:
+                new_tree = ast.parse(new)
+            except SyntaxError as e:
+                problems.append(f"{rel}: output does not parse: {e.msg} (line {e.lineno})")
+                continue
+            if defined_names(old_tree) != defined_names(new_tree):
+                gone = sorted(set(defined_names(old_tree)) - set(defined_names(new_tree)))
+                problems.append(f"{rel}: user identifiers changed: {gone[:5]}")
+        else:
+            new_tree = old_tree
+        if "cuda" not in new:
+            continue
+        mapping = line_map(old, new) if a != b else {}
+        for line in sorted(torch_cuda_lines(new_tree)):
+            if (rel, mapping.get(line, line)) not in unsupported:
+                problems.append(f"{rel}:{mapping.get(line, line)}: torch.cuda use left but not in unsupported_api.csv")
+    return problems
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--projects", default=",".join(n for n, _ in PROJECTS))
+    ap.add_argument("--targets", default=",".join(available_targets()))
+    args = ap.parse_args()
+    wanted = set(args.projects.split(","))
+    failures = 0
+    print(f"{'project':22} {'target':12} {'files':>6} {'conv':>5} {'changes':>7} {'unsup':>6} {'advice':>6} "
+          f"{'errors':>6} {'time':>6}  checks")
+    for name, version in PROJECTS:
+        if name not in wanted:
+            continue
+        src = sdist(name, version)
+        for target in args.targets.split(","):
+            work = Path(tempfile.mkdtemp(prefix="tp-corpus-"))
+            try:
+                start = time.perf_counter()
+                result = torchport.convert(src, target, work / "out")
+                elapsed = time.perf_counter() - start
+                again = torchport.convert(work / "out", target, work / "again", write_reports=False)
+                problems = check(src, work / "out", work / "out_report", target)
+                if again.summary()["changes"]:
+                    changed = sorted({f"{f.file}:{f.line}" for f in again.findings if f.is_change})
+                    problems.append(f"second conversion changed {len(changed)} places, e.g. {changed[:3]}")
+                s = result.summary()
+                print(f"{name + ' ' + version:22} {target:12} {s['files']:6} {s['files_by_status'].get('converted', 0):5} "
+                      f"{s['changes']:7} {s['unsupported']:6} {s['advice']:6} {s['errors']:6} {elapsed:5.1f}s  "
+                      f"{'ok' if not problems else f'{len(problems)} FAILED'}")
+                for p in problems[:20]:
+                    print(f"    {p}")
+                failures += bool(problems)
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+    print("corpus: all invariants hold" if not failures else f"corpus: {failures} project/target runs failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

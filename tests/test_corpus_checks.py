@@ -1,0 +1,47 @@
+"""The corpus checker's own helpers must catch what they are meant to catch (offline)."""
+import ast
+import sys
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "bench"))
+from corpus import check, defined_names, line_map, torch_cuda_lines  # noqa: E402
+
+
+def test_torch_cuda_lines_follow_every_import_spelling():
+    src = ("import torch as th\nimport torch.cuda as tc\nfrom torch import cuda\nfrom torch.cuda.amp import autocast\n"
+           "th.cuda.synchronize()\ntc.empty_cache()\ncuda.init()\nwith autocast():\n    pass\nx.cuda()\n"
+           "th.npu.synchronize()\n")
+    assert torch_cuda_lines(ast.parse(src)) == {5, 6, 7, 8}
+
+
+def test_defined_names_see_renamed_user_identifiers():
+    a = ast.parse("def configure_nccl(num_gpus):\n    gpu_mem = 1\n    self.cuda_device = 2\n")
+    b = ast.parse("def configure_hccl(num_gpus):\n    gpu_mem = 1\n    self.cuda_device = 2\n")
+    assert defined_names(a) != defined_names(b)
+    c = ast.parse("torch.backends.cuda.matmul.allow_tf32 = True\n")
+    d = ast.parse("torch.npu.matmul.allow_hf32 = True\n")
+    assert defined_names(c) == defined_names(d)
+
+
+def test_line_map_follows_inserted_lines():
+    old = "import torch\nx = 1\ny = torch.cuda.foo()\n"
+    new = "import torch\nimport torch_npu\nx = 1\ny = torch.cuda.foo()\n"
+    assert line_map(old, new)[4] == 3
+
+
+def test_check_flags_unreported_cuda_use_and_changed_data(tmp_path):
+    src, out, rep = tmp_path / "src", tmp_path / "out", tmp_path / "rep"
+    for d in (src, out, rep):
+        d.mkdir()
+    (src / "a.py").write_text("import torch\ntorch.cuda.nvtx.mark('x')\n")
+    (out / "a.py").write_text("import torch\nimport torch_npu\ntorch.cuda.nvtx.mark('x')\n")
+    (src / "d.txt").write_text("cuda")
+    (out / "d.txt").write_text("npu")
+    (rep / "unsupported_api.csv").write_text("File,Start Line,End Line,OP,Tips\n")
+    problems = check(src, out, rep, "npu")
+    assert any("a.py:2: torch.cuda use left" in p for p in problems)
+    assert any("d.txt: a non-Python" in p for p in problems)
+    (rep / "unsupported_api.csv").write_text("File,Start Line,End Line,OP,Tips\na.py,2,2,torch.cuda.nvtx.mark,x\n")
+    (out / "d.txt").write_text("cuda")
+    assert check(src, out, rep, "npu") == []
