@@ -27,8 +27,10 @@ def write_all(result, folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / REPORT_MARKER).write_text("written by torchport\n", encoding="utf-8")
     (folder / "report.md").write_text(markdown(result), encoding="utf-8")
-    (folder / "change_list.csv").write_text(change_list_csv(result.findings), encoding="utf-8", newline="")
-    (folder / "unsupported_api.csv").write_text(unsupported_csv(result.findings), encoding="utf-8", newline="")
+    for name, text in (("change_list.csv", change_list_csv(result.findings)),
+                       ("unsupported_api.csv", unsupported_csv(result.findings))):
+        with open(folder / name, "w", encoding="utf-8", newline="") as f:  # the CSV text has its own CRLFs
+            f.write(text)
     (folder / "report.json").write_text(json.dumps(result.to_dict(), indent=1, ensure_ascii=False) + "\n",
                                         encoding="utf-8")
     (folder / "torchport.log").write_text(log_text(result), encoding="utf-8")
