@@ -185,6 +185,15 @@ def rewrite_device(ctx, node, r) -> bool:
     return False
 
 
+def holds_device_string(node) -> bool:
+    """Would rewrite_device change this expression?"""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str) and bool(DEVICE_STRING.match(node.value))
+    if isinstance(node, ast.IfExp):
+        return holds_device_string(node.body) or holds_device_string(node.orelse)
+    return _indexed_template(node) is not None
+
+
 def is_device_valued(node) -> bool:
     """Does this expression hold a device or a device type (x.device.type, device, str(device))?"""
     if isinstance(node, ast.Attribute) and node.attr == "type":
@@ -247,8 +256,15 @@ def device_defaults(node, ctx):
     pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
     pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
     for arg, default in pairs:
-        if DEVICE_NAME.search(arg.arg):
+        if not DEVICE_NAME.search(arg.arg):
+            continue
+        if ctx.target.device:
             rewrite_device(ctx, default, device_defaults.rule)
+        elif holds_device_string(default):  # an expression default would run at import time
+            ctx.handled.add(id(default))
+            ctx.report(default, device_defaults.rule, ADVICE,
+                       "default left as is: an expression default runs when the module is imported; "
+                       f"use None and pick {device_argument(ctx)} inside the function")
 
 
 @rule("TP203", "device-variables", "device-string", nodes=(ast.Assign, ast.AnnAssign, ast.Dict),

@@ -114,7 +114,13 @@ def backend_strings(node, ctx):
         pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
         pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
         for arg, default in pairs:
-            if BACKEND_NAME.search(arg.arg):
+            if not BACKEND_NAME.search(arg.arg):
+                continue
+            if ctx.target.backend_expr and isinstance(default, ast.Constant) and default.value == "nccl":
+                ctx.handled.add(id(default))
+                ctx.report(default, r, ADVICE, "default left as is: an expression default runs when the "
+                           "module is imported; use None and choose the backend inside the function")
+            else:
                 rewrite_backend(ctx, default, r)
     else:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]

@@ -12,7 +12,7 @@ def parse():
     return p.parse_args()
 
 
-def load(path, rank, device=f"{torch.accelerator.current_accelerator().type}:0", *, map_location=torch.accelerator.current_accelerator().type):
+def load(path, rank, device="cuda:0", *, map_location="cuda"):
     dev = torch.device(torch.accelerator.current_accelerator().type, rank)
     dev2 = torch.device("{}:{}".format(torch.accelerator.current_accelerator().type, rank))
     dev3 = torch.device(type=torch.accelerator.current_accelerator().type, index=rank)

@@ -13,7 +13,7 @@ def parse():
     return parser.parse_args()
 
 
-def setup(rank, world, backend=torch.distributed.get_default_backend_for_device(torch.accelerator.current_accelerator())):
+def setup(rank, world, backend="nccl"):
     os.environ["NCCL_DEBUG"] = "INFO"
     os.environ.setdefault("TORCH_NCCL_BLOCKING_WAIT", "1")
     dist.init_process_group(torch.distributed.get_default_backend_for_device(torch.accelerator.current_accelerator()), rank=rank, world_size=world)
