@@ -97,8 +97,10 @@ def cuda_method_reference(node, ctx):
     if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
         return  # an attribute of the user's own class
     parent = ctx.parent
-    if isinstance(parent, ast.Call) and parent.func is node:
-        return
+    passed = isinstance(parent, ast.Call) and parent.func is not node
+    assigned = isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node
+    if not (passed or assigned):
+        return  # `if args.cuda:` is a flag of the user's, not the method
     ctx.report(node, cuda_method_reference.rule, ADVICE,
                f"method reference not converted; {ctx.target.name} needs "
                + (f".{ctx.target.tensor_method}" if ctx.target.tensor_method else f".to({device_argument(ctx)})"))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ast
 
-from ...core.finding import ADVICE
+from ...core.finding import ADVICE, UNSUPPORTED
 from ..registry import rule
 
 
@@ -44,3 +44,13 @@ def cpp_extension_build(node, ctx):
         what = ", ".join(cuda + sources[:3])
         ctx.report(node, cpp_extension_build.rule, ADVICE,
                    f"CUDA extension build ({what}): port the kernels with `torchport port-ext --to {ctx.target.name}`")
+
+
+@rule("TP704", "cuda-star-import", "device-api", nodes=(ast.ImportFrom,), triggers=("cuda",),
+      example=("from torch.cuda import *\n", "from torch.cuda import *\n"))
+def cuda_star_import(node, ctx):
+    """`from torch.cuda import *`: the names it brings in cannot be followed; reported as unsupported."""
+    if node.level == 0 and node.module and (node.module == "torch.cuda" or node.module.startswith("torch.cuda.")) \
+            and any(a.name == "*" for a in node.names):
+        ctx.report(node, cuda_star_import.rule, UNSUPPORTED,
+                   f"replace the star import by explicit names so they can be converted to {ctx.target.namespace}")
