@@ -196,3 +196,27 @@ def test_rules_and_targets_commands():
     assert {t["name"] for t in json.loads(out)} >= {"npu", "mlu", "musa", "xpu", "mps", "cpu", "accelerator"}
     code, out, err = run_cli()
     assert code == 2
+
+
+def test_progress_bar_only_on_a_tty(project, tmp_path):
+    import pty
+
+    master, slave = pty.openpty()
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    p = subprocess.Popen([sys.executable, "-m", "torchport", "convert", str(project), "--to", "npu",
+                          "-o", str(tmp_path / "o")], stdout=subprocess.PIPE, stderr=slave, env=env)
+    os.close(slave)
+    out, _ = p.communicate(timeout=60)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    assert p.returncode == 0
+    assert b"\r[" in seen and b"6/6 files" in seen
+    assert b"\r" not in out
