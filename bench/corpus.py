@@ -14,7 +14,6 @@ import argparse
 import ast
 import csv
 import difflib
-import hashlib
 import shutil
 import sys
 import tempfile
@@ -77,7 +76,7 @@ def line_map(old: str, new: str) -> dict:
     """Output line number -> input line number."""
     a, b = old.splitlines(), new.splitlines()
     out = {}
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+    for _tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         for k in range(j2 - j1):
             out[j1 + k + 1] = min(i1 + k, max(i2 - 1, i1)) + 1
     return out

@@ -3,7 +3,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from conftest import ROOT, tree_digest
@@ -151,7 +150,7 @@ def test_exclude_and_launch(project, tmp_path):
     statuses = {r.path: r.status for r in result.files}
     assert statuses["train.py"] == "excluded" and statuses["pkg/util.py"] == "excluded"
     assert (tmp_path / "o" / "train.py").read_bytes() == (project / "train.py").read_bytes()
-    assert (tmp_path / "o" / "entry.py").read_text() == "import torch\nimport torch_npu\nprint(torch.__version__)\n"
+    assert (tmp_path / "o" / "entry.py").read_text() == "import torch\nimport torch_npu  # noqa: F401\nprint(torch.__version__)\n"
 
 
 def test_json_output_and_no_progress_bar_off_a_tty(project, tmp_path):

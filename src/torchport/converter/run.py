@@ -13,7 +13,6 @@ import shutil
 import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Optional
 
 from ..backends import load_target

@@ -111,7 +111,10 @@ def _line_end(ctx, stmt) -> int:
     return ctx.line_starts[stmt.end_lineno] if stmt.end_lineno < len(ctx.line_starts) else len(ctx.source)
 
 
-def _insert_after(ctx, stmt, text: str, r, message: str) -> None:
+NOQA = "  # noqa: F401"  # on registration imports: linters would drop an import nothing seems to use
+
+
+def _insert_after(ctx, stmt, text: str, r, message: str, comment: str = "") -> None:
     start = ctx.span(stmt)[0]
     line_start = ctx.line_starts[stmt.lineno - 1]
     indent = ctx.source[line_start:start]
@@ -121,17 +124,17 @@ def _insert_after(ctx, stmt, text: str, r, message: str) -> None:
         return
     pos = _line_end(ctx, stmt)
     lead = "" if pos == 0 or ctx.source[pos - 1] in "\r\n" else ctx.newline
-    ctx.insert(pos, f"{lead}{indent}{text}{ctx.newline}", r, message, shown=text, anchor=ctx.span(stmt)[1])
+    ctx.insert(pos, f"{lead}{indent}{text}{comment}{ctx.newline}", r, message, shown=text, anchor=ctx.span(stmt)[1])
 
 
-def _insert_before(ctx, stmt, text: str, r, message: str) -> None:
+def _insert_before(ctx, stmt, text: str, r, message: str, comment: str = "") -> None:
     start = ctx.span(stmt)[0]
     line_start = ctx.line_starts[stmt.lineno - 1]
     indent = ctx.source[line_start:start]
     if indent.strip():
         ctx.insert(start, f"{text}; ", r, message, shown=text)
     else:
-        ctx.insert(line_start, f"{indent}{text}{ctx.newline}", r, message, shown=text)
+        ctx.insert(line_start, f"{indent}{text}{comment}{ctx.newline}", r, message, shown=text)
 
 
 def _top_statement(tree):
@@ -146,14 +149,14 @@ def _top_statement(tree):
     return (body[i] if i < len(body) else None), (body[i - 1] if i else None)
 
 
-def _insert_at_top(ctx, tree, text: str, r, message: str) -> None:
+def _insert_at_top(ctx, tree, text: str, r, message: str, comment: str = "") -> None:
     first, last_skipped = _top_statement(tree)
     if first is not None:
-        _insert_before(ctx, first, text, r, message)
+        _insert_before(ctx, first, text, r, message, comment)
     elif last_skipped is not None:
-        _insert_after(ctx, last_skipped, text, r, message)
+        _insert_after(ctx, last_skipped, text, r, message, comment)
     else:
-        ctx.insert(len(ctx.source), text + ctx.newline, r, message, shown=text)
+        ctx.insert(len(ctx.source), text + comment + ctx.newline, r, message, shown=text)
 
 
 def _imports_module(ctx, module: str) -> bool:
@@ -162,7 +165,7 @@ def _imports_module(ctx, module: str) -> bool:
 
 
 @rule("TP001", "register-import", "import", nodes=("finalize",),
-      example=("import torch\nx = torch.ones(2).cuda()\n", "import torch\nimport torch_npu\nx = torch.ones(2).npu()\n"))
+      example=("import torch\nx = torch.ones(2).cuda()\n", "import torch\nimport torch_npu  # noqa: F401\nx = torch.ones(2).npu()\n"))
 def add_registration_import(tree, ctx):
     """Add the import that registers the target device (`import torch_npu`) after the first torch import.
 
@@ -171,7 +174,8 @@ def add_registration_import(tree, ctx):
     block (so after the docstring and `__future__` imports, never inside a string or a
     `try`/`if` the torch import is not in); before it when that import itself was
     rewritten to the target namespace.  Files that already import the package are
-    left alone.  Targets built into PyTorch (xpu, mps, cpu, accelerator) need none.
+    left alone.  The import carries `# noqa: F401` so linters with autofix do not
+    remove an import that nothing seems to use.  Targets built into PyTorch (xpu, mps, cpu, accelerator) need none.
     """
     module = ctx.target.register
     wanted = ctx.edits or ctx.launch or ctx.needs_register
@@ -183,13 +187,13 @@ def add_registration_import(tree, ctx):
     r = add_registration_import.rule
     if first is None:
         if ctx.launch or ctx.needs_register:
-            _insert_at_top(ctx, tree, text, r, message)
+            _insert_at_top(ctx, tree, text, r, message, NOQA)
         return
     early = [s for s in ctx.target_imports if (s.lineno, s.col_offset) <= (first.lineno, first.col_offset)]
     if early:
-        _insert_before(ctx, min(early, key=lambda s: (s.lineno, s.col_offset)), text, r, message)
+        _insert_before(ctx, min(early, key=lambda s: (s.lineno, s.col_offset)), text, r, message, NOQA)
     else:
-        _insert_after(ctx, first, text, r, message)
+        _insert_after(ctx, first, text, r, message, NOQA)
 
 
 @rule("TP002", "missing-imports", "import", nodes=("finalize",))

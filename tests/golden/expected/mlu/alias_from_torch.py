@@ -1,4 +1,4 @@
-import torch_mlu
+import torch_mlu  # noqa: F401
 from torch import mlu as cuda
 
 

@@ -1,5 +1,5 @@
 import torch as th
-import torch_mlu
+import torch_mlu  # noqa: F401
 
 
 def step(model, x):

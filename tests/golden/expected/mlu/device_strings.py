@@ -2,7 +2,7 @@ import argparse
 import os
 
 import torch
-import torch_mlu
+import torch_mlu  # noqa: F401
 
 DEFAULT_DEVICE = "mlu"
 

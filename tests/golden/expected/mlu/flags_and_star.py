@@ -1,7 +1,7 @@
 import argparse
 
 import torch
-import torch_mlu
+import torch_mlu  # noqa: F401
 from torch.cuda import *
 
 parser = argparse.ArgumentParser()

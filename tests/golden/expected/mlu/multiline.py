@@ -1,5 +1,5 @@
 import torch
-import torch_mlu
+import torch_mlu  # noqa: F401
 from torch.amp import (  # grouped import
     autocast,
     GradScaler,

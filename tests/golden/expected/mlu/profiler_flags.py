@@ -1,5 +1,5 @@
 import torch
-import torch_mlu
+import torch_mlu  # noqa: F401
 import torch.backends.cudnn as cudnn
 from torch.profiler import ProfilerActivity, profile
 

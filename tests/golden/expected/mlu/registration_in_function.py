@@ -3,6 +3,6 @@
 
 def lazy_device():
     import torch
-    import torch_mlu
+    import torch_mlu  # noqa: F401
 
     return torch.device("mlu" if torch.mlu.is_available() else "cpu")

@@ -2,7 +2,7 @@ import logging
 
 try:
     import torch
-    import torch_mlu
+    import torch_mlu  # noqa: F401
     HAS_TORCH = True
 except ImportError:  # pragma: no cover
     torch = None

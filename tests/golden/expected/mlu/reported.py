@@ -1,7 +1,7 @@
 import os
 
 import torch
-import torch_mlu
+import torch_mlu  # noqa: F401
 import torch.nn as nn
 from torch.utils.cpp_extension import CUDAExtension, load
 

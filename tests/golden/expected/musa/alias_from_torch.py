@@ -1,4 +1,4 @@
-import torch_musa
+import torch_musa  # noqa: F401
 from torch import musa as cuda
 
 

@@ -1,5 +1,5 @@
 import torch as th
-import torch_musa
+import torch_musa  # noqa: F401
 
 
 def step(model, x):

@@ -2,7 +2,7 @@ import argparse
 import os
 
 import torch
-import torch_musa
+import torch_musa  # noqa: F401
 
 DEFAULT_DEVICE = "musa"
 

@@ -1,7 +1,7 @@
 import argparse
 
 import torch
-import torch_musa
+import torch_musa  # noqa: F401
 from torch.cuda import *
 
 parser = argparse.ArgumentParser()

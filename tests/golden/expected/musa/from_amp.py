@@ -1,5 +1,5 @@
 import torch
-import torch_musa
+import torch_musa  # noqa: F401
 from torch.amp import autocast, GradScaler, custom_fwd, custom_bwd
 
 

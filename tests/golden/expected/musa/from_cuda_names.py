@@ -1,5 +1,5 @@
 import torch
-import torch_musa
+import torch_musa  # noqa: F401
 from torch import amp
 from torch.musa import Stream, Event
 

@@ -1,7 +1,7 @@
 # -*- coding: gbk -*-
 """中文说明: cuda."""
 import torch
-import torch_musa
+import torch_musa  # noqa: F401
 
 
 def f(x):

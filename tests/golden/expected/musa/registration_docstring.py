@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 import torch
-import torch_musa
+import torch_musa  # noqa: F401
 
 HELP = "run: python -c 'import torch; print(torch.cuda.is_available())'"
 

@@ -1,7 +1,7 @@
 import os
 
 import torch
-import torch_musa
+import torch_musa  # noqa: F401
 import torch.nn as nn
 from torch.utils.cpp_extension import CUDAExtension, load
 

@@ -1,5 +1,5 @@
 import torch
-import torch_npu
+import torch_npu  # noqa: F401
 import torch.npu as tc
 
 

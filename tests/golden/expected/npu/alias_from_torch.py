@@ -1,4 +1,4 @@
-import torch_npu
+import torch_npu  # noqa: F401
 from torch import npu as cuda
 
 

@@ -1,5 +1,5 @@
 import torch as th
-import torch_npu
+import torch_npu  # noqa: F401
 
 
 def step(model, x):

@@ -2,7 +2,7 @@ import argparse
 import os
 
 import torch
-import torch_npu
+import torch_npu  # noqa: F401
 
 DEFAULT_DEVICE = "npu"
 

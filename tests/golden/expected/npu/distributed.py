@@ -2,7 +2,7 @@ import argparse
 import os
 
 import torch
-import torch_npu
+import torch_npu  # noqa: F401
 import torch.distributed as dist
 from torch.distributed import init_process_group
 

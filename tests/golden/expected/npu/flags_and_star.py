@@ -1,7 +1,7 @@
 import argparse
 
 import torch
-import torch_npu
+import torch_npu  # noqa: F401
 from torch.cuda import *
 
 parser = argparse.ArgumentParser()

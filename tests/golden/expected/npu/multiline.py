@@ -1,5 +1,5 @@
 import torch
-import torch_npu
+import torch_npu  # noqa: F401
 from torch.npu.amp import (  # grouped import
     autocast,
     GradScaler,
