@@ -20,6 +20,15 @@ from .context import Binding, FileContext
 _IMPORT_LINE = re.compile(r"\bimport\b")
 
 
+def touches(lines: list, node) -> bool:
+    """Does the node span one of the (sorted) relevant lines?  Nodes without lines always do."""
+    lineno = getattr(node, "lineno", None)
+    if lineno is None:
+        return True
+    i = bisect.bisect_left(lines, lineno)
+    return i < len(lines) and lines[i] <= node.end_lineno
+
+
 def minimal_words(words) -> list:
     """Drop words that contain another word: finding the shorter one is enough."""
     return sorted(w for w in words if not any(v != w and v in w for v in words))
@@ -114,14 +123,10 @@ class PythonConverter:
     def _nodes(tree, lines: list, types):
         """Yield (node, parent) of the given types whose lines include a relevant line."""
         stack = [(tree, None)]
-        n = len(lines)
         while stack:
             node, parent = stack.pop()
-            lineno = getattr(node, "lineno", None)
-            if lineno is not None:
-                i = bisect.bisect_left(lines, lineno)
-                if i >= n or lines[i] > node.end_lineno:
-                    continue
+            if not touches(lines, node):
+                continue
             if isinstance(node, types):
                 yield node, parent
             stack.extend((child, node) for child in ast.iter_child_nodes(node))
@@ -130,14 +135,10 @@ class PythonConverter:
         dispatch = self.dispatch
         refs = dispatch.get("ref", ())
         stack = [(tree, None)]
-        n = len(lines)
         while stack:
             node, parent = stack.pop()
-            lineno = getattr(node, "lineno", None)
-            if lineno is not None:
-                i = bisect.bisect_left(lines, lineno)
-                if i >= n or lines[i] > node.end_lineno:
-                    continue
+            if not touches(lines, node):
+                continue
             ctx.parent = parent
             for r in dispatch.get(type(node), ()):
                 r.check(node, ctx)

@@ -177,77 +177,76 @@ def _check_name(value: str, where: str, key: str) -> None:
         raise UsageError(f"{where}: '{key}' must be a (dotted) Python name, got {value!r}")
 
 
+def _sections(data: dict, known: set, path: Path, what: str):
+    """Check the kinds of a rule file and yield (kind, index, entry) for every rule in it."""
+    for kind in data:
+        if kind not in known:
+            raise UsageError(f"{path}:{getattr(data, 'line', 1)}: unknown {what} '{kind}' "
+                             f"(expected {', '.join(sorted(known))})")
+    for kind, entries in data.items():
+        if not isinstance(entries, list):
+            raise UsageError(f"{path}:{getattr(data, 'line', 1)}: '{kind}' must be a list")
+        for i, entry in enumerate(entries):
+            yield kind, i, entry
+
+
 def _load_ascend(out: UserRules, data: dict, path: Path) -> None:
     rules = data["rules"]
     if not isinstance(rules, dict):
         raise UsageError(f"{path}:{getattr(data, 'line', 1)}: 'rules' must be an object")
     known = {"ArgsModifyRule", "FuncNameModifyRule", "ModuleNameModifyRule"}
-    for kind in rules:
-        if kind not in known:
-            raise UsageError(f"{path}:{getattr(rules, 'line', 1)}: unknown rule kind '{kind}' "
-                             f"(expected {', '.join(sorted(known))})")
-    for kind, entries in rules.items():
-        if not isinstance(entries, list):
-            raise UsageError(f"{path}:{getattr(rules, 'line', 1)}: '{kind}' must be a list")
-        for i, entry in enumerate(entries):
-            where = f"{path}:{getattr(entry, 'line', 1)}"
-            rid = f"{path.stem}:{kind}:{i + 1}"
-            if kind == "FuncNameModifyRule":
-                _need(entry, ("old_name", "new_name"), where)
-                _check_name(entry["old_name"], where, "old_name")
-                _check_name(entry["new_name"], where, "new_name")
-                _add_rename(out, rid, entry["old_name"], entry["new_name"], "", path)
-            elif kind == "ModuleNameModifyRule":
-                _need(entry, ("old_name", "new_name", "parent_module"), where)
-                for key in ("old_name", "new_name", "parent_module"):
-                    _check_name(entry[key], where, key)
-                parent = entry["parent_module"]
-                _add_rename(out, rid, f"{parent}.{entry['old_name']}", f"{parent}.{entry['new_name']}", "", path)
-            else:
-                _need(entry, ("func_name", "arg_new"), where)
-                _need(entry, ("arg_idx",), where, int)
-                _check_name(entry["func_name"], where, "func_name")
-                _add_argument(out, rid, entry["func_name"], entry["arg_idx"], None, entry["arg_new"], path, where)
+    for kind, i, entry in _sections(rules, known, path, "rule kind"):
+        where = f"{path}:{getattr(entry, 'line', 1)}"
+        rid = f"{path.stem}:{kind}:{i + 1}"
+        if kind == "FuncNameModifyRule":
+            _need(entry, ("old_name", "new_name"), where)
+            _check_name(entry["old_name"], where, "old_name")
+            _check_name(entry["new_name"], where, "new_name")
+            _add_rename(out, rid, entry["old_name"], entry["new_name"], "", path)
+        elif kind == "ModuleNameModifyRule":
+            _need(entry, ("old_name", "new_name", "parent_module"), where)
+            for key in ("old_name", "new_name", "parent_module"):
+                _check_name(entry[key], where, key)
+            parent = entry["parent_module"]
+            _add_rename(out, rid, f"{parent}.{entry['old_name']}", f"{parent}.{entry['new_name']}", "", path)
+        else:
+            _need(entry, ("func_name", "arg_new"), where)
+            _need(entry, ("arg_idx",), where, int)
+            _check_name(entry["func_name"], where, "func_name")
+            _add_argument(out, rid, entry["func_name"], entry["arg_idx"], None, entry["arg_new"], path, where)
 
 
 def _load_own(out: UserRules, data: dict, path: Path, target_name: str, toml_lines) -> None:
     known = {"rename", "unsupported", "keep", "argument"}
-    for kind in data:
-        if kind not in known:
-            raise UsageError(f"{path}:{getattr(data, 'line', 1)}: unknown section '{kind}' "
-                             f"(expected {', '.join(sorted(known))})")
-    for kind, entries in data.items():
-        if not isinstance(entries, list):
-            raise UsageError(f"{path}: '{kind}' must be a list of tables")
-        for i, entry in enumerate(entries):
-            where = _where(path, entry, kind, i, toml_lines)
-            if not isinstance(entry, dict):
-                raise UsageError(f"{where}: each rule must be a table")
-            targets = entry.get("targets")
-            if targets is not None and (not isinstance(targets, list) or not all(isinstance(t, str) for t in targets)):
-                raise UsageError(f"{where}: 'targets' must be a list of target names")
-            if targets is not None and target_name not in targets:
-                continue
-            rid = str(entry.get("id") or f"{path.stem}:{kind}:{i + 1}")
-            if kind == "rename":
-                _need(entry, ("old", "new"), where)
-                _check_name(entry["old"], where, "old")
-                _check_name(entry["new"], where, "new")
-                _add_rename(out, rid, entry["old"], entry["new"], str(entry.get("note", "")), path)
-            elif kind in ("unsupported", "keep"):
-                text_key = "tip" if kind == "unsupported" else "message"
-                _need(entry, ("name", text_key), where)
-                _check_name(entry["name"], where, "name")
-                out.decisions[entry["name"]] = _decision(kind, entry[text_key], "", rid)
-                out.rules[rid] = Rule(rid, f"{kind} {entry['name']}", "user-rule", entry[text_key], source=str(path))
-            else:
-                _need(entry, ("call", "new"), where)
-                _check_name(entry["call"], where, "call")
-                if ("index" in entry) == ("keyword" in entry):
-                    raise UsageError(f"{where}: give exactly one of 'index' or 'keyword'")
-                if "index" in entry and not isinstance(entry["index"], int):
-                    raise UsageError(f"{where}: 'index' must be an integer")
-                _add_argument(out, rid, entry["call"], entry.get("index"), entry.get("keyword"), entry["new"], path, where)
+    for kind, i, entry in _sections(data, known, path, "section"):
+        where = _where(path, entry, kind, i, toml_lines)
+        if not isinstance(entry, dict):
+            raise UsageError(f"{where}: each rule must be a table")
+        targets = entry.get("targets")
+        if targets is not None and (not isinstance(targets, list) or not all(isinstance(t, str) for t in targets)):
+            raise UsageError(f"{where}: 'targets' must be a list of target names")
+        if targets is not None and target_name not in targets:
+            continue
+        rid = str(entry.get("id") or f"{path.stem}:{kind}:{i + 1}")
+        if kind == "rename":
+            _need(entry, ("old", "new"), where)
+            _check_name(entry["old"], where, "old")
+            _check_name(entry["new"], where, "new")
+            _add_rename(out, rid, entry["old"], entry["new"], str(entry.get("note", "")), path)
+        elif kind in ("unsupported", "keep"):
+            text_key = "tip" if kind == "unsupported" else "message"
+            _need(entry, ("name", text_key), where)
+            _check_name(entry["name"], where, "name")
+            out.decisions[entry["name"]] = _decision(kind, entry[text_key], "", rid)
+            out.rules[rid] = Rule(rid, f"{kind} {entry['name']}", "user-rule", entry[text_key], source=str(path))
+        else:
+            _need(entry, ("call", "new"), where)
+            _check_name(entry["call"], where, "call")
+            if ("index" in entry) == ("keyword" in entry):
+                raise UsageError(f"{where}: give exactly one of 'index' or 'keyword'")
+            if "index" in entry and not isinstance(entry["index"], int):
+                raise UsageError(f"{where}: 'index' must be an integer")
+            _add_argument(out, rid, entry["call"], entry.get("index"), entry.get("keyword"), entry["new"], path, where)
 
 
 def _decision(kind: str, value: str, note: str, rid: str) -> NameDecision:

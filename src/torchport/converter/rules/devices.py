@@ -38,6 +38,14 @@ PATH_CALLS = {"join", "Path", "PurePath", "joinpath"}
 _QUOTE = re.compile(r"([rRuUbBfF]*)('''|\"\"\"|'|\")")
 
 
+def param_defaults(fn) -> list:
+    """[(ast.arg, default expression)] of a function or lambda."""
+    args = fn.args
+    positional = args.posonlyargs + args.args
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    return pairs + [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+
+
 def last_name(node) -> str:
     """`self.args.device` -> 'device'; `device` -> 'device'; 'device' (a string key) -> 'device'."""
     if isinstance(node, ast.Name):
@@ -251,11 +259,7 @@ def device_arguments(node, ctx):
       example=('def pyobj2tensor(obj, device="cuda"):\n    pass\n', 'def pyobj2tensor(obj, device="npu"):\n    pass\n'))
 def device_defaults(node, ctx):
     """Default values of parameters named like a device (`device="cuda"`, `map_location="cuda:0"`)."""
-    args = node.args
-    positional = args.posonlyargs + args.args
-    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
-    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
-    for arg, default in pairs:
+    for arg, default in param_defaults(node):
         if not DEVICE_NAME.search(arg.arg):
             continue
         if ctx.target.device:

@@ -6,7 +6,7 @@ import re
 
 from ...core.finding import ADVICE
 from ..registry import rule
-from .devices import last_name, option_name
+from .devices import last_name, option_name, param_defaults
 
 BACKEND_NAME = re.compile(r"(?:^|_)backend$", re.IGNORECASE)
 BACKEND_CALLS = {  # callee -> positional index of its backend argument
@@ -109,11 +109,7 @@ def backend_strings(node, ctx):
             if isinstance(key, ast.Constant) and isinstance(key.value, str) and BACKEND_NAME.search(key.value):
                 rewrite_backend(ctx, value, r)
     elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        args = node.args
-        positional = args.posonlyargs + args.args
-        pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
-        pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
-        for arg, default in pairs:
+        for arg, default in param_defaults(node):
             if not BACKEND_NAME.search(arg.arg):
                 continue
             if ctx.target.backend_expr and isinstance(default, ast.Constant) and default.value == "nccl":
