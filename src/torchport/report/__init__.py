@@ -69,12 +69,19 @@ def unsupported_csv(findings) -> str:
 
 
 # ------------------------------------------------------------ Markdown
+def _quoted(text: str) -> str:
+    """Quote code for a description, unless it is a string literal with quotes of its own."""
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text
+    return f'"{text}"'
+
+
 def describe(f) -> str:
     if f.action == INSERT:
-        return f'add "{f.new}"'
+        return f"add {_quoted(f.new)}"
     if f.action == DELETE:
-        return f'delete "{f.old}"'
-    return f'change "{f.old}" to "{f.new}"'
+        return f"delete {_quoted(f.old)}"
+    return f"change {_quoted(f.old)} to {_quoted(f.new)}"
 
 
 def md_cell(text) -> str:
