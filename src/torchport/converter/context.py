@@ -22,13 +22,22 @@ _NEWLINES = re.compile(r"\r\n|\r|\n")
 
 @dataclass
 class Binding:
-    """A local name bound by an import statement."""
+    """A local name bound by import statements (the same import may repeat, e.g. in several functions)."""
 
     local: str
     qualname: str
     kind: str                    # "package" (import torch / import torch as th), "module" (import a.b as x), "from"
-    stmt: ast.stmt
-    uses: list = field(default_factory=list)   # [(node, parts, resolution, parent)]
+    stmt: ast.stmt               # the first import statement that binds it
+    scope: Optional[tuple] = None  # (first, last) line of the function holding the import; None: module
+    uses: list = field(default_factory=list)   # [(Ref, Resolution)]
+    stmts: list = field(default_factory=list)  # every import statement that binds it (same scope)
+    ambiguous: bool = False      # also bound to something else in the same scope: left to the user
+
+    def visible_at(self, line: int) -> bool:
+        return self.scope is None or self.scope[0] <= line <= self.scope[1]
+
+    def __post_init__(self):
+        self.stmts = self.stmts or [self.stmt]
 
 
 class FileContext:
@@ -40,7 +49,7 @@ class FileContext:
         self.newline = newline
         self.line_starts = [0] + [m.end() for m in _NEWLINES.finditer(source)]
         self.ascii = source.isascii()
-        self.bindings: dict[str, Binding] = {}
+        self.bindings: dict[str, list] = {}       # local name -> [Binding], one per scope
         self.edits: list[Edit] = []
         self.findings: list[Finding] = []     # findings without an edit
         self.parent: Optional[ast.AST] = None  # set by the walker before each check
@@ -79,6 +88,18 @@ class FileContext:
         return self.user_rules[rule_id]
 
     # ------------------------------------------------------------ names
+    def all_bindings(self):
+        for group in self.bindings.values():
+            yield from group
+
+    def lookup(self, local: str, line: int) -> Optional[Binding]:
+        """The import binding of `local` visible at `line` (the innermost function's import wins)."""
+        best = None
+        for b in self.bindings.get(local, ()):
+            if b.visible_at(line) and (best is None or (b.scope or (0, 0))[0] > (best.scope or (0, 0))[0]):
+                best = b
+        return best
+
     def qualname(self, node) -> Optional[str]:
         """Dotted name an expression refers to through the file's imports, if it is a plain chain."""
         parts = []
@@ -87,14 +108,14 @@ class FileContext:
             node = node.value
         if not isinstance(node, ast.Name):
             return None
-        binding = self.bindings.get(node.id)
+        binding = self.lookup(node.id, node.lineno)
         if binding is None:
             return None
         return ".".join([binding.qualname, *reversed(parts)])
 
     def torch_name(self) -> str:
         """The file's name for the torch package; asks for `import torch` when there is none."""
-        for b in self.bindings.values():
+        for b in sorted(self.all_bindings(), key=lambda b: b.scope is not None):
             if b.kind == "package" and b.qualname == "torch":
                 return b.local
         self.needs_imports.add("torch")
@@ -103,8 +124,8 @@ class FileContext:
     def spell(self, qualname: str) -> str:
         """Source text naming `qualname` with the file's own import aliases."""
         best = None
-        for b in self.bindings.values():
-            if qualname == b.qualname or qualname.startswith(b.qualname + "."):
+        for b in self.all_bindings():
+            if b.scope is None and (qualname == b.qualname or qualname.startswith(b.qualname + ".")):
                 if best is None or len(b.qualname) > len(best.qualname):
                     best = b
         if best is not None:

@@ -18,6 +18,7 @@ from .apimap import ApiMap
 from .context import Binding, FileContext
 
 _IMPORT_LINE = re.compile(r"\bimport\b")
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
 def touches(lines: list, node) -> bool:
@@ -25,6 +26,9 @@ def touches(lines: list, node) -> bool:
     lineno = getattr(node, "lineno", None)
     if lineno is None:
         return True
+    decorators = getattr(node, "decorator_list", None)
+    if decorators:  # a def's lineno is the `def` line; its decorators come before it
+        lineno = min(lineno, decorators[0].lineno)
     i = bisect.bisect_left(lines, lineno)
     return i < len(lines) and lines[i] <= node.end_lineno
 
@@ -85,17 +89,28 @@ class PythonConverter:
     # ------------------------------------------------------------ imports
     def _collect_imports(self, ctx: FileContext, tree: ast.Module) -> None:
         lines = sorted({ctx.line_of(m.start()) for m in _IMPORT_LINE.finditer(ctx.source)})
-        found = [node for node, _parent in self._nodes(tree, lines, (ast.Import, ast.ImportFrom))]
-        found.sort(key=lambda n: (n.lineno, n.col_offset))
-        for node in found:
+        found = sorted(self._nodes(tree, lines, (ast.Import, ast.ImportFrom)),
+                       key=lambda pair: (pair[0].lineno, pair[0].col_offset))
+
+        def bind(local, qualname, kind, node, scope):
+            group = ctx.bindings.setdefault(local, [])
+            old = next((b for b in group if b.scope == scope), None)
+            if old is None:
+                group.append(Binding(local, qualname, kind, node, scope))
+                return
+            old.stmts.append(node)
+            if (old.qualname, old.kind) != (qualname, kind):
+                old.ambiguous = True
+
+        for node, scope in found:
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
                         kind = "package" if "." not in alias.name else "module"
-                        ctx.bindings[alias.asname] = Binding(alias.asname, alias.name, kind, node)
+                        bind(alias.asname, alias.name, kind, node, scope)
                     else:
                         top = alias.name.split(".")[0]
-                        ctx.bindings.setdefault(top, Binding(top, top, "package", node))
+                        bind(top, top, "package", node, scope)
                     if alias.name.split(".")[0] == "torch" and ctx.first_torch_import is None:
                         ctx.first_torch_import = node
             elif node.level == 0 and node.module:
@@ -103,13 +118,13 @@ class PythonConverter:
                     if alias.name == "*":
                         continue
                     local = alias.asname or alias.name
-                    ctx.bindings[local] = Binding(local, f"{node.module}.{alias.name}", "from", node)
+                    bind(local, f"{node.module}.{alias.name}", "from", node, scope)
                 if node.module.split(".")[0] == "torch" and ctx.first_torch_import is None:
                     ctx.first_torch_import = node
 
     def _relevant_lines(self, ctx: FileContext, lowered: str) -> list:
         """Lines holding a trigger word, or a name imported from a CUDA-specific module."""
-        words = [b.local.lower() for b in ctx.bindings.values()
+        words = [b.local.lower() for b in ctx.all_bindings()
                  if b.kind != "package" and (self.trigger.search(b.qualname.lower()) or self.api.resolve(b.qualname))]
         regex = self.trigger
         if words:
@@ -121,15 +136,18 @@ class PythonConverter:
     # ------------------------------------------------------------ walking
     @staticmethod
     def _nodes(tree, lines: list, types):
-        """Yield (node, parent) of the given types whose lines include a relevant line."""
+        """Yield (node, scope) of the given types whose lines include a relevant line; scope is the
+        (first, last) line of the innermost enclosing function, or None at module level."""
         stack = [(tree, None)]
         while stack:
-            node, parent = stack.pop()
+            node, scope = stack.pop()
             if not touches(lines, node):
                 continue
             if isinstance(node, types):
-                yield node, parent
-            stack.extend((child, node) for child in ast.iter_child_nodes(node))
+                yield node, scope
+            if isinstance(node, FUNCTIONS):
+                scope = (node.lineno, node.end_lineno)
+            stack.extend((child, scope) for child in ast.iter_child_nodes(node))
 
     def _walk(self, ctx: FileContext, tree: ast.Module, lines: list) -> None:
         dispatch = self.dispatch
@@ -148,7 +166,7 @@ class PythonConverter:
                     parts.append(root.attr)
                     root = root.value
                 if isinstance(root, ast.Name):
-                    binding = ctx.bindings.get(root.id)
+                    binding = ctx.lookup(root.id, root.lineno)
                     if binding is not None and isinstance(root.ctx, ast.Load):
                         parts.reverse()
                         ref = Ref(node, binding, parts, ".".join([binding.qualname, *parts]), parent)

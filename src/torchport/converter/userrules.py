@@ -262,7 +262,7 @@ def _add_rename(out: UserRules, rid: str, old: str, new: str, note: str, path: P
 
     def check(node, ctx, old=old, new=new):
         func = node.func
-        if isinstance(func, ast.Name) and func.id == old and func.id not in ctx.bindings:
+        if isinstance(func, ast.Name) and func.id == old and ctx.lookup(func.id, func.lineno) is None:
             ctx.replace(func, new, ctx.user_rule(rid))
         elif isinstance(func, ast.Attribute) and func.attr == old and ctx.qualname(func.value) is None:
             start = ctx.span(func)[1] - len(old)

@@ -34,18 +34,29 @@ def finalize_bindings(tree, ctx):
     be converted are rewritten to full target names, and the rest are reported.
     """
     plans: dict = {}
-    for b in ctx.bindings.values():
+    for b in ctx.all_bindings():
         bres = ctx.api.resolve(b.qualname)
         if bres is None:
             continue
         r = rule_for(ctx, bres)
+        if b.ambiguous:
+            for stmt in b.stmts:
+                ctx.report(stmt, r, UNSUPPORTED if bres.qualname.startswith("torch.cuda") else ADVICE,
+                           f"not converted: '{b.local}' is imported from different modules in this file; "
+                           "convert these imports and their uses by hand")
+            for ref, res in b.uses:
+                if res.qualname.startswith("torch.cuda"):
+                    ctx.report(ref.node, rule_for(ctx, res), UNSUPPORTED, f"not converted: '{b.local}' is ambiguous here")
+            continue
         if b.kind == "package":  # `import apex`: its uses were handled where they stand
             if not bres.rewrites:
-                ctx.report(b.stmt, r, UNSUPPORTED if bres.kind == RES_UNSUPPORTED else ADVICE,
-                           bres.message, bres.category)
+                for stmt in b.stmts:
+                    ctx.report(stmt, r, UNSUPPORTED if bres.kind == RES_UNSUPPORTED else ADVICE,
+                               bres.message, bres.category)
             continue
         if bres.rewrites and all(_follows(bres, ref, res) for ref, res in b.uses):
-            plans.setdefault(id(b.stmt), (b.stmt, {}))[1][b.local] = bres
+            for stmt in b.stmts:
+                plans.setdefault(id(stmt), (stmt, {}))[1][b.local] = bres
             for ref, res in b.uses:
                 tail_old = "".join("." + p for p in ref.parts)
                 tail_new = res.new[len(bres.new):]
@@ -55,7 +66,8 @@ def finalize_bindings(tree, ctx):
                     adapt_call(ctx, ref, res, rule_for(ctx, res))
             continue
         if bres.kind in (KEEP, RES_UNSUPPORTED):
-            ctx.report(b.stmt, r, UNSUPPORTED if bres.kind == RES_UNSUPPORTED else ADVICE, bres.message, bres.category)
+            for stmt in b.stmts:
+                ctx.report(stmt, r, UNSUPPORTED if bres.kind == RES_UNSUPPORTED else ADVICE, bres.message, bres.category)
         for ref, res in b.uses:
             ur = rule_for(ctx, res)
             if res.kind == MAP:

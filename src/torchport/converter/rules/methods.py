@@ -42,24 +42,22 @@ def cuda_method(node, ctx):
     device = device_argument(ctx)
     message = f"{t.title} has no .cuda(): moved with .to()"
     index = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "device"), None)
-    if index is not None and t.device_expr:
-        new_device = f"{ctx.torch_name()}.device({device}, {ctx.text(index)})"
-    else:
-        new_device = device
-        if index is not None:
-            message += f"; device index {ctx.text(index)} dropped ({t.name} is addressed without one)"
+    if index is not None and t.device_expr:  # wrap the index, keeping any rewrite inside it
+        start, end = ctx.span(index)
+        ctx.insert(start, f"{ctx.torch_name()}.device({device}, ", r, quiet=True)
+        ctx.insert(end, ")", r, quiet=True)
+    elif index is not None:
+        message += f"; device index {ctx.text(index)} dropped ({t.name} is addressed without one)"
+        ctx.replace(index, device, r, quiet=True)
     if node.args:
-        ctx.replace(node.args[0], new_device, r, quiet=True)
         if len(node.args) > 1:  # Tensor.cuda(device, non_blocking): .to's 2nd positional is dtype
             ctx.insert(ctx.span(node.args[1])[0], "non_blocking=", r, quiet=True)
     else:
         kw = next((k for k in node.keywords if k.arg == "device"), None)
-        if kw is not None:
-            ctx.replace(kw, f"device={new_device}", r, quiet=True)
-        else:
+        if kw is None:
             open_paren = ctx.source.index("(", ctx.span(func)[1])
             sep = ", " if node.keywords else ""
-            ctx.insert(open_paren + 1, new_device + sep, r, quiet=True)
+            ctx.insert(open_paren + 1, device + sep, r, quiet=True)
     ctx.replace((attr_start, attr_start + 4), "to", r, quiet=True)
     ctx.note_change(_tail(ctx, node, attr_start), r, message)
 

@@ -4,19 +4,19 @@ from torch.amp import autocast, GradScaler, custom_fwd, custom_bwd
 
 class MyFn(torch.autograd.Function):
     @staticmethod
-    @custom_fwd
+    @custom_fwd(device_type="cpu")
     def forward(ctx, x):
         return x * 2
 
     @staticmethod
-    @custom_bwd
+    @custom_bwd(device_type="cpu")
     def backward(ctx, g):
         return g * 2
 
 
 class Cast(torch.autograd.Function):
     @staticmethod
-    @custom_fwd(cast_inputs=torch.float32)
+    @custom_fwd(cast_inputs=torch.float32, device_type="cpu")
     def forward(ctx, x):
         return x
 

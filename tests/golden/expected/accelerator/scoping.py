@@ -1,0 +1,53 @@
+import functools
+
+import torch
+
+HANDLERS = {}
+
+
+def register(*fns):
+    def wrap(f):
+        HANDLERS.update({fn: f for fn in fns})
+        return f
+    return wrap
+
+
+@register(
+    torch.accelerator.synchronize,
+    torch.accelerator.empty_cache,
+)
+def handler(*args):
+    return args
+
+
+def first():
+    from torch.accelerator import synchronize
+
+    synchronize()
+
+
+def second():
+    from torch.accelerator import synchronize
+
+    x = torch.ones(1).to(torch.device(torch.accelerator.current_accelerator().type, torch.accelerator.current_device_index()))
+    synchronize()
+    return x
+
+
+def third():
+    from torch.amp import autocast
+
+    with autocast(torch.accelerator.current_accelerator().type):
+        pass
+
+
+def fourth():
+    from torch import autocast
+
+    with autocast(torch.accelerator.current_accelerator().type):
+        pass
+
+
+@functools.lru_cache()
+def fifth():
+    return "cuda:0"
