@@ -62,6 +62,7 @@ def torch_cuda_lines(tree) -> set:
                 full = f"{n.module}.{a.name}"
                 if full == "torch.cuda" or full.startswith("torch.cuda."):
                     cuda_names.add(a.asname or a.name)
+    cuda_names -= set(defined_names(tree))  # also defined in the file: a local import, not checkable by name alone
     lines = set()
     for n in ast.walk(tree):
         if isinstance(n, ast.Attribute) and n.attr == "cuda" and isinstance(n.value, ast.Name) \
