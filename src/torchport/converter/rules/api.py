@@ -80,11 +80,13 @@ describe("TP110", "cudnn-backends", "cudnn",
          flags without one are left in place (they do nothing off CUDA) and reported.""",
          ("torch.backends.cuda.matmul.allow_tf32 = True\n", "torch.npu.matmul.allow_hf32 = True\n"))
 describe("TP111", "device-capability", "capability",
-         """`get_device_capability` / `get_device_properties`: moved, with a review note.
+         """`get_device_capability`, `torch.version.cuda`: reported, never rewritten.
 
          Compute capability numbers are CUDA architecture versions; checks such as
-         `>= (8, 0)` do not carry over and are flagged.""",
-         ("cap = torch.cuda.get_device_capability()\n", "cap = torch.npu.get_device_capability()\n"))
+         `>= (8, 0)` do not carry over to another vendor, so the call stays and is listed
+         as unsupported.  `get_device_properties` moves to the target (name and
+         total_memory carry over) with a note; `.major`/`.minor` on it are flagged (TP705).""",
+         ("cap = torch.cuda.get_device_capability()\n", "cap = torch.cuda.get_device_capability()\n"))
 describe("TP112", "data-parallel", "data-parallel",
          """`torch.nn.DataParallel` where the target needs DistributedDataParallel: reported.""",
          ("model = torch.nn.DataParallel(model)\n", "model = torch.nn.DataParallel(model)\n"))

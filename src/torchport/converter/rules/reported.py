@@ -54,3 +54,20 @@ def cuda_star_import(node, ctx):
             and any(a.name == "*" for a in node.names):
         ctx.report(node, cuda_star_import.rule, UNSUPPORTED,
                    f"replace the star import by explicit names so they can be converted to {ctx.target.namespace}")
+
+
+CAPABILITY_FIELDS = ("major", "minor", "multi_processor_count", "gcnArchName")
+
+
+@rule("TP705", "device-properties-fields", "capability", nodes=(ast.Attribute,), triggers=("get_device_properties",),
+      example=("ok = torch.cuda.get_device_properties(0).major >= 8\n",
+               "ok = torch.npu.get_device_properties(0).major >= 8\n"))
+def device_properties_fields(node, ctx):
+    """`get_device_properties(...).major` (and minor, SM count): CUDA architecture facts, reported."""
+    call = node.value
+    if node.attr not in CAPABILITY_FIELDS or not isinstance(call, ast.Call):
+        return
+    if ctx.qualname(call.func) != "torch.cuda.get_device_properties":
+        return
+    ctx.report(node, device_properties_fields.rule, ADVICE,
+               f".{node.attr} is a CUDA architecture fact; on {ctx.target.title} it is empty or means something else")

@@ -8,9 +8,10 @@ def setup():
     torch.backends.cudnn.deterministic = False
     torch.backends.cuda.matmul.allow_tf32 = True
     torch.backends.cudnn.allow_tf32 = True
-    major, minor = torch.accelerator.get_device_capability()
+    major, minor = torch.cuda.get_device_capability()
     props = torch.cuda.get_device_properties(0)
-    return major >= 8 and props.major >= 8
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    return major >= 8 and props.major >= 8 and sms
 
 
 def prof(step):

@@ -9,9 +9,10 @@ def setup():
     torch.backends.cudnn.deterministic = False
     torch.backends.mlu.matmul.allow_tf32 = True
     torch.backends.cnnl.allow_tf32 = True
-    major, minor = torch.mlu.get_device_capability()
+    major, minor = torch.cuda.get_device_capability()
     props = torch.mlu.get_device_properties(0)
-    return major >= 8 and props.major >= 8
+    sms = torch.mlu.get_device_properties(0).multi_processor_count
+    return major >= 8 and props.major >= 8 and sms
 
 
 def prof(step):

@@ -9,9 +9,10 @@ def setup():
     torch.backends.cudnn.deterministic = False
     torch.npu.matmul.allow_hf32 = True
     torch.npu.conv.allow_hf32 = True
-    major, minor = torch.npu.get_device_capability()
+    major, minor = torch.cuda.get_device_capability()
     props = torch.npu.get_device_properties(0)
-    return major >= 8 and props.major >= 8
+    sms = torch.npu.get_device_properties(0).multi_processor_count
+    return major >= 8 and props.major >= 8 and sms
 
 
 def prof(step):
