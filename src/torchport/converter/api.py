@@ -1,7 +1,7 @@
 """`torchport.convert(...)`: the Python API behind `torchport convert`, returning a ConvertResult."""
 from __future__ import annotations
 
-import datetime
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -118,7 +118,7 @@ def convert(path, target: str, output=None, *, rules: Sequence[str] = (), exclud
             raise UsageError(f"launch script {launch} is not inside the input") from None
 
     clock = timer()
-    started = datetime.datetime.now().isoformat(timespec="seconds")
+    started = time.strftime("%Y-%m-%dT%H:%M:%S")
     entries = list(tree.walk(src, tuple(exclude)))
     backup = tree.backup_dir(src) if mode == "in-place" else None
     jobs_list = []

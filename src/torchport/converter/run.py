@@ -7,7 +7,6 @@ backup, or nothing for --diff/--dry-run).  Only findings travel back.
 from __future__ import annotations
 
 import difflib
-import multiprocessing
 import os
 import shutil
 import sys
@@ -169,6 +168,8 @@ def run_jobs(jobs: list, target, rule_files, launch, mode, n_jobs: int, progress
     n_chunks = n_jobs * 8
     chunks = [heavy[i::n_chunks] for i in range(n_chunks)] + [light[i::n_jobs] for i in range(n_jobs)]
     chunks = [c for c in chunks if c]
+    import multiprocessing  # only parallel runs pay for importing it
+
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin" else "spawn"
     ctx = multiprocessing.get_context(method)
     results = []
