@@ -70,6 +70,8 @@ class PythonConverter:
     def convert(self, path: str, source: str, newline: str = "\n", launch: bool = False):
         """Return (new_source, kept_edits, findings); raises SyntaxError on unparsable input."""
         lowered = source.lower()
+        if len(lowered) != len(source):  # a few characters (İ) lower to two: keep offsets aligned
+            lowered = "".join(c if len(c.lower()) != 1 else c.lower() for c in source)
         if not launch and not self.wants(lowered):
             return source, [], []
         tree = ast.parse(source, filename=path)
