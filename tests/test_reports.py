@@ -4,6 +4,7 @@ import io
 import json
 
 import torchport
+from conftest import ROOT
 from torchport.core.finding import Finding
 from torchport.report import change_list_csv, csv_cell, md_cell, unsupported_csv
 
@@ -70,3 +71,16 @@ def test_json_counts_match_findings(project, tmp_path):
     assert data["tool"]["name"] == "torchport" and result.target == "accelerator"
     csv_rows = list(csv.reader(io.StringIO((tmp_path / "o_report" / "unsupported_api.csv").read_text())))
     assert len(csv_rows) - 1 == data["summary"]["unsupported"]
+
+
+def test_json_schema_matches_the_documentation(project, tmp_path):
+    torchport.convert(project, "npu", tmp_path / "o")
+    data = json.loads((tmp_path / "o_report" / "report.json").read_text())
+    assert set(data) == {"schema_version", "tool", "command", "started", "target", "input", "output",
+                         "report_dir", "backup", "mode", "rule_files", "summary", "files", "findings"}
+    assert set(data["findings"][0]) == {"file", "line", "end_line", "col", "rule", "category", "action",
+                                        "old", "new", "message"}
+    assert set(data["files"][0]) == {"path", "kind", "status", "lines", "message"}
+    doc = (ROOT / "docs" / "reports.md").read_text()
+    for key in list(data) + list(data["summary"]):
+        assert f'"{key}"' in doc, key
