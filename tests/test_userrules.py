@@ -86,3 +86,26 @@ def test_errors_name_file_and_line(tmp_path, text, suffix, where, message):
     with pytest.raises(UsageError) as e:
         convert(tmp_path, text, suffix)
     assert f"rules{suffix}{where}" in str(e.value) and message in str(e.value)
+
+
+def test_the_documented_examples_load_and_apply(tmp_path):
+    import re
+
+    from conftest import ROOT
+
+    doc = (ROOT / "docs" / "user-rules.md").read_text()
+    blocks = dict((lang, text) for lang, text in re.findall(r"```(json|toml)\n(.*?)```", doc, re.S))
+    src = (b"import apex.amp as aa\nimport pynvml\nimport torch\nimport xformers.ops as xops\n"
+           b"model = aa.initialize(model)\npynvml.nvmlInit()\ny = xops.memory_efficient_attention(q, k, v)\n"
+           b"dl = torch.utils.data.DataLoader(ds)\n")
+    out, findings = convert(tmp_path, blocks["toml"], ".toml", src=src)
+    assert "model = mypkg.amp_init(model)" in out and "import mypkg" in out
+    assert 'torch.utils.data.DataLoader(ds, pin_memory_device="npu")' in out
+    assert {"MY001"} <= {f.rule for f in findings}
+    assert any(f.action == "unsupported" and "scaled_dot_product_attention" in f.message for f in findings)
+    assert any(f.action == "advice" and "NVML" in f.message for f in findings)
+    out, findings = convert(tmp_path, blocks["json"], ".json",
+                            src=b"import apex.amp\nfrom mylib import helpers\napex.amp.initialize(m)\n"
+                                b"make_loader(ds, 4)\nold_func(1)\n")
+    assert "mypkg.amp_init(m)" in out and "from mylib import npu_helpers as helpers" in out
+    assert "make_loader(ds, 8)" in out and "new_func(1)" in out
