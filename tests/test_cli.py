@@ -175,14 +175,14 @@ def test_parallel_and_serial_runs_agree(tmp_path):
     body = "import torch\n\n\ndef f{i}(x):\n    return x.cuda(), torch.cuda.device_count(), 'cuda:{i}'\n" + "# pad\n" * 4000
     for i in range(40):
         (src / f"m{i}.py").write_text(body.format(i=i))
-    from torchport.converter import run
+    from torchport.core import parallel
 
-    old = run.PARALLEL_MIN_BYTES
-    run.PARALLEL_MIN_BYTES = 1
+    old = parallel.PARALLEL_MIN_BYTES
+    parallel.PARALLEL_MIN_BYTES = 1
     try:
         a = torchport.convert(src, "npu", tmp_path / "a", jobs=2)
     finally:
-        run.PARALLEL_MIN_BYTES = old
+        parallel.PARALLEL_MIN_BYTES = old
     b = torchport.convert(src, "npu", tmp_path / "b", jobs=1)
     assert [f.to_dict() for f in a.findings] == [f.to_dict() for f in b.findings]
     assert tree_digest(tmp_path / "a") == tree_digest(tmp_path / "b")

@@ -11,7 +11,8 @@ from .. import __version__
 from ..core import files as tree
 from ..core.errors import UsageError
 from ..core.finding import ADVICE, CHANGES, ERROR, UNSUPPORTED
-from .run import Converter, default_jobs, run_jobs, timer
+from ..core.parallel import default_jobs
+from .run import Converter, run_jobs, timer
 
 SCHEMA_VERSION = 1
 

@@ -33,6 +33,14 @@ def touches(lines: list, node) -> bool:
     return i < len(lines) and lines[i] <= node.end_lineno
 
 
+def lower_text(source: str) -> str:
+    """source.lower() with the same length (a few characters, like İ, lower to two)."""
+    lowered = source.lower()
+    if len(lowered) != len(source):
+        lowered = "".join(c if len(c.lower()) != 1 else c.lower() for c in source)
+    return lowered
+
+
 def minimal_words(words) -> list:
     """Drop words that contain another word: finding the shorter one is enough."""
     return sorted(w for w in words if not any(v != w and v in w for v in words))
@@ -67,14 +75,16 @@ class PythonConverter:
     def wants(self, lowered: str) -> bool:
         return any(w in lowered for w in self.words)
 
-    def convert(self, path: str, source: str, newline: str = "\n", launch: bool = False):
-        """Return (new_source, kept_edits, findings); raises SyntaxError on unparsable input."""
-        lowered = source.lower()
-        if len(lowered) != len(source):  # a few characters (İ) lower to two: keep offsets aligned
-            lowered = "".join(c if len(c.lower()) != 1 else c.lower() for c in source)
+    def convert(self, path: str, source: str, newline: str = "\n", launch: bool = False,
+                tree: Optional[ast.Module] = None, lowered: Optional[str] = None):
+        """Return (new_source, kept_edits, findings); raises SyntaxError on unparsable input.
+
+        `tree` and `lowered` may be passed in when several targets look at one file
+        (the rules never change the tree)."""
+        lowered = lowered if lowered is not None else lower_text(source)
         if not launch and not self.wants(lowered):
             return source, [], []
-        tree = ast.parse(source, filename=path)
+        tree = tree if tree is not None else ast.parse(source, filename=path)
         ctx = FileContext(path, source, self.api, newline)
         ctx.launch = launch
         ctx.user_rules = self.user_rules

@@ -7,15 +7,14 @@ backup, or nothing for --diff/--dry-run).  Only findings travel back.
 from __future__ import annotations
 
 import difflib
-import os
 import shutil
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Optional
 
 from ..backends import load_target
 from ..core import files as tree
+from ..core import parallel
 from ..core.finding import ERROR, Finding
 from ..core.textfile import decode
 from .apimap import ApiMap
@@ -25,7 +24,6 @@ from .shell import SHELL_SUFFIXES, ShellConverter
 from .userrules import load_rule_files
 
 PY_SUFFIXES = (".py", ".pyw", ".pyi")
-PARALLEL_MIN_BYTES = 1_500_000  # below this much Python, starting workers costs more than it saves
 
 
 @dataclass
@@ -144,50 +142,20 @@ def _process_chunk(jobs):
 
 
 # ------------------------------------------------------------------ run
+def _weight(job) -> int:
+    entry = job[0]
+    if entry.kind != "file" or kind_of(entry.rel) == "other":
+        return 0
+    try:
+        return entry.src.stat().st_size
+    except OSError:
+        return 0
+
+
 def run_jobs(jobs: list, target, rule_files, launch, mode, n_jobs: int, progress=None) -> list:
     """Process all jobs, in worker processes when there is enough Python to pay for them."""
-    py_bytes = 0
-    for entry, _dst, _bak in jobs:
-        if entry.kind == "file" and kind_of(entry.rel) != "other":
-            try:
-                py_bytes += entry.src.stat().st_size
-            except OSError:
-                pass
-    n_jobs = max(1, n_jobs)
-    if n_jobs == 1 or py_bytes < PARALLEL_MIN_BYTES or len(jobs) < 8:
-        _init_worker(target, rule_files, launch, mode)
-        results = []
-        for job in jobs:
-            results.append(process(job))
-            if progress:
-                progress(len(results), len(jobs))
-        return results
-    # Round-robin chunks of convertible files so both workers get a share of the heavy ones.
-    heavy = [j for j in jobs if j[0].kind == "file" and kind_of(j[0].rel) != "other"]
-    light = [j for j in jobs if not (j[0].kind == "file" and kind_of(j[0].rel) != "other")]
-    n_chunks = n_jobs * 8
-    chunks = [heavy[i::n_chunks] for i in range(n_chunks)] + [light[i::n_jobs] for i in range(n_jobs)]
-    chunks = [c for c in chunks if c]
-    import multiprocessing  # only parallel runs pay for importing it
-
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin" else "spawn"
-    ctx = multiprocessing.get_context(method)
-    results = []
-    with ctx.Pool(n_jobs, _init_worker, (target, rule_files, launch, mode)) as pool:
-        for part in pool.imap_unordered(_process_chunk, chunks):
-            results.extend(part)
-            if progress:
-                progress(len(results), len(jobs))
-    order = {j[0].rel: i for i, j in enumerate(jobs)}
-    results.sort(key=lambda r: order.get(r.path, 0))
-    return results
-
-
-def default_jobs() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - macOS/Windows
-        return os.cpu_count() or 1
+    return parallel.run(jobs, _init_worker, (target, rule_files, launch, mode), process, n_jobs,
+                        _weight, progress)
 
 
 def timer():
