@@ -54,6 +54,10 @@ class Target:
     is_attr: str = ""                   # x.is_cuda -> x.<is_attr>; empty: compare device type
     amp: str = "torch.amp"              # "namespace": <namespace>.amp exists; "torch.amp": use torch.amp + device
     device_index: bool = True           # "cuda:1" -> "<device>:1"; False: the index is dropped ("cpu")
+    ops: str = ""                       # kb/ops/<ops>.json: the aten ops the target implements
+    dispatch_key: str = ""              # or: its dispatch key in kb/ops/aten.json (built-in backends)
+    cuda_kernels: str = "rewrite"       # "port": a tool ports CUDA kernels (musa); "rewrite": by hand
+    torch_install: str = ""             # how to install PyTorch for this target (advice)
     api_names: frozenset = frozenset()  # names of the namespace (from kb/api)
     api_modules: dict = field(default_factory=dict)  # submodule -> frozenset of names
     api_source: str = ""
@@ -71,6 +75,7 @@ class Target:
 
 _REQUIRED = ("name", "title", "namespace")
 _STRINGS = ("name", "title", "namespace", "device", "device_expr", "register", "backend", "backend_expr",
+            "ops", "dispatch_key", "cuda_kernels", "torch_install",
             "visible_devices_env", "smi", "tensor_method", "is_attr", "amp", "api", "description")
 
 
@@ -98,6 +103,8 @@ def _parse(path: Path) -> Target:
         _fail(path, "give exactly one of 'device' (a string) or 'device_expr' (an expression)")
     if data.get("amp", "torch.amp") not in ("namespace", "torch.amp"):
         _fail(path, "'amp' must be 'namespace' or 'torch.amp'")
+    if data.get("cuda_kernels", "rewrite") not in ("port", "rewrite"):
+        _fail(path, "'cuda_kernels' must be 'port' or 'rewrite'")
     names = {}
     for qualname, entry in data.get("names", {}).items():
         if not isinstance(entry, dict):
@@ -118,6 +125,8 @@ def _parse(path: Path) -> Target:
         visible_devices_env=data.get("visible_devices_env", ""), smi=data.get("smi", ""),
         tensor_method=data.get("tensor_method", ""), is_attr=data.get("is_attr", ""),
         amp=data.get("amp", "torch.amp"), device_index=bool(data.get("device_index", True)),
+        ops=data.get("ops", ""), dispatch_key=data.get("dispatch_key", ""),
+        cuda_kernels=data.get("cuda_kernels", "rewrite"), torch_install=data.get("torch_install", ""),
         api_names=api_names, api_modules=api_modules, api_source=api_source,
         env=dict(env), names=names, path=str(path),
     )

@@ -11,8 +11,9 @@ import fnmatch
 from dataclasses import dataclass
 from typing import Optional
 
-from ..backends import Target
+from ..backends import NameDecision, Target
 from ..kb import catalog
+from ..kb.packages import packages
 
 MAP = "map"                  # rewrite to `new`
 ADAPT = "adapt"              # rewrite to `new` and adapt the call (insert the device)
@@ -35,6 +36,16 @@ class Resolution:
         return self.kind in (MAP, ADAPT)
 
 
+def package_decisions(target_name: str) -> dict:
+    """'keep' decisions for the import names of kb/packages.toml, with the target's alternative."""
+    out = {}
+    for pkg in packages().packages:
+        text = pkg.advice(target_name)[0].replace("{", "{{").replace("}", "}}")
+        for name in pkg.imports:
+            out[name] = NameDecision("keep", text)
+    return out
+
+
 def _prefixes(qualname: str):
     """'a.b.c' -> 'a.b.c', 'a.b', 'a' (longest first)."""
     parts = qualname.split(".")
@@ -46,7 +57,8 @@ class ApiMap:
     def __init__(self, target: Target, extra_decisions: Optional[dict] = None):
         self.target = target
         self.catalog = cat = catalog()
-        self.decisions = {**cat.names, **target.names, **(extra_decisions or {})}
+        self.package_decisions = package_decisions(target.name)
+        self.decisions = {**self.package_decisions, **cat.names, **target.names, **(extra_decisions or {})}
         self._roots = {k.split(".")[0] for k in (*self.decisions, *cat.aliases)} | {"torch"}
         self._cache: dict = {}
 
@@ -56,6 +68,8 @@ class ApiMap:
                            namespace=t.namespace, smi=t.smi or "the vendor tool", backend=t.backend)
 
     def category(self, qualname: str) -> str:
+        if any(p in self.package_decisions for p in _prefixes(qualname)):
+            return "third-party"
         for pattern, category in self.catalog.categories:
             if fnmatch.fnmatchcase(qualname, pattern):
                 return category
@@ -116,10 +130,13 @@ class ApiMap:
                                   message=f"{t.namespace}.{first} has no {parts[1]} ({t.api_source})")
             return Resolution(MAP, q, category, t.namespace + rest)
         known = first in cat.cuda_names or first in cat.cuda_modules
-        what = f"has no counterpart in {t.namespace}" if known else "is not a known torch.cuda API"
+        if not known:  # a typo, a private name, or an API newer/older than the torch.cuda list
+            return Resolution(UNSUPPORTED, q, "unknown-api",
+                              message=f"torch.cuda.{first} is not in torch.cuda's API list (torch 2.13.0): "
+                                      "private, removed or misspelled; check it by hand")
         tip = cat.tips.get(category, cat.tips.get("other", ""))
         return Resolution(UNSUPPORTED, q, category,
-                          message=f"torch.cuda.{first} {what} ({t.api_source}): {tip}")
+                          message=f"torch.cuda.{first} has no counterpart in {t.namespace} ({t.api_source}): {tip}")
 
     def _with_note(self, res: Resolution) -> Resolution:
         if not res.rewrites:

@@ -20,7 +20,7 @@ CATEGORY_RULE = {
     "device-api": "TP101", "tensor-type": "TP102", "rng": "TP103", "stream": "TP104",
     "memory": "TP105", "amp": "TP106", "graphs": "TP107", "nvtx": "TP108",
     "profiler": "TP109", "cudnn": "TP110", "capability": "TP111", "data-parallel": "TP112",
-    "extension": "TP113", "third-party": "TP114", "other": "TP115", "nccl": "TP116",
+    "extension": "TP113", "third-party": "TP114", "other": "TP115", "nccl": "TP116", "unknown-api": "TP117",
 }
 
 describe("TP101", "cuda-device-api", "device-api",
@@ -95,11 +95,15 @@ describe("TP113", "cpp-extension-names", "extension",
          ("from torch.utils.cpp_extension import CUDAExtension\n",
           "from torch.utils.cpp_extension import CUDAExtension\n"))
 describe("TP114", "cuda-only-packages", "third-party",
-         """apex / amp_C imports: reported with the PyTorch-native replacement.""",
+         """Imports of CUDA-only packages (kb/packages.toml: apex, flash-attn, xformers, ...): reported with
+         what the target offers instead.""",
          ("import apex\n", "import apex\n"))
 describe("TP116", "cuda-nccl-module", "nccl",
          """`torch.cuda.nccl` (NCCL version, availability, raw collectives) -> target module or reported.""",
          ("v = torch.cuda.nccl.version()\n", "v = torch.cuda.nccl.version()\n"))
+describe("TP117", "unknown-cuda-api", "unknown-api",
+         """`torch.cuda.X` where X is not in torch.cuda's API list: private, removed or misspelled; left and reported.""",
+         ("torch.cuda._lazy_init()\n", "torch.cuda._lazy_init()\n"))
 describe("TP115", "other-cuda-names", "other",
          """Any other CUDA-specific name the target data decides about (including user rules).""")
 
@@ -212,7 +216,7 @@ def report_unconverted(ctx, node, res, r, why: str = "") -> None:
 
 
 @rule("TP100", "cuda-name-references", "device-api", nodes=("ref",),
-      triggers=("cuda", "cudnn", "nccl", "nvtx", "dataparallel", "cpp_extension", "apex", "amp_c"))
+      triggers=("cuda", "cudnn", "nccl", "nvtx", "dataparallel", "cpp_extension"))
 def check_reference(ref, ctx):
     """Resolve every use of an imported name against the target (the engine of TP101-TP115)."""
     res = ctx.api.resolve(ref.qualname)

@@ -1,0 +1,84 @@
+"""kb/packages.toml: CUDA-only and CUDA-first third-party packages and what each target offers instead.
+
+Read by `convert` (imports of these packages are reported with the advice) and
+by `analyze` (imports and declared dependencies are matched against it).
+"""
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Optional
+
+from ..backends import tomllib
+
+HERE = Path(__file__).resolve().parent
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@dataclass(frozen=True)
+class Package:
+    name: str
+    imports: tuple
+    pypi: tuple
+    kind: str                 # cuda-only | cuda-first
+    what: str
+    instead: str
+    sources: tuple
+    targets: dict = field(default_factory=dict)   # target -> {"instead": ..., "source": ...}
+    pypi_patterns: tuple = ()                     # fnmatch patterns of more distribution names
+    flag_imports: bool = True                     # False: the import name is shared with a CPU build
+
+    def advice(self, target: str) -> tuple:
+        """(text, whether the target has a known alternative)."""
+        alt = self.targets.get(target)
+        if alt:
+            return f"{self.name} is {self.kind} ({self.what}); on {target}: {alt['instead']}", True
+        return f"{self.name} is {self.kind} ({self.what}); {self.instead}", bool(self.instead)
+
+
+class Packages:
+    def __init__(self, packages: list):
+        self.packages = packages
+        self._imports = {i: p for p in packages if p.flag_imports for i in p.imports}
+        self._dists = {_norm(d): p for p in packages for d in p.pypi}
+        self._patterns = [(_norm(pat), p) for p in packages for pat in p.pypi_patterns]
+
+    def by_import(self, module: str) -> Optional[Package]:
+        """The package a module belongs to: 'apex.amp' -> apex, 'nvidia.dali.fn' -> nvidia-dali."""
+        parts = module.split(".")
+        for i in range(len(parts), 0, -1):
+            pkg = self._imports.get(".".join(parts[:i]))
+            if pkg is not None:
+                return pkg
+        return None
+
+    def by_distribution(self, name: str) -> Optional[Package]:
+        name = _norm(name)
+        found = self._dists.get(name)
+        if found is None:
+            found = next((p for pat, p in self._patterns if fnmatch.fnmatchcase(name, pat)), None)
+        return found
+
+    @property
+    def import_names(self) -> list:
+        return sorted(self._imports)
+
+
+@lru_cache(maxsize=None)
+def packages() -> Packages:
+    data = tomllib.loads((HERE / "packages.toml").read_text(encoding="utf-8"))
+    out = []
+    for name, entry in data.get("packages", {}).items():
+        out.append(Package(
+            name=name, imports=tuple(entry.get("imports", ())), pypi=tuple(entry.get("pypi", ())),
+            kind=entry.get("kind", "cuda-first"), what=entry.get("what", ""), instead=entry.get("instead", ""),
+            sources=tuple(entry.get("sources", ())),
+            targets={t: dict(v) for t, v in entry.get("targets", {}).items()},
+            pypi_patterns=tuple(entry.get("pypi_patterns", ())), flag_imports=entry.get("flag_imports", True)))
+    return Packages(out)
