@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import sys
+from collections import Counter
 
 from . import __version__
 from .core.errors import UsageError
@@ -63,6 +64,73 @@ def cmd_convert(args) -> int:
         if f.action == "error":
             print(f"  error: {f.file}:{f.line}: {f.message}")
     return 0
+
+
+FAIL_LEVELS = ("blocked", "manual", "review")
+
+
+def cmd_analyze(args) -> int:
+    from .analyze.api import analyze
+    from .report.analysis import READINESS_HEADER, readiness_rows
+
+    path = args.input or args.input_opt
+    if not path:
+        raise UsageError("analyze needs an INPUT file or folder")
+    result = analyze(path, args.to, torch_version=args.torch_version, output=args.output, jobs=args.jobs,
+                     exclude=args.exclude or (), force=args.force,
+                     progress=None if args.json else _progress())
+    if args.json:
+        json.dump(result.to_dict(), sys.stdout, indent=1, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        s = result.summary()
+        print(f"torchport analyze: {s['files']} files ({s['python_files']} Python), {s['lines']} lines "
+              f"in {s['elapsed_seconds']:.2f} s")
+        print(f"  {s['touchpoints']} CUDA touchpoints: "
+              + ", ".join(f"{k} {v}" for k, v in s["touchpoints_by_group"].items()))
+        print(f"  C++/CUDA: {s['cuda_files']} CUDA files, {s['cuda_kernels']} kernels, "
+              f"{s['exported_ops']} exported ops, {s['extension_call_sites']} Python call sites")
+        widths = (12, 6, 10, 7, 7, 8, 8)
+        print("  " + "".join(h.ljust(w) for h, w in zip(READINESS_HEADER, widths)))
+        for row in readiness_rows(result):
+            print("  " + "".join(str(c).ljust(w) for c, w in zip(row, widths)))
+        if result.output:
+            print(f"  report: {os.path.join(result.output, 'analysis.md')} (+ analysis.json, cuda_op_list.csv, "
+                  f"unknown_api.csv, <target>/unsupported_api.csv)")
+    if args.fail_on:
+        level = FAIL_LEVELS.index(args.fail_on)
+        for r in result.readiness.values():
+            counts = (r.blocked, r.manual + r.blocked, r.review + r.manual + r.blocked)
+            if counts[level]:
+                return 1
+    return 0
+
+
+def cmd_ops_check(args) -> int:
+    from .backends import load_target
+    from .kb.operators import FALLBACK, MISSING, check, load_ops_file
+
+    target = load_target(args.to)
+    rows = load_ops_file(args.ops)
+    ops, results = check(rows, target, args.torch_version)
+    if args.json:
+        json.dump({"target": target.name, "data": (ops.vendor_version, ops.torch_version, ops.note) if ops else None,
+                   "ops": [{"op": st.op, "status": st.status, "detail": st.detail, "count": n, "modules": m}
+                           for st, n, m in results]}, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        where = f"{ops.vendor_version or 'torch'} (torch {ops.torch_version})" if ops else "no data"
+        print(f"torchport ops check --to {target.name}: {len(results)} ops, data: {where}")
+        if ops is not None and ops.note:
+            print(f"  note: {ops.note}")
+        for st, n, modules in results:
+            if st.status in (MISSING, FALLBACK) or args.all:
+                extra = f"  [{', '.join(modules[:3])}]" if modules else ""
+                print(f"  {st.status:13} {st.op:40} x{n}{extra}" + (f"  ({st.detail})" if st.detail else ""))
+        counts = Counter(st.status for st, _, _ in results)
+        print("  " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
+    bad = {"missing": (MISSING,), "fallback": (MISSING, FALLBACK)}.get(args.fail_on, ())
+    return 1 if any(st.status in bad for st, _, _ in results) else 0
 
 
 def cmd_rules(args) -> int:
@@ -123,6 +191,32 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--force", action="store_true", help="write into an existing output or report folder")
     c.add_argument("--json", action="store_true", help="print the result as JSON")
     c.set_defaults(func=cmd_convert)
+
+    a = sub.add_parser("analyze", help="assess a CUDA project for one or more targets (read-only)",
+                       description="Assess how much of a project depends on CUDA and what each target needs. "
+                                   "Writes reports to <name>_analysis/ next to INPUT (never inside it).")
+    a.add_argument("input", nargs="?", help="file or folder to analyze")
+    a.add_argument("-i", "--input", dest="input_opt", metavar="INPUT", help="same as the positional INPUT")
+    a.add_argument("-t", "--to", metavar="T1,T2", help="targets (default: all)")
+    a.add_argument("-v", "--torch-version", metavar="X", help="the project's torch version (selects operator data)")
+    a.add_argument("-o", "--output", metavar="OUT", help="report folder (default: <name>_analysis)")
+    a.add_argument("-e", "--exclude", action="append", metavar="GLOB", help="skip matching files; repeatable")
+    a.add_argument("-j", "--jobs", type=int, metavar="N", help="worker processes (default: CPU count)")
+    a.add_argument("--fail-on", choices=FAIL_LEVELS, help="exit 1 when any target has blocked / manual+ / review+ items")
+    a.add_argument("--force", action="store_true", help="write into an existing report folder")
+    a.add_argument("--json", action="store_true", help="print analysis.json to stdout")
+    a.set_defaults(func=cmd_analyze)
+
+    o = sub.add_parser("ops", help="operator support")
+    osub = o.add_subparsers(dest="ops_command", metavar="OPS_COMMAND")
+    oc = osub.add_parser("check", help="which recorded aten ops a target lacks or runs on the CPU")
+    oc.add_argument("ops", help='ops JSON: ["aten::add.Tensor", ...], {"op": count}, or {"ops": [{"op", "count", "modules"}]}')
+    oc.add_argument("-t", "--to", required=True, metavar="TARGET")
+    oc.add_argument("-v", "--torch-version", metavar="X", help="pick the operator data for this torch version")
+    oc.add_argument("--all", action="store_true", help="list supported ops too")
+    oc.add_argument("--fail-on", choices=("missing", "fallback"), help="exit 1 when an op is missing (or falls back)")
+    oc.add_argument("--json", action="store_true")
+    oc.set_defaults(func=cmd_ops_check)
 
     r = sub.add_parser("rules", help="list the conversion rules")
     r.add_argument("--markdown", action="store_true", help="print the full reference (docs/rules.md)")

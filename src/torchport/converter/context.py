@@ -41,13 +41,13 @@ class Binding:
 
 
 class FileContext:
-    def __init__(self, path: str, source: str, api: ApiMap, newline: str = "\n"):
+    def __init__(self, path: str, source: str, api: ApiMap, newline: str = "\n", line_starts=None):
         self.path = path
         self.source = source
         self.api = api
         self.target = api.target
         self.newline = newline
-        self.line_starts = [0] + [m.end() for m in _NEWLINES.finditer(source)]
+        self.line_starts = line_starts or [0] + [m.end() for m in _NEWLINES.finditer(source)]
         self.ascii = source.isascii()
         self.bindings: dict[str, list] = {}       # local name -> [Binding], one per scope
         self.edits: list[Edit] = []

@@ -18,6 +18,7 @@ from .apimap import ApiMap
 from .context import Binding, FileContext
 
 _IMPORT_LINE = re.compile(r"\bimport\b")
+_NEWLINES = re.compile(r"\r\n|\r|\n")
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
@@ -41,6 +42,73 @@ def lower_text(source: str) -> str:
     return lowered
 
 
+def trie_pattern(words) -> str:
+    """One regex alternation for many words, factored as a trie: each position is tested once."""
+    trie: dict = {}
+    for w in words:
+        node = trie
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node) -> str:
+        if not node:
+            return ""
+        branches = [re.escape(ch) + emit(sub) for ch, sub in sorted(node.items()) if ch]
+        optional = "" in node
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        if optional:
+            body = "(?:" + body + ")?"
+        return body
+
+    return emit(trie)
+
+
+class SourceFile:
+    """One Python source and what several targets' converters can share about it (all computed lazily):
+    the lowercased text, the parse tree, line offsets, import statements, relevant lines."""
+
+    def __init__(self, path: str, source: str):
+        self.path = path
+        self.source = source
+        self.lowered = lower_text(source)
+        self._tree = None
+        self._line_starts = None
+        self._imports = None
+        self._relevant: dict = {}
+
+    @property
+    def tree(self) -> ast.Module:
+        if self._tree is None:
+            self._tree = ast.parse(self.source, filename=self.path)
+        return self._tree
+
+    @property
+    def line_starts(self) -> list:
+        if self._line_starts is None:
+            self._line_starts = [0] + [m.end() for m in _NEWLINES.finditer(self.source)]
+        return self._line_starts
+
+    def import_nodes(self) -> list:
+        """[(Import/ImportFrom node, scope)] in source order."""
+        if self._imports is None:
+            starts = self.line_starts
+            lines = sorted({bisect.bisect_right(starts, m.start()) for m in _IMPORT_LINE.finditer(self.source)})
+            self._imports = sorted(PythonConverter._nodes(self.tree, lines, (ast.Import, ast.ImportFrom)),
+                                   key=lambda pair: (pair[0].lineno, pair[0].col_offset))
+        return self._imports
+
+    def lines_matching(self, regex) -> list:
+        """Sorted line numbers where `regex` matches the lowercased text (cached per pattern)."""
+        key = regex.pattern
+        if key not in self._relevant:
+            starts = self.line_starts
+            self._relevant[key] = sorted({bisect.bisect_right(starts, m.start()) for m in regex.finditer(self.lowered)})
+        return self._relevant[key]
+
+
 def minimal_words(words) -> list:
     """Drop words that contain another word: finding the shorter one is enough."""
     return sorted(w for w in words if not any(v != w and v in w for v in words))
@@ -62,34 +130,41 @@ class PythonConverter:
 
     user_rules: dict = {}  # id -> Rule, for findings made by user rule files
 
-    def __init__(self, api: ApiMap, rules: list):
+    def __init__(self, api: ApiMap, rules: list, import_words=()):
         self.api = api
         self.rules = rules
         self.words = minimal_words({w for r in rules for w in r.triggers})
-        self.trigger = re.compile("|".join(re.escape(w) for w in self.words))  # matched on lowercased text
+        self.trigger = re.compile(trie_pattern(self.words))  # matched on lowercased text
+        # names that matter only when imported (CUDA-only packages): a file is parsed for them
+        # only when one follows `import`/`from` on some line
+        self.import_words = sorted({w.lower() for w in import_words})
+        self.import_trigger = re.compile(r"^[ \t]*(?:from|import)[ \t]+(?:" + trie_pattern(self.import_words) + r")\b",
+                                         re.MULTILINE) if self.import_words else None
         self.dispatch: dict = {}
         for r in rules:
             for kind in r.nodes:
                 self.dispatch.setdefault(kind, []).append(r)
 
     def wants(self, lowered: str) -> bool:
-        return any(w in lowered for w in self.words)
+        if any(w in lowered for w in self.words):
+            return True
+        return self.import_trigger is not None and self.import_trigger.search(lowered) is not None
 
     def convert(self, path: str, source: str, newline: str = "\n", launch: bool = False,
-                tree: Optional[ast.Module] = None, lowered: Optional[str] = None):
+                src: Optional[SourceFile] = None):
         """Return (new_source, kept_edits, findings); raises SyntaxError on unparsable input.
 
-        `tree` and `lowered` may be passed in when several targets look at one file
-        (the rules never change the tree)."""
-        lowered = lowered if lowered is not None else lower_text(source)
-        if not launch and not self.wants(lowered):
+        `src` may be passed in when several targets look at one file: what it computes
+        is shared (the rules never change the tree)."""
+        src = src if src is not None else SourceFile(path, source)
+        if not launch and not self.wants(src.lowered):
             return source, [], []
-        tree = tree if tree is not None else ast.parse(source, filename=path)
-        ctx = FileContext(path, source, self.api, newline)
+        tree = src.tree
+        ctx = FileContext(path, source, self.api, newline, src.line_starts)
         ctx.launch = launch
         ctx.user_rules = self.user_rules
-        self._collect_imports(ctx, tree)
-        lines = self._relevant_lines(ctx, lowered)
+        self._collect_imports(ctx, src)
+        lines = self._relevant_lines(ctx, src)
         self._walk(ctx, tree, lines)
         for r in self.dispatch.get("finalize", ()):
             r.check(tree, ctx)
@@ -99,10 +174,8 @@ class PythonConverter:
         return new_source, kept, findings
 
     # ------------------------------------------------------------ imports
-    def _collect_imports(self, ctx: FileContext, tree: ast.Module) -> None:
-        lines = sorted({ctx.line_of(m.start()) for m in _IMPORT_LINE.finditer(ctx.source)})
-        found = sorted(self._nodes(tree, lines, (ast.Import, ast.ImportFrom)),
-                       key=lambda pair: (pair[0].lineno, pair[0].col_offset))
+    def _collect_imports(self, ctx: FileContext, src: SourceFile) -> None:
+        found = src.import_nodes()
 
         def bind(local, qualname, kind, node, scope):
             group = ctx.bindings.setdefault(local, [])
@@ -134,16 +207,16 @@ class PythonConverter:
                 if node.module.split(".")[0] == "torch" and ctx.first_torch_import is None:
                     ctx.first_torch_import = node
 
-    def _relevant_lines(self, ctx: FileContext, lowered: str) -> list:
+    def _relevant_lines(self, ctx: FileContext, src: SourceFile) -> list:
         """Lines holding a trigger word, or a name imported from a CUDA-specific module."""
-        words = [b.local.lower() for b in ctx.all_bindings()
-                 if b.kind != "package" and (self.trigger.search(b.qualname.lower()) or self.api.resolve(b.qualname))]
-        regex = self.trigger
+        words = sorted({b.local.lower() for b in ctx.all_bindings()
+                        if b.kind != "package" and (self.trigger.search(b.qualname.lower())
+                                                    or self.api.resolve(b.qualname))})
+        lines = src.lines_matching(self.trigger)
         if words:
-            regex = re.compile(self.trigger.pattern + "|" + r"\b(?:" + "|".join(
-                re.escape(w) for w in sorted(set(words))) + r")\b")
-        starts = ctx.line_starts
-        return sorted({bisect.bisect_right(starts, m.start()) for m in regex.finditer(lowered)})
+            extra = src.lines_matching(re.compile(r"\b(?:" + trie_pattern(words) + r")\b"))
+            lines = sorted(set(lines) | set(extra))
+        return lines
 
     # ------------------------------------------------------------ walking
     @staticmethod

@@ -52,6 +52,7 @@ def describe(id: str, name: str, category: str, doc: str, example=(), triggers=(
 
 
 def builtin_rules() -> dict:
-    from . import rules, shell  # noqa: F401  (registers everything)
+    from . import rules, shell  # noqa: F401  (registers the conversion rules)
+    from ..analyze import deps, native  # noqa: F401  (and what only analyze looks for)
 
     return RULES

@@ -46,10 +46,12 @@ class Converter:
         self.api = ApiMap(self.target, self.user.decisions)
         rules = [r for r in builtin_rules().values() if r.check is not None]
         rules += self.user.call_rules()
-        # the reference engine must also see files that only use user-named APIs or CUDA-only packages
-        words = self.user.trigger_words() | {n.split(".")[0].lower() for n in self.api.package_decisions}
-        rules = [r if r.id != "TP100" else _with_triggers(r, tuple(sorted(words))) for r in rules]
-        self.python = PythonConverter(self.api, [r for r in rules if "shell" not in r.nodes])
+        # the reference engine must also see files that only use user-named APIs...
+        words = tuple(sorted(self.user.trigger_words()))
+        rules = [r if r.id != "TP100" or not words else _with_triggers(r, words) for r in rules]
+        # ...or import CUDA-only packages
+        self.import_words = sorted({n.split(".")[0] for n in self.api.package_decisions})
+        self.python = PythonConverter(self.api, [r for r in rules if "shell" not in r.nodes], self.import_words)
         self.python.user_rules = self.user.rules
         self.shell = ShellConverter(self.api, rules)
         self.launch = launch

@@ -1,0 +1,280 @@
+"""`torchport analyze`: a read-only migration assessment of a project for one or more targets.
+
+The answers per target are `convert`'s own findings (same rules, same data),
+so what analyze calls unsupported is exactly what convert leaves unsupported.
+On top: CUDA C++ extensions (kernels, PTX, exported ops and their Python call
+sites), CUDA-only packages (imports and declared dependencies), and a
+readiness grade per target whose formula is documented in docs/analysis.md:
+
+    manual  = unsupported APIs + CUDA-only packages the target can replace
+              + CUDA kernels, when the target ports them with a tool (musa)
+    blocked = CUDA kernels that must be rewritten + inline PTX sites
+              + CUDA-only packages the target has no replacement for
+    review  = advice findings (code left as is that may need a look)
+    effort  = manual + review / 4 + 10 * blocked
+    grade   = A (effort < 1), B (< 10), C (< 50), D (< 200), E (>= 200)
+"""
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from .. import __version__
+from ..backends import available_targets, load_target
+from ..core import files as tree
+from ..core import parallel
+from ..core.errors import UsageError
+from ..core.finding import ADVICE, CHANGES, ERROR, UNSUPPORTED
+from ..kb.operators import op_list
+from ..kb.packages import packages
+from .native import NATIVE_SUFFIXES, NativeScan
+from .scan import init_worker, scan_entry
+
+SCHEMA_VERSION = 1
+GRADES = ((1, "A"), (10, "B"), (50, "C"), (200, "D"))
+
+# Report groups of finding categories (the issue's touchpoint categories first).
+TOUCHPOINT_GROUPS = {
+    "device-api": "device APIs", "rng": "device APIs", "stream": "device APIs", "memory": "device APIs",
+    "tensor-type": "device APIs", "unknown-api": "device APIs", "other": "device APIs",
+    "tensor-method": "tensor methods", "device-string": "device strings",
+    "distributed": "distributed", "nccl": "distributed", "data-parallel": "distributed",
+    "amp": "AMP", "env-var": "env vars", "profiler": "profiler", "cudnn": "cudnn flags",
+    "graphs": "CUDA graphs", "nvtx": "NVTX", "capability": "capability checks",
+    "extension": "C++/CUDA extensions", "third-party": "third-party packages", "tooling": "tools and scripts",
+}
+NOT_TOUCHPOINTS = ("import", "input", "user-rule")
+
+
+@dataclass
+class Readiness:
+    automatic: int = 0
+    unsupported: int = 0
+    review: int = 0
+    package_swaps: int = 0
+    blocked_packages: int = 0
+    kernels: int = 0
+    kernels_blocked: bool = True
+    ptx: int = 0
+
+    @property
+    def manual(self) -> int:
+        return self.unsupported + self.package_swaps + (0 if self.kernels_blocked else self.kernels)
+
+    @property
+    def blocked(self) -> int:
+        return (self.kernels if self.kernels_blocked else 0) + self.ptx + self.blocked_packages
+
+    @property
+    def effort(self) -> float:
+        return self.manual + self.review / 4 + 10 * self.blocked
+
+    @property
+    def grade(self) -> str:
+        return next((g for limit, g in GRADES if self.effort < limit), "E")
+
+    def to_dict(self) -> dict:
+        return {"automatic": self.automatic, "manual": self.manual, "review": self.review, "blocked": self.blocked,
+                "unsupported_apis": self.unsupported, "package_swaps": self.package_swaps,
+                "blocked_packages": self.blocked_packages, "cuda_kernels": self.kernels, "inline_ptx": self.ptx,
+                "effort": round(self.effort, 2), "grade": self.grade}
+
+
+@dataclass
+class AnalysisResult:
+    input: str
+    targets: list
+    torch_version: Optional[str]
+    files: list = field(default_factory=list)            # [FileScan]
+    native: NativeScan = field(default_factory=NativeScan)
+    readiness: dict = field(default_factory=dict)        # target -> Readiness
+    data: dict = field(default_factory=dict)             # target -> versions of the data used
+    output: Optional[str] = None
+    elapsed: float = 0.0
+    started: str = ""
+
+    def target_findings(self, target: str) -> list:
+        """What convert reports for this target (Python and shell files)."""
+        return [f for s in self.files for f in s.per_target.get(target, [])]
+
+    @property
+    def common(self) -> list:
+        """Target-independent findings: packages, dependencies, C++ sources, extension call sites, errors."""
+        return sorted([f for s in self.files for f in s.common] + self.native.findings,
+                      key=lambda f: (f.file, f.line, f.rule))
+
+    def touchpoints(self) -> list:
+        """Every CUDA touchpoint once: per (file, line, category, rule), the findings of the target
+        that reports most of them (targets word and place the same touchpoint differently)."""
+        best: dict = {}
+        for t in self.targets:
+            mine: dict = {}
+            for f in self.target_findings(t):
+                if f.category not in NOT_TOUCHPOINTS:
+                    mine.setdefault((f.file, f.line, f.category, f.rule), []).append(f)
+            for key, group in mine.items():
+                if len(group) > len(best.get(key, ())):
+                    best[key] = group
+        found = [f for group in best.values() for f in group]
+        found += [f for f in self.common if f.category not in NOT_TOUCHPOINTS]
+        return sorted(found, key=lambda f: (f.file, f.line, f.col, f.rule))
+
+    def unknown_apis(self) -> list:
+        return [f for f in self.touchpoints() if f.category == "unknown-api"]
+
+    def unsupported(self, target: str) -> list:
+        return [f for f in self.target_findings(target) if f.action == UNSUPPORTED]
+
+    def summary(self) -> dict:
+        touch = self.touchpoints()
+        return {
+            "files": len(self.files),
+            "python_files": sum(1 for s in self.files if s.kind == "python"),
+            "lines": sum(s.lines for s in self.files),
+            "errors": sum(1 for f in self.common if f.action == ERROR),
+            "touchpoints": len(touch),
+            "touchpoints_by_group": dict(sorted(Counter(TOUCHPOINT_GROUPS.get(f.category, f.category)
+                                                        for f in touch).items())),
+            "cuda_files": self.native.cuda_files,
+            "cuda_kernels": len(self.native.kernels),
+            "exported_ops": len(self.native.pybind_ops) + sum(len(v) for v in self.native.library_ops.values()),
+            "extension_call_sites": sum(1 for s in self.files for f in s.common if f.rule == "TP907"),
+            "readiness": {t: r.to_dict() for t, r in self.readiness.items()},
+            "elapsed_seconds": round(self.elapsed, 3),
+        }
+
+    def to_dict(self) -> dict:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "tool": {"name": "torchport", "version": __version__},
+            "command": "analyze",
+            "started": self.started,
+            "input": self.input,
+            "output": self.output,
+            "targets": self.targets,
+            "torch_version": self.torch_version,
+            "data": self.data,
+            "summary": self.summary(),
+            "touchpoints": [f.to_dict() for f in self.touchpoints()],
+            "common": [f.to_dict() for f in self.common],
+            "extensions": {
+                "kernels": [{"file": f, "line": line, "name": n} for f, line, n in self.native.kernels],
+                "pybind_ops": sorted(self.native.pybind_ops),
+                "library_ops": {ns: sorted(ops) for ns, ops in sorted(self.native.library_ops.items())},
+            },
+            "per_target": {t: {"readiness": self.readiness[t].to_dict(),
+                               "findings": [f.to_dict() for f in self.target_findings(t)]} for t in self.targets},
+            "files": [{"path": s.path, "kind": s.kind, "status": s.status, "lines": s.lines}
+                      for s in self.files if s.status != "skipped"],
+        }
+
+
+def parse_targets(spec) -> list:
+    if not spec:
+        return available_targets()
+    names = [t.strip() for t in (spec.split(",") if isinstance(spec, str) else spec) if t.strip()]
+    for n in names:
+        load_target(n)  # raises UsageError for unknown targets
+    return names
+
+
+def _weight(entry) -> int:
+    if entry.kind != "file":
+        return 0
+    try:
+        return entry.src.stat().st_size
+    except OSError:
+        return 0
+
+
+def analyze(path, targets=None, *, torch_version: Optional[str] = None, output=None, jobs: Optional[int] = None,
+            exclude=(), write_reports: bool = True, force: bool = False, progress=None) -> AnalysisResult:
+    """Assess `path` (file or folder) for `targets` (names or a comma list; default: every target)."""
+    src = Path(path)
+    if not src.exists():
+        raise UsageError(f"input not found: {src}")
+    names = parse_targets(targets)
+    out = Path(output) if output else (src.parent / f"{src.name if src.is_dir() else src.stem}_analysis")
+    if write_reports:
+        tree.check_layout(src, None, out, force)
+    start = time.perf_counter()
+    entries = list(tree.walk(src, tuple(exclude)))
+    # C/C++/CUDA first (few files): the ops they export are what Python call sites are matched against
+    native_entries = [e for e in entries if e.kind == "file" and not e.excluded and e.rel.endswith(NATIVE_SUFFIXES)]
+    init_worker(tuple(names))
+    native_scans = [scan_entry(e) for e in native_entries]
+    native = NativeScan()
+    for s in native_scans:
+        if s.native is not None:
+            _merge(native, s.native)
+    library = tuple((ns, tuple(sorted(ops))) for ns, ops in sorted(native.library_ops.items()) if ops)
+    rest = [e for e in entries if not (e.kind == "file" and not e.excluded and e.rel.endswith(NATIVE_SUFFIXES))]
+    scans = native_scans + parallel.run(rest, init_worker, (tuple(names), tuple(sorted(native.pybind_ops)), library),
+                                        scan_entry, jobs or parallel.default_jobs(), _weight, progress)
+    scans.sort(key=lambda s: s.path)
+    result = AnalysisResult(str(src), names, torch_version, scans, native=native,
+                            output=str(out) if write_reports else None, started=time.strftime("%Y-%m-%dT%H:%M:%S"))
+    for name in names:
+        target = load_target(name)
+        result.readiness[name] = _readiness(result, target)
+        ops = op_list(target, torch_version)
+        result.data[name] = {"api": target.api_source,
+                             "ops": (f"{ops.vendor_version or 'torch'} (torch {ops.torch_version})" if ops else None),
+                             "note": ops.note if ops else "no operator data"}
+    result.elapsed = time.perf_counter() - start
+    if write_reports:
+        from ..report.analysis import write_analysis
+
+        write_analysis(result, out)
+    return result
+
+
+def _merge(into: NativeScan, part: NativeScan) -> None:
+    into.findings += part.findings
+    into.kernels += part.kernels
+    into.pybind_ops |= part.pybind_ops
+    for ns, ops in part.library_ops.items():
+        into.library_ops.setdefault(ns, set()).update(ops)
+    into.cuda_files += part.cuda_files
+    into.native_files += part.native_files
+
+
+def _readiness(result: AnalysisResult, target) -> Readiness:
+    r = Readiness(kernels=len(result.native.kernels), kernels_blocked=target.cuda_kernels != "port")
+    for f in result.target_findings(target.name):
+        if f.action in CHANGES:
+            r.automatic += 1
+        elif f.action == UNSUPPORTED:
+            r.unsupported += 1
+        elif f.action == ADVICE and f.category != "third-party":
+            r.review += 1
+    kb = packages()
+    seen = set()
+    for f in result.common:
+        if f.rule == "TP903":
+            r.ptx += 1
+        elif f.rule in ("TP904", "TP905", "TP906", "TP910"):
+            r.review += 1
+        elif f.rule in ("TP908", "TP909"):
+            pkg = package_of(f, kb)
+            if pkg is None or pkg.name in seen:
+                continue
+            seen.add(pkg.name)
+            if pkg.advice(target.name)[1]:
+                r.package_swaps += 1
+            else:
+                r.blocked_packages += 1
+    return r
+
+
+def package_of(finding, kb):
+    """The kb package behind a TP908 (import) or TP909 (declared dependency) finding."""
+    if finding.rule == "TP908":
+        words = finding.old.split()
+        return kb.by_import(words[1]) if len(words) > 1 else None
+    m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", finding.old)
+    return kb.by_distribution(m.group(1)) if m else None

@@ -1,0 +1,112 @@
+"""C/C++/CUDA sources: kernels, inline PTX, arch checks, warp intrinsics, exported ops.
+
+Comments are blanked before matching (positions kept), so nothing in a comment
+counts; string literals are kept because op names live in them
+(`m.def("nms", ...)`, `TORCH_LIBRARY(ns, m) { m.def("op(Tensor x) -> Tensor") }`).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..core.finding import ADVICE, Finding
+from ..converter.registry import describe
+
+NATIVE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".c", ".h", ".hpp", ".cxx", ".inl")
+CUDA_SUFFIXES = (".cu", ".cuh")
+
+describe("TP901", "cuda-source-file", "extension",
+         """A `.cu`/`.cuh` file: CUDA code that must be ported (`torchport port-ext`) or rewritten for the target.""")
+describe("TP902", "cuda-kernel", "extension",
+         """A `__global__` kernel: the unit of porting work (MUSA/HIP: ported by tools; NPU/MLU/XPU/MPS: rewritten).""")
+describe("TP903", "inline-ptx", "extension",
+         """Inline assembly (`asm(...)`, `asm volatile`): NVIDIA PTX that no porting tool can translate.""")
+describe("TP904", "cuda-arch-check", "extension",
+         """`__CUDA_ARCH__` / `CUDA_VERSION` checks: architecture numbers differ on other vendors; review each.""")
+describe("TP905", "warp-intrinsics", "extension",
+         """Warp and tensor-core intrinsics (`__shfl_*_sync`, `__ballot_sync`, `wmma`, `mma.sync`): review each.
+
+         Warp size and matrix units differ per vendor.""")
+describe("TP906", "cuda-runtime-calls", "extension",
+         """CUDA runtime/library calls in C++ (`cudaMalloc`, `cublas*`, `at::cuda::...`): one finding per file with the count.""")
+describe("TP907", "exported-ops", "extension",
+         """Ops a C++ extension exports to Python (pybind11 `m.def`, `TORCH_LIBRARY`), with the Python call sites using them.""")
+
+_COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+_LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\([^)]*\)")
+_KERNEL = re.compile(r"__global__\b([^;{}()]*?)\b([A-Za-z_]\w*)\s*(?:<[^;{}()]*>)?\s*\(")
+_ASM = re.compile(r"\b(?:asm|__asm__)\s*(?:volatile\s*|__volatile__\s*)?\(")
+_ARCH = re.compile(r"\b(?:__CUDA_ARCH__|CUDA_VERSION|__CUDACC_VER_MAJOR__)\b")
+_WARP = re.compile(r"\b(?:__shfl(?:_up|_down|_xor)?_sync|__ballot_sync|__any_sync|__all_sync|__activemask|"
+                   r"wmma::\w+|__syncwarp)\b|mma\.sync")
+_RUNTIME = re.compile(r"\b(?:cuda[A-Z]\w*|cublas\w*|cudnn[A-Z]\w*|curand\w*|cusparse\w*|cusolver\w*|cufft\w*|"
+                      r"nccl[A-Z]\w*|at::cuda::\w+|c10::cuda::\w+)\b")
+_PYBIND = re.compile(r"PYBIND11_MODULE\s*\(")
+_PYBIND_DEF = re.compile(r'\.def\s*\(\s*"(\w+)"')
+_TORCH_LIBRARY = re.compile(r"TORCH_LIBRARY(?:_FRAGMENT)?\s*\(\s*(\w+)\s*,")
+_LIBRARY_DEF = re.compile(r'\.def\s*\(\s*(?:TORCH_SELECTIVE_SCHEMA\s*\()?\s*"(?:\w+::)?(\w+)')
+
+
+@dataclass
+class NativeScan:
+    """What the C/C++/CUDA sources of a project contain."""
+
+    findings: list = field(default_factory=list)
+    kernels: list = field(default_factory=list)          # (file, line, name)
+    pybind_ops: set = field(default_factory=set)         # names exported with pybind11
+    library_ops: dict = field(default_factory=dict)      # namespace -> set of op names
+    cuda_files: int = 0
+    native_files: int = 0
+
+
+def blank_comments(text: str) -> str:
+    """Comments replaced by spaces (newlines kept); strings left in place."""
+    def repl(m):
+        s = m.group(0)
+        if s.startswith(("//", "/*")):
+            return re.sub(r"[^\n]", " ", s)
+        return s
+    return _COMMENT_OR_STRING.sub(repl, text)
+
+
+def _line(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
+
+
+def scan_native(rel: str, text: str, out: NativeScan) -> None:
+    """Add the findings of one C/C++/CUDA file to `out` (target-independent; readiness weighs them per target)."""
+    code = blank_comments(text)
+    is_cuda = rel.endswith(CUDA_SUFFIXES)
+    out.native_files += 1
+    if is_cuda:
+        out.cuda_files += 1
+    kernels = [(_line(code, m.start()), m.group(2))
+               for m in _KERNEL.finditer(_LAUNCH_BOUNDS.sub(lambda x: " " * len(x.group(0)), code))]
+    if is_cuda:
+        out.findings.append(Finding(rel, 1, 1, "TP901", "extension", ADVICE, old=rel,
+                                    message=f"CUDA source file with {len(kernels)} kernel(s)"))
+    for line, name in kernels:
+        out.kernels.append((rel, line, name))
+        out.findings.append(Finding(rel, line, line, "TP902", "extension", ADVICE, old=f"__global__ {name}",
+                                    message="CUDA kernel: ported (MUSA) or rewritten (other targets)"))
+    for regex, rule, why in ((_ASM, "TP903", "inline assembly (PTX) cannot be ported automatically"),
+                             (_ARCH, "TP904", "CUDA architecture/version check: the numbers differ on other vendors"),
+                             (_WARP, "TP905", "warp/tensor-core intrinsic: warp size and matrix units differ per vendor")):
+        for m in regex.finditer(code):
+            line = _line(code, m.start())
+            out.findings.append(Finding(rel, line, line, rule, "extension", ADVICE, old=m.group(0).strip(), message=why))
+    calls = _RUNTIME.findall(code)
+    if calls:
+        first = _RUNTIME.search(code)
+        line = _line(code, first.start())
+        names = sorted(set(calls))
+        out.findings.append(Finding(rel, line, line, "TP906", "extension", ADVICE, old=", ".join(names[:6]),
+                                    message=f"{len(calls)} CUDA runtime/library calls ({len(names)} distinct)"))
+    if _PYBIND.search(code):
+        for m in _PYBIND_DEF.finditer(code):
+            out.pybind_ops.add(m.group(1))
+    for lib in _TORCH_LIBRARY.finditer(code):
+        ns = lib.group(1)
+        block_end = code.find("\n}", lib.end())
+        block = code[lib.end(): block_end if block_end > 0 else len(code)]
+        out.library_ops.setdefault(ns, set()).update(m.group(1) for m in _LIBRARY_DEF.finditer(block))

@@ -1,0 +1,157 @@
+"""One file, every target: what `convert` would do per target, plus what only `analyze` looks for.
+
+Python files are read, prefiltered and parsed once; each target's converter
+then walks the same tree in find-only mode (the rules never change the tree),
+so the per-target answers are exactly `convert`'s.  The same pass collects
+imports of CUDA-only packages; C/C++/CUDA sources and dependency files get
+their own scanners.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..converter.python import SourceFile
+from ..converter.run import Converter, kind_of
+from ..core.finding import ADVICE, ERROR, Finding
+from ..core.textfile import decode
+from ..kb.packages import packages
+from .deps import dependency_findings, is_dependency_file
+from .native import NATIVE_SUFFIXES, NativeScan, scan_native
+
+_EXT_RECEIVER = re.compile(r"(?:^|_)(?:C|ext|ext_module|cuda|cuda_ext|ops|lib)$", re.IGNORECASE)
+
+
+def call_site_pattern(ext_ops, library_ops) -> Optional[re.Pattern]:
+    """A pattern for Python calls of extension ops: `<receiver>.<op>(` and `torch.ops.<ns>.<op>`."""
+    parts = []
+    if ext_ops:
+        parts.append(r"\b(\w+)\.(" + "|".join(map(re.escape, sorted(ext_ops))) + r")\s*\(")
+    for ns, ops in library_ops:
+        parts.append(r"\b(torch\.ops)\." + re.escape(ns) + r"\.(" + "|".join(map(re.escape, sorted(ops))) + r")\b")
+    return re.compile("|".join(f"(?:{p})" for p in parts)) if parts else None
+
+
+_GENERIC_NAMES = {"forward", "backward", "apply", "call", "run", "init", "load", "get", "set", "update", "step",
+                  "compute", "launch", "main", "test"}
+_LIBRARY_RECEIVERS = {"tf", "tensorflow", "np", "numpy", "math", "torch", "jnp", "jax", "F", "nn", "scipy", "os",
+                      "sys", "self", "super", "keras", "mx", "paddle"}
+
+
+def call_sites(rel: str, text: str, pattern) -> list:
+    """TP907 findings: calls of ops exported by the project's C++ extensions: `torch.ops.<ns>.<op>`,
+    any call through a receiver that looks like an extension module (`_C`, `ext_module`, `_ext`...),
+    and calls of exported names specific enough not to be confused (`ms_deform_attn_forward`)."""
+    out = []
+    for m in pattern.finditer(text):
+        receiver, op = [g for g in m.groups() if g is not None][:2]
+        specific = op not in _GENERIC_NAMES and ("_" in op.strip("_") or len(op) >= 10)
+        if receiver != "torch.ops" and (receiver in _LIBRARY_RECEIVERS or
+                                        not (_EXT_RECEIVER.search(receiver) or specific)):
+            continue
+        line = text.count("\n", 0, m.start()) + 1
+        out.append(Finding(rel, line, line, "TP907", "extension", ADVICE, old=m.group(0).rstrip("( "),
+                           message="calls a CUDA extension op: it works only once the extension is ported"))
+    return out
+
+
+@dataclass
+class FileScan:
+    path: str
+    kind: str                          # python | shell | native | deps | other
+    status: str                        # scanned | clean | error | skipped
+    lines: int = 0
+    per_target: dict = field(default_factory=dict)    # target -> [Finding] (what convert reports)
+    common: list = field(default_factory=list)        # target-independent findings
+    native: NativeScan = None
+
+
+class Analyzer:
+    """Per-process state: a converter per target, the package knowledge base, and the ops the
+    project's C++ extensions export (found first, so Python call sites can be matched here)."""
+
+    def __init__(self, targets: tuple, ext_ops: tuple = (), library_ops: tuple = ()):
+        self.converters = {t: Converter(t) for t in targets}
+        self.packages = packages()
+        self.call_site = call_site_pattern(ext_ops, library_ops)
+
+    def scan(self, entry) -> FileScan:
+        rel = entry.rel
+        if entry.kind != "file" or entry.excluded:
+            return FileScan(rel, "other", "skipped")
+        kind = kind_of(rel)
+        if rel.endswith(NATIVE_SUFFIXES):
+            kind = "native"
+        elif kind == "other" and is_dependency_file(rel):
+            kind = "deps"
+        if kind == "other":
+            return FileScan(rel, kind, "skipped")
+        data = entry.src.read_bytes()
+        text = decode(data)
+        if text is None:
+            return FileScan(rel, kind, "error", data.count(b"\n") + 1,
+                            common=[Finding(rel, 1, 1, "TP000", "input", ERROR, message="cannot decode the file")])
+        result = FileScan(rel, kind, "scanned", text.text.count("\n") + 1)
+        if kind == "python":
+            self._python(result, text)
+            if is_dependency_file(rel):  # setup.py
+                result.common += dependency_findings(rel, text.text, self.packages)
+        elif kind == "shell":
+            for t, conv in self.converters.items():
+                result.per_target[t] = conv.shell.convert(rel, text.text, text.newline)[2]
+        elif kind == "native":
+            result.native = NativeScan()
+            scan_native(rel, text.text, result.native)
+        else:
+            result.common += dependency_findings(rel, text.text, self.packages)
+        return result
+
+    def _python(self, result: FileScan, text) -> None:
+        source, rel = text.text, result.path
+        src = SourceFile(rel, source)
+        if self.call_site is not None:
+            result.common += call_sites(rel, source, self.call_site)
+        python = next(iter(self.converters.values())).python
+        if not python.wants(src.lowered):
+            result.status = "clean"
+            return
+        try:
+            src.tree
+        except (SyntaxError, ValueError) as e:
+            line = getattr(e, "lineno", None) or 1
+            result.status = "error"
+            result.common.append(Finding(rel, line, line, "TP000", "input", ERROR,
+                                         message=f"syntax error: {getattr(e, 'msg', e)}"))
+            return
+        for t, conv in self.converters.items():
+            result.per_target[t] = conv.python.convert(rel, source, text.newline, src=src)[2]
+        if python.import_trigger is not None and python.import_trigger.search(src.lowered):
+            result.common += self._package_imports(rel, src)
+
+    def _package_imports(self, rel: str, src) -> list:
+        out = []
+        seen = set()
+        for node, _scope in src.import_nodes():
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if node.level == 0 else []
+            for module in modules:
+                pkg = self.packages.by_import(module)
+                if pkg is not None and (node.lineno, pkg.name) not in seen:
+                    seen.add((node.lineno, pkg.name))
+                    out.append(Finding(rel, node.lineno, node.end_lineno, "TP908", "third-party", ADVICE,
+                                       old=f"import {module}" if isinstance(node, ast.Import) else f"from {module} import ...",
+                                       message=f"{pkg.name}: {pkg.kind}; {pkg.what}"))
+        return out
+
+
+_ANALYZER: dict = {}
+
+
+def init_worker(targets: tuple, ext_ops: tuple = (), library_ops: tuple = ()) -> None:
+    _ANALYZER["a"] = Analyzer(targets, ext_ops, library_ops)
+
+
+def scan_entry(entry) -> FileScan:
+    return _ANALYZER["a"].scan(entry)

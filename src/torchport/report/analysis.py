@@ -1,0 +1,115 @@
+"""Writers for `torchport analyze`: analysis.md, analysis.json and Ascend-style CSVs.
+
+    analysis.md                     readiness per target, touchpoints by group, extensions, packages
+    analysis.json                   everything (schema_version 1)
+    cuda_op_list.csv                every CUDA touchpoint: File, Start Line, End Line, OP, Tips
+    unknown_api.csv                 torch.cuda names not in torch.cuda's API list (same columns)
+    <target>/unsupported_api.csv    what convert would leave for that target (same columns)
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from ..core.files import REPORT_MARKER
+from ..kb.packages import packages
+from . import _csv, _table, md_cell
+
+COLUMNS = ("File", "Start Line", "End Line", "OP", "Tips")
+
+
+def _rows(findings, tips=lambda f: f.message):
+    return [(f.file, f.line, f.end_line, f.old, tips(f)) for f in findings]
+
+
+def write_analysis(result, folder: Path) -> None:
+    from ..analyze.api import TOUCHPOINT_GROUPS
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / REPORT_MARKER).write_text("written by torchport\n", encoding="utf-8")
+    touch = result.touchpoints()
+    files = {
+        "cuda_op_list.csv": _csv(COLUMNS, _rows(touch, lambda f: f"{TOUCHPOINT_GROUPS.get(f.category, f.category)}: "
+                                                                 f"{f.message}".rstrip(": "))),
+        "unknown_api.csv": _csv(COLUMNS, _rows(result.unknown_apis())),
+    }
+    for t in result.targets:
+        files[f"{t}/unsupported_api.csv"] = _csv(COLUMNS, _rows(result.unsupported(t)))
+    for name, text in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+    (folder / "analysis.json").write_text(json.dumps(result.to_dict(), indent=1, ensure_ascii=False) + "\n",
+                                          encoding="utf-8")
+    (folder / "analysis.md").write_text(markdown(result), encoding="utf-8")
+
+
+def readiness_rows(result) -> list:
+    rows = []
+    for t in result.targets:
+        r = result.readiness[t]
+        rows.append((t, r.grade, r.automatic, r.manual, r.review, r.blocked, f"{r.effort:g}"))
+    return rows
+
+
+READINESS_HEADER = ("Target", "Grade", "Automatic", "Manual", "Review", "Blocked", "Effort")
+
+
+def markdown(result) -> str:
+    from ..analyze.api import TOUCHPOINT_GROUPS
+
+    s = result.summary()
+    out = [f"# torchport analysis: {md_cell(result.input)}", "",
+           f"- files: {s['files']} ({s['python_files']} Python), lines: {s['lines']}, "
+           f"time: {s['elapsed_seconds']} s",
+           f"- CUDA touchpoints: {s['touchpoints']}; CUDA source files: {s['cuda_files']}, kernels: {s['cuda_kernels']}, "
+           f"exported extension ops: {s['exported_ops']} ({s['extension_call_sites']} Python call sites)"]
+    if result.torch_version:
+        out.append(f"- torch version of the project: {result.torch_version}")
+    out += ["", "## Readiness per target", "",
+            "Automatic: changes `torchport convert` makes. Manual: unsupported APIs, CUDA-only packages the target "
+            "can replace, and CUDA kernels a tool ports (musa). Blocked: kernels that must be rewritten, inline PTX, "
+            "packages with no replacement. Effort = manual + review/4 + 10 x blocked; grade A < 1 <= B < 10 <= C < 50 "
+            "<= D < 200 <= E.", ""]
+    out += _table(READINESS_HEADER, readiness_rows(result)) + [""]
+    out += ["## Touchpoints by category", ""]
+    out += _table(("Category", "Count"), sorted(s["touchpoints_by_group"].items())) + [""]
+    for group in sorted(set(TOUCHPOINT_GROUPS.values())):
+        rows = [f for f in result.touchpoints() if TOUCHPOINT_GROUPS.get(f.category) == group]
+        if not rows:
+            continue
+        out += [f"### {group} ({len(rows)})", ""]
+        out += _table(("File", "Code", "Note"), [(f"{f.file}:{f.line}", f.old, f.message) for f in rows[:200]])
+        if len(rows) > 200:
+            out.append(f"\n... and {len(rows) - 200} more in cuda_op_list.csv")
+        out.append("")
+    pkgs = [f for f in result.common if f.rule in ("TP908", "TP909")]
+    if pkgs:
+        out += ["## CUDA-only and CUDA-first packages", ""]
+        kb = packages()
+        from ..analyze.api import package_of
+
+        names = sorted({p.name for p in (package_of(f, kb) for f in pkgs) if p is not None})
+        rows = []
+        for name in names:
+            pkg = next(p for p in kb.packages if p.name == name)
+            uses = [f for f in pkgs if (package_of(f, kb) or pkg).name == name]
+            rows.append((name, pkg.kind, len(uses), "; ".join(f"{t}: {pkg.advice(t)[0].split('; ', 1)[-1]}"
+                                                              for t in result.targets if t in pkg.targets)
+                         or pkg.instead))
+        out += _table(("Package", "Kind", "Uses", "Instead"), rows) + [""]
+    for t in result.targets:
+        unsupported = result.unsupported(t)
+        out += [f"## {t}: {len(unsupported)} unsupported", ""]
+        data = result.data.get(t, {})
+        out.append(f"API data: {data.get('api')}; operator data: {data.get('ops')}"
+                   + (f" ({data['note']})" if data.get("note") else ""))
+        out.append("")
+        if unsupported:
+            counts = Counter(f.old for f in unsupported)
+            out += _table(("API", "Uses", "Tip"), [(api, n, next(f.message for f in unsupported if f.old == api))
+                                                   for api, n in counts.most_common(50)]) + [""]
+    return "\n".join(out) + "\n"
