@@ -21,6 +21,7 @@ import argparse
 import ast
 import datetime
 import json
+import re
 import subprocess
 import sys
 import zipfile
@@ -180,39 +181,78 @@ STATIC_METHOD = ("ast, nothing imported: literal __all__ plus public top-level b
                  "each submodule it binds or contains")
 
 
-def with_extra(record: dict, extra: list[str], extra_source: str) -> dict:
-    """Names created at run time (C++ bindings, setattr) that static reading cannot see."""
-    if extra:
-        record["names"] = sorted(set(record["names"]) | set(extra))
-        record["extra_names"] = sorted(extra)
-        record["extra_source"] = extra_source
-    return record
+REFERENCED_METHOD = "names the package's own Python code reads as <namespace>.NAME (so they exist at run time)"
 
 
-def from_wheel(name, wheel, pkg_dir, namespace, version, source, extra, extra_source) -> None:
+def referenced_names(read, listing: list, namespace: str, pkg_dir: str) -> list:
+    spellings = {namespace, pkg_dir.replace("/", ".")}
+    pattern = re.compile(r"\b(?:" + "|".join(re.escape(sp) for sp in spellings) + r")\.([A-Za-z]\w*)\b")
+    names = set()
+    for path in listing:
+        if path.endswith(".py"):
+            try:
+                names.update(pattern.findall(read(path)))
+            except UnicodeDecodeError:
+                continue
+    return sorted(names)
+
+
+def from_wheel(name, wheel, pkg_dir, namespace, version, source, referenced=False) -> None:
     with zipfile.ZipFile(wheel) as zf:
         listing = zf.namelist()
-        names, modules = collect(lambda p: zf.read(p).decode("utf-8"), listing, pkg_dir)
-    write(name, with_extra({
-        "namespace": namespace, "package": pkg_dir.split("/")[0], "version": version,
-        "source": source, "file": f"{pkg_dir}/__init__.py", "method": STATIC_METHOD,
-        "names": names, "modules": modules,
-    }, extra, extra_source))
+        read = lambda p: zf.read(p).decode("utf-8")  # noqa: E731
+        names, modules = collect(read, listing, pkg_dir)
+        record = {"namespace": namespace, "package": pkg_dir.split("/")[0], "version": version,
+                  "source": source, "file": f"{pkg_dir}/__init__.py", "method": STATIC_METHOD,
+                  "names": names, "modules": modules}
+        if referenced:
+            found = [n for n in referenced_names(read, listing, namespace, pkg_dir) if n not in modules]
+            record["names"] = sorted(set(names) | set(found))
+            record["referenced_names"] = found
+            record["referenced_method"] = REFERENCED_METHOD
+    write(name, record)
 
 
-def from_git(name, gitdir, pkg_dir, namespace, version, source, extra, extra_source, rev) -> None:
+RUNTIME_METHOD = ("names the package adds to itself at run time, found in its sources: "
+                  "setattr(<package>, \"NAME\", ...) in Python, set_module_attr(\"NAME\", ...) in C++, and the "
+                  "legacy <Type>Tensor classes of a C++ `scalar_types = {...}` list")
+
+
+def runtime_names(read, listing: list, package: str) -> list:
+    """Names created while the package initialises, which static reading of __init__ cannot see."""
+    names = set()
+    setattr_re = re.compile(r"setattr\(\s*" + re.escape(package) + r"\s*,\s*[\"'](\w+)[\"']")
+    for path in listing:
+        if path.endswith(".py") and "/testing/" not in path:
+            names.update(setattr_re.findall(read(path)))
+        elif path.endswith((".cpp", ".cc", ".h")):
+            text = read(path)
+            names.update(re.findall(r'set_module_attr\(\s*"(\w+)"', text))
+            block = re.search(r"scalar_types\s*=\s*\{([^}]*)\}", text)
+            if block and '"Tensor"' in text:
+                names.update(f"{t}Tensor" for t in re.findall(r"ScalarType::(\w+)", block.group(1)))
+    return sorted(n for n in names if not n.startswith("_"))
+
+
+def from_git(name, gitdir, pkg_dir, namespace, version, source, rev, runtime=False) -> None:
     def git(*args: str) -> str:
         return subprocess.run(["git", "--git-dir", gitdir, *args], check=True,
                               capture_output=True, text=True).stdout
 
     commit = git("rev-parse", rev).strip()
-    listing = git("ls-tree", "-r", "--name-only", commit, pkg_dir.split("/")[0]).split()
-    names, modules = collect(lambda p: git("show", f"{commit}:{p}"), listing, pkg_dir)
-    write(name, with_extra({
-        "namespace": namespace, "package": pkg_dir.split("/")[0], "version": version,
-        "source": f"{source}@{commit}", "file": f"{pkg_dir}/__init__.py", "method": STATIC_METHOD,
-        "names": names, "modules": modules,
-    }, extra, extra_source))
+    package = pkg_dir.split("/")[0]
+    listing = git("ls-tree", "-r", "--name-only", commit, package).split()
+    read = lambda p: git("show", f"{commit}:{p}")  # noqa: E731
+    names, modules = collect(read, listing, pkg_dir)
+    record = {"namespace": namespace, "package": package, "version": version,
+              "source": f"{source}@{commit}", "file": f"{pkg_dir}/__init__.py", "method": STATIC_METHOD,
+              "names": names, "modules": modules}
+    if runtime:
+        found = runtime_names(read, listing, package)
+        record["names"] = sorted(set(names) | set(found))
+        record["runtime_names"] = found
+        record["runtime_method"] = RUNTIME_METHOD
+    write(name, record)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -229,21 +269,21 @@ def main(argv: list[str] | None = None) -> None:
         p.add_argument("--namespace", required=True)
         p.add_argument("--version", required=True)
         p.add_argument("--source", required=True, help="where the wheel/repo came from")
-        p.add_argument("--extra", default="", help="comma-separated names created at run time")
-        p.add_argument("--extra-source", default="", help="where the --extra names are documented")
+        if kind == "wheel":
+            p.add_argument("--referenced", action="store_true",
+                           help="also names the package's own code reads as <namespace>.NAME")
         if kind == "git":
             p.add_argument("--rev", default="HEAD")
+            p.add_argument("--runtime", action="store_true", help="also find names set at run time (setattr, C++)")
     args = ap.parse_args(argv)
     if args.cmd == "torch":
         from_installed_torch(args.namespaces)
     else:
-        extra = [n for n in args.extra.split(",") if n]
-        common = (args.name, args.path, args.pkg_dir, args.namespace, args.version, args.source,
-                  extra, args.extra_source)
+        common = (args.name, args.path, args.pkg_dir, args.namespace, args.version, args.source)
         if args.cmd == "wheel":
-            from_wheel(*common)
+            from_wheel(*common, args.referenced)
         else:
-            from_git(*common, args.rev)
+            from_git(*common, args.rev, args.runtime)
 
 
 if __name__ == "__main__":
