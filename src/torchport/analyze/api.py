@@ -213,8 +213,9 @@ def analyze(path, targets=None, *, torch_version: Optional[str] = None, output=N
             _merge(native, s.native)
     library = tuple((ns, tuple(sorted(ops))) for ns, ops in sorted(native.library_ops.items()) if ops)
     rest = [e for e in entries if not (e.kind == "file" and not e.excluded and e.rel.endswith(NATIVE_SUFFIXES))]
-    scans = native_scans + parallel.run(rest, init_worker, (tuple(names), tuple(sorted(native.pybind_ops)), library),
-                                        scan_entry, jobs or parallel.default_jobs(), _weight, progress)
+    init_args = (tuple(names), tuple(sorted(native.pybind_ops)), library, tree.own_packages(entries))
+    scans = native_scans + parallel.run(rest, init_worker, init_args, scan_entry, jobs or parallel.default_jobs(),
+                                        _weight, progress)
     scans.sort(key=lambda s: s.path)
     result = AnalysisResult(str(src), names, torch_version, scans, native=native,
                             output=str(out) if write_reports else None, started=time.strftime("%Y-%m-%dT%H:%M:%S"))

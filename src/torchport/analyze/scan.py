@@ -72,10 +72,11 @@ class Analyzer:
     """Per-process state: a converter per target, the package knowledge base, and the ops the
     project's C++ extensions export (found first, so Python call sites can be matched here)."""
 
-    def __init__(self, targets: tuple, ext_ops: tuple = (), library_ops: tuple = ()):
-        self.converters = {t: Converter(t) for t in targets}
+    def __init__(self, targets: tuple, ext_ops: tuple = (), library_ops: tuple = (), own: tuple = ()):
+        self.converters = {t: Converter(t, own_packages=own) for t in targets}
         self.packages = packages()
         self.call_site = call_site_pattern(ext_ops, library_ops)
+        self.own = set(own)  # the project's own top-level packages
 
     def scan(self, entry) -> FileScan:
         rel = entry.rel
@@ -137,6 +138,8 @@ class Analyzer:
             modules = [a.name for a in node.names] if isinstance(node, ast.Import) else \
                 [node.module or ""] if node.level == 0 else []
             for module in modules:
+                if module.split(".")[0] in self.own:
+                    continue
                 pkg = self.packages.by_import(module)
                 if pkg is not None and (node.lineno, pkg.name) not in seen:
                     seen.add((node.lineno, pkg.name))
@@ -149,8 +152,8 @@ class Analyzer:
 _ANALYZER: dict = {}
 
 
-def init_worker(targets: tuple, ext_ops: tuple = (), library_ops: tuple = ()) -> None:
-    _ANALYZER["a"] = Analyzer(targets, ext_ops, library_ops)
+def init_worker(targets: tuple, ext_ops: tuple = (), library_ops: tuple = (), own: tuple = ()) -> None:
+    _ANALYZER["a"] = Analyzer(targets, ext_ops, library_ops, own)
 
 
 def scan_entry(entry) -> FileScan:

@@ -138,7 +138,8 @@ def convert(path, target: str, output=None, *, rules: Sequence[str] = (), exclud
     if out is not None and src.is_dir():
         out.mkdir(parents=True, exist_ok=True)
     target_ref = str(target) if str(target).endswith(".toml") else target_name
-    results = run_jobs(jobs_list, target_ref, tuple(rules), launch_rel, mode, jobs or default_jobs(), progress)
+    results = run_jobs(jobs_list, target_ref, tuple(rules), launch_rel, mode, jobs or default_jobs(), progress,
+                       tree.own_packages(entries))
     result = ConvertResult(target_name, str(src), str(out) if out else None, str(reports) if reports else None,
                            mode, results, clock(), str(backup) if backup and backup.exists() else None,
                            list(conv.user.paths), started)

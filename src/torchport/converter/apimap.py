@@ -54,10 +54,11 @@ def _prefixes(qualname: str):
 
 
 class ApiMap:
-    def __init__(self, target: Target, extra_decisions: Optional[dict] = None):
+    def __init__(self, target: Target, extra_decisions: Optional[dict] = None, own_packages=()):
         self.target = target
         self.catalog = cat = catalog()
-        self.package_decisions = package_decisions(target.name)
+        self.package_decisions = {k: v for k, v in package_decisions(target.name).items()
+                                  if k.split(".")[0] not in own_packages}
         self.decisions = {**self.package_decisions, **cat.names, **target.names, **(extra_decisions or {})}
         self._roots = {k.split(".")[0] for k in (*self.decisions, *cat.aliases)} | {"torch"}
         self._cache: dict = {}

@@ -40,10 +40,10 @@ class FileResult:
 class Converter:
     """Everything one run needs to convert one file, built once per process."""
 
-    def __init__(self, target: str, rule_files=(), launch: Optional[str] = None):
+    def __init__(self, target: str, rule_files=(), launch: Optional[str] = None, own_packages=()):
         self.target = load_target(target)
         self.user = load_rule_files(rule_files, self.target.name)
-        self.api = ApiMap(self.target, self.user.decisions)
+        self.api = ApiMap(self.target, self.user.decisions, own_packages)
         rules = [r for r in builtin_rules().values() if r.check is not None]
         rules += self.user.call_rules()
         # the reference engine must also see files that only use user-named APIs...
@@ -90,8 +90,8 @@ def kind_of(rel: str) -> str:
 _WORKER: dict = {}
 
 
-def _init_worker(target, rule_files, launch, mode):
-    _WORKER["conv"] = Converter(target, rule_files, launch)
+def _init_worker(target, rule_files, launch, mode, own_packages=()):
+    _WORKER["conv"] = Converter(target, rule_files, launch, own_packages)
     _WORKER["mode"] = mode
 
 
@@ -154,10 +154,10 @@ def _weight(job) -> int:
         return 0
 
 
-def run_jobs(jobs: list, target, rule_files, launch, mode, n_jobs: int, progress=None) -> list:
+def run_jobs(jobs: list, target, rule_files, launch, mode, n_jobs: int, progress=None, own_packages=()) -> list:
     """Process all jobs, in worker processes when there is enough Python to pay for them."""
-    return parallel.run(jobs, _init_worker, (target, rule_files, launch, mode), process, n_jobs,
-                        _weight, progress)
+    return parallel.run(jobs, _init_worker, (target, rule_files, launch, mode, tuple(own_packages)), process,
+                        n_jobs, _weight, progress)
 
 
 def timer():

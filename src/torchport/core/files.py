@@ -139,3 +139,14 @@ def copy_file(src: Path, dst: Path) -> None:
     """Copy content and permission bits (not timestamps or extended attributes: they cost syscalls)."""
     shutil.copyfile(src, dst)
     shutil.copymode(src, dst)
+
+
+def own_packages(entries) -> tuple:
+    """Top-level packages the project itself defines (`mmcv/__init__.py`, `src/mmcv/__init__.py`):
+    importing them is not a third-party dependency, even when the project is itself in the kb."""
+    own = set()
+    for e in entries:
+        parts = e.rel.split("/")
+        if parts[-1] == "__init__.py" and len(parts) >= 2:
+            own.add(parts[1] if parts[0] == "src" and len(parts) >= 3 else parts[0])
+    return tuple(sorted(own))
