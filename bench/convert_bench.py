@@ -2,7 +2,8 @@
 
 1. transformers 4.46.3 sdist: wall time of the `torchport convert` process (default
    jobs) against plain `ast.parse` of the same .py files in one process.  Target: <= 1.0.
-2. yolox 0.3.0 (~8k lines): end-to-end wall time including process start.  Target: <= 0.25 s.
+2. the same tree through `torchport analyze` for all seven targets.  Target: no slower than convert.
+3. yolox 0.3.0 (~8k lines): end-to-end wall time including process start.  Target: <= 0.25 s.
 
 Each figure is the median of --repeat runs.  Needs the network once (PyPI sdists, cached).
 """
@@ -23,6 +24,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from pypi_cache import python_files, sdist  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+from torchport.backends import available_targets  # noqa: E402
+
 TORCHPORT = [sys.executable, "-m", "torchport"]
 
 
@@ -37,12 +41,12 @@ def parse_time(files) -> float:
     return time.perf_counter() - start
 
 
-def convert_time(src: Path, target: str, repeat: int) -> list:
+def command_time(command: str, src: Path, target: str, repeat: int) -> list:
     times = []
     for _ in range(repeat):
         out = Path(tempfile.mkdtemp(prefix="tp-bench-")) / "out"
         start = time.perf_counter()
-        subprocess.run([*TORCHPORT, "convert", str(src), "--to", target, "-o", str(out)],
+        subprocess.run([*TORCHPORT, command, str(src), "--to", target, "-o", str(out)],
                        check=True, stdout=subprocess.DEVNULL)
         times.append(time.perf_counter() - start)
         shutil.rmtree(out.parent)
@@ -61,16 +65,20 @@ def main() -> int:
     files = python_files(tf)
     lines = sum(p.read_bytes().count(b"\n") for p in files)
     parse = statistics.median(parse_time(files) for _ in range(args.repeat))
-    conv = statistics.median(convert_time(tf, args.target, args.repeat))
+    conv = statistics.median(command_time("convert", tf, args.target, args.repeat))
+    every = ",".join(available_targets())
+    analysis = statistics.median(command_time("analyze", tf, every, args.repeat))
     yolox = sdist("yolox", "0.3.0")
     ylines = sum(p.read_bytes().count(b"\n") for p in python_files(yolox))
-    y = statistics.median(convert_time(yolox, args.target, args.repeat * 2))
+    y = statistics.median(command_time("convert", yolox, args.target, args.repeat * 2))
     print(f"cpus: {len(os.sched_getaffinity(0))}, python {sys.version.split()[0]}, target {args.target}, "
           f"median of {args.repeat}")
     print(f"transformers 4.46.3: {len(files)} files, {lines} lines")
     print(f"  torchport convert (process, default jobs): {conv:.2f} s")
     print(f"  ast.parse, one process:                    {parse:.2f} s")
     print(f"  ratio convert / parse:                     {conv / parse:.2f}   (target <= 1.0)")
+    print(f"  torchport analyze, all 7 targets:          {analysis:.2f} s")
+    print(f"  ratio analyze / convert:                   {analysis / conv:.2f}   (target <= 1.0)")
     print(f"yolox 0.3.0: {len(python_files(yolox))} files, {ylines} lines")
     print(f"  torchport convert end to end:              {y:.3f} s   (target <= 0.25 s)")
     return 0

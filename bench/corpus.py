@@ -5,8 +5,10 @@ For each project and target:
   2. converting the output again changes nothing;
   3. no user identifier is renamed (names defined by def/class/arguments/assignments);
   4. no file other than .py/.sh changes;
-  5. every torch.cuda use left in the output is listed in unsupported_api.csv.
-Downloads (once, into .corpus-cache/) are the only network use.  Exit code 1 on any failure.
+  5. every torch.cuda use left in the output is listed in unsupported_api.csv;
+  6. `analyze` agrees with `convert`: its unsupported list for the target is exactly what convert left.
+mmcv (C++/CUDA ops) is analyzed too.  Downloads (once, into .corpus-cache/) are the only network
+use.  Exit code 1 on any failure.
 """
 from __future__ import annotations
 
@@ -25,9 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from pypi_cache import sdist  # noqa: E402
 
 import torchport  # noqa: E402
+from torchport.analyze.api import analyze  # noqa: E402
 from torchport.backends import available_targets  # noqa: E402
 
-PROJECTS = [("yolox", "0.3.0"), ("ultralytics", "8.4.190"), ("timm", "1.0.31"), ("transformers", "4.46.3")]
+PROJECTS = [("yolox", "0.3.0"), ("ultralytics", "8.4.190"), ("timm", "1.0.31"), ("transformers", "4.46.3"),
+            ("mmcv", "2.2.0")]
 
 
 def defined_names(tree) -> list:
@@ -152,6 +156,12 @@ def main() -> int:
         if name not in wanted:
             continue
         src = sdist(name, version)
+        analysis = analyze(src, args.targets, write_reports=False)
+        s = analysis.summary()
+        print(f"{name + ' ' + version:22} {'analyze':12} {s['files']:6} touchpoints {s['touchpoints']}, "
+              f"{s['cuda_files']} CUDA files, {s['cuda_kernels']} kernels, {s['exported_ops']} exported ops, "
+              f"{s['extension_call_sites']} call sites, {s['elapsed_seconds']:.1f}s; grades "
+              + " ".join(f"{t}={r['grade']}" for t, r in s["readiness"].items()))
         for target in args.targets.split(","):
             work = Path(tempfile.mkdtemp(prefix="tp-corpus-"))
             try:
@@ -160,6 +170,11 @@ def main() -> int:
                 elapsed = time.perf_counter() - start
                 again = torchport.convert(work / "out", target, work / "again", write_reports=False)
                 problems = check(src, work / "out", work / "out_report", target)
+                left = sorted((f.file, f.line, f.old) for f in result.findings if f.action == "unsupported")
+                listed = sorted((f.file, f.line, f.old) for f in analysis.unsupported(target))
+                if left != listed:
+                    problems.append(f"analyze and convert disagree on unsupported APIs: "
+                                    f"{len(set(left) ^ set(listed))} differ, e.g. {sorted(set(left) ^ set(listed))[:2]}")
                 if again.summary()["changes"]:
                     changed = sorted({f"{f.file}:{f.line}" for f in again.findings if f.is_change})
                     problems.append(f"second conversion changed {len(changed)} places, e.g. {changed[:3]}")

@@ -96,6 +96,7 @@ class AnalysisResult:
     output: Optional[str] = None
     elapsed: float = 0.0
     started: str = ""
+    _touchpoints: Optional[list] = field(default=None, repr=False)
 
     def target_findings(self, target: str) -> list:
         """What convert reports for this target (Python and shell files)."""
@@ -110,6 +111,8 @@ class AnalysisResult:
     def touchpoints(self) -> list:
         """Every CUDA touchpoint once: per (file, line, category, rule), the findings of the target
         that reports most of them (targets word and place the same touchpoint differently)."""
+        if self._touchpoints is not None:
+            return self._touchpoints
         best: dict = {}
         for t in self.targets:
             mine: dict = {}
@@ -121,7 +124,8 @@ class AnalysisResult:
                     best[key] = group
         found = [f for group in best.values() for f in group]
         found += [f for f in self.common if f.category not in NOT_TOUCHPOINTS]
-        return sorted(found, key=lambda f: (f.file, f.line, f.col, f.rule))
+        self._touchpoints = sorted(found, key=lambda f: (f.file, f.line, f.col, f.rule))
+        return self._touchpoints
 
     def unknown_apis(self) -> list:
         return [f for f in self.touchpoints() if f.category == "unknown-api"]

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..converter.python import SourceFile
+from ..converter.python import SourceFile, trie_pattern
 from ..converter.run import Converter, kind_of
 from ..core.finding import ADVICE, ERROR, Finding
 from ..core.textfile import decode
@@ -25,13 +25,15 @@ _EXT_RECEIVER = re.compile(r"(?:^|_)(?:C|ext|ext_module|cuda|cuda_ext|ops|lib)$"
 
 
 def call_site_pattern(ext_ops, library_ops) -> Optional[re.Pattern]:
-    """A pattern for Python calls of extension ops: `<receiver>.<op>(` and `torch.ops.<ns>.<op>`."""
-    parts = []
-    if ext_ops:
-        parts.append(r"\b(\w+)\.(" + "|".join(map(re.escape, sorted(ext_ops))) + r")\s*\(")
-    for ns, ops in library_ops:
-        parts.append(r"\b(torch\.ops)\." + re.escape(ns) + r"\.(" + "|".join(map(re.escape, sorted(ops))) + r")\b")
-    return re.compile("|".join(f"(?:{p})" for p in parts)) if parts else None
+    """A pattern for the names of extension ops (a trie: cheap to run over every file); call_sites
+    then checks what precedes and follows each hit."""
+    names = set(ext_ops) | {op for _ns, ops in library_ops for op in ops}
+    # the leading "." lets the regex engine skip ahead to dots: ~25x faster than a word boundary
+    return re.compile(r"\.(" + trie_pattern(sorted(names)) + r")\b") if names else None
+
+
+_RECEIVER_BEFORE = re.compile(r"(\w+(?:\.\w+)*)$")
+_CALL_AFTER = re.compile(r"\s*\(")
 
 
 _GENERIC_NAMES = {"forward", "backward", "apply", "call", "run", "init", "load", "get", "set", "update", "step",
@@ -46,13 +48,21 @@ def call_sites(rel: str, text: str, pattern) -> list:
     and calls of exported names specific enough not to be confused (`ms_deform_attn_forward`)."""
     out = []
     for m in pattern.finditer(text):
-        receiver, op = [g for g in m.groups() if g is not None][:2]
+        op = m.group(1)
+        before = _RECEIVER_BEFORE.search(text, max(0, m.start() - 120), m.start())
+        if before is None:
+            continue
+        receiver = before.group(1)
+        if receiver.startswith("torch.ops."):
+            receiver = "torch.ops"
+        elif not _CALL_AFTER.match(text, m.end()):
+            continue
         specific = op not in _GENERIC_NAMES and ("_" in op.strip("_") or len(op) >= 10)
-        if receiver != "torch.ops" and (receiver in _LIBRARY_RECEIVERS or
+        if receiver != "torch.ops" and (receiver.split(".")[-1] in _LIBRARY_RECEIVERS or
                                         not (_EXT_RECEIVER.search(receiver) or specific)):
             continue
         line = text.count("\n", 0, m.start()) + 1
-        out.append(Finding(rel, line, line, "TP907", "extension", ADVICE, old=m.group(0).rstrip("( "),
+        out.append(Finding(rel, line, line, "TP907", "extension", ADVICE, old=f"{before.group(1)}.{op}",
                            message="calls a CUDA extension op: it works only once the extension is ported"))
     return out
 
@@ -127,7 +137,7 @@ class Analyzer:
                                          message=f"syntax error: {getattr(e, 'msg', e)}"))
             return
         for t, conv in self.converters.items():
-            result.per_target[t] = conv.python.convert(rel, source, text.newline, src=src)[2]
+            result.per_target[t] = conv.python.convert(rel, source, text.newline, src=src, wanted=True)[2]
         if python.import_trigger is not None and python.import_trigger.search(src.lowered):
             result.common += self._package_imports(rel, src)
 

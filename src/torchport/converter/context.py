@@ -33,6 +33,10 @@ class Binding:
     stmts: list = field(default_factory=list)  # every import statement that binds it (same scope)
     ambiguous: bool = False      # also bound to something else in the same scope: left to the user
 
+    def fresh(self) -> "Binding":
+        """A copy with its own list of uses (the template is shared by every target's walk)."""
+        return Binding(self.local, self.qualname, self.kind, self.stmt, self.scope, [], self.stmts, self.ambiguous)
+
     def visible_at(self, line: int) -> bool:
         return self.scope is None or self.scope[0] <= line <= self.scope[1]
 

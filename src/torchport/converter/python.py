@@ -17,7 +17,7 @@ from ..core import edits as edit_ops
 from .apimap import ApiMap
 from .context import Binding, FileContext
 
-_IMPORT_LINE = re.compile(r"\bimport\b")
+_IMPORT_WORD = re.compile(r"import\b")
 _NEWLINES = re.compile(r"\r\n|\r|\n")
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
@@ -77,6 +77,7 @@ class SourceFile:
         self._tree = None
         self._line_starts = None
         self._imports = None
+        self._bindings = None
         self._relevant: dict = {}
 
     @property
@@ -94,11 +95,25 @@ class SourceFile:
     def import_nodes(self) -> list:
         """[(Import/ImportFrom node, scope)] in source order."""
         if self._imports is None:
-            starts = self.line_starts
-            lines = sorted({bisect.bisect_right(starts, m.start()) for m in _IMPORT_LINE.finditer(self.source)})
+            starts, text = self.line_starts, self.source
+            # a plain literal search is fast; the word boundary before it is checked by hand
+            lines = sorted({bisect.bisect_right(starts, m.start()) for m in _IMPORT_WORD.finditer(text)
+                            if m.start() == 0 or not (text[m.start() - 1].isalnum() or text[m.start() - 1] == "_")})
             self._imports = sorted(PythonConverter._nodes(self.tree, lines, (ast.Import, ast.ImportFrom)),
                                    key=lambda pair: (pair[0].lineno, pair[0].col_offset))
         return self._imports
+
+    def bindings(self) -> tuple:
+        """({local name: [Binding]}, first torch import) from the file's imports; copy before use."""
+        if self._bindings is None:
+            self._bindings = collect_bindings(self.import_nodes())
+        return self._bindings
+
+    def walk_plan(self, lines: list) -> list:
+        key = ("plan", tuple(lines))
+        if key not in self._relevant:
+            self._relevant[key] = walk_plan(self.tree, lines)
+        return self._relevant[key]
 
     def lines_matching(self, regex) -> list:
         """Sorted line numbers where `regex` matches the lowercased text (cached per pattern)."""
@@ -151,13 +166,14 @@ class PythonConverter:
         return self.import_trigger is not None and self.import_trigger.search(lowered) is not None
 
     def convert(self, path: str, source: str, newline: str = "\n", launch: bool = False,
-                src: Optional[SourceFile] = None):
+                src: Optional[SourceFile] = None, wanted: bool = False):
         """Return (new_source, kept_edits, findings); raises SyntaxError on unparsable input.
 
         `src` may be passed in when several targets look at one file: what it computes
-        is shared (the rules never change the tree)."""
+        is shared (the rules never change the tree); `wanted` says the caller already
+        found trigger words in it."""
         src = src if src is not None else SourceFile(path, source)
-        if not launch and not self.wants(src.lowered):
+        if not (launch or wanted or self.wants(src.lowered)):
             return source, [], []
         tree = src.tree
         ctx = FileContext(path, source, self.api, newline, src.line_starts)
@@ -165,7 +181,7 @@ class PythonConverter:
         ctx.user_rules = self.user_rules
         self._collect_imports(ctx, src)
         lines = self._relevant_lines(ctx, src)
-        self._walk(ctx, tree, lines)
+        self._walk(ctx, src, lines)
         for r in self.dispatch.get("finalize", ()):
             r.check(tree, ctx)
         new_source, kept, _dropped = edit_ops.apply(source, ctx.edits)
@@ -175,48 +191,23 @@ class PythonConverter:
 
     # ------------------------------------------------------------ imports
     def _collect_imports(self, ctx: FileContext, src: SourceFile) -> None:
-        found = src.import_nodes()
-
-        def bind(local, qualname, kind, node, scope):
-            group = ctx.bindings.setdefault(local, [])
-            old = next((b for b in group if b.scope == scope), None)
-            if old is None:
-                group.append(Binding(local, qualname, kind, node, scope))
-                return
-            old.stmts.append(node)
-            if (old.qualname, old.kind) != (qualname, kind):
-                old.ambiguous = True
-
-        for node, scope in found:
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.asname:
-                        kind = "package" if "." not in alias.name else "module"
-                        bind(alias.asname, alias.name, kind, node, scope)
-                    else:
-                        top = alias.name.split(".")[0]
-                        bind(top, top, "package", node, scope)
-                    if alias.name.split(".")[0] == "torch" and ctx.first_torch_import is None:
-                        ctx.first_torch_import = node
-            elif node.level == 0 and node.module:
-                for alias in node.names:
-                    if alias.name == "*":
-                        continue
-                    local = alias.asname or alias.name
-                    bind(local, f"{node.module}.{alias.name}", "from", node, scope)
-                if node.module.split(".")[0] == "torch" and ctx.first_torch_import is None:
-                    ctx.first_torch_import = node
+        templates, ctx.first_torch_import = src.bindings()
+        ctx.bindings = {local: [b.fresh() for b in group] for local, group in templates.items()}
 
     def _relevant_lines(self, ctx: FileContext, src: SourceFile) -> list:
-        """Lines holding a trigger word, or a name imported from a CUDA-specific module."""
-        words = sorted({b.local.lower() for b in ctx.all_bindings()
-                        if b.kind != "package" and (self.trigger.search(b.qualname.lower())
-                                                    or self.api.resolve(b.qualname))})
-        lines = src.lines_matching(self.trigger)
-        if words:
-            extra = src.lines_matching(re.compile(r"\b(?:" + trie_pattern(words) + r")\b"))
-            lines = sorted(set(lines) | set(extra))
-        return lines
+        """Lines holding a trigger word, or a name imported from a CUDA-specific module
+        (the same for every target: cached in the SourceFile)."""
+        key = ("relevant", self.trigger.pattern)
+        if key not in src._relevant:
+            words = sorted({b.local.lower() for b in ctx.all_bindings()
+                            if b.kind != "package" and (self.trigger.search(b.qualname.lower())
+                                                        or self.api.resolve(b.qualname))})
+            lines = src.lines_matching(self.trigger)
+            if words:
+                extra = src.lines_matching(re.compile(r"\b(?:" + trie_pattern(words) + r")\b"))
+                lines = sorted(set(lines) | set(extra))
+            src._relevant[key] = lines
+        return src._relevant[key]
 
     # ------------------------------------------------------------ walking
     @staticmethod
@@ -234,30 +225,81 @@ class PythonConverter:
                 scope = (node.lineno, node.end_lineno)
             stack.extend((child, scope) for child in ast.iter_child_nodes(node))
 
-    def _walk(self, ctx: FileContext, tree: ast.Module, lines: list) -> None:
+    def _walk(self, ctx: FileContext, src: "SourceFile", lines: list) -> None:
         dispatch = self.dispatch
         refs = dispatch.get("ref", ())
-        stack = [(tree, None)]
-        while stack:
-            node, parent = stack.pop()
-            if not touches(lines, node):
-                continue
+        for node, parent, chain in src.walk_plan(lines):
             ctx.parent = parent
             for r in dispatch.get(type(node), ()):
                 r.check(node, ctx)
-            if isinstance(node, (ast.Attribute, ast.Name)):
-                root, parts = node, []
-                while isinstance(root, ast.Attribute):
-                    parts.append(root.attr)
-                    root = root.value
-                if isinstance(root, ast.Name):
-                    binding = ctx.lookup(root.id, root.lineno)
-                    if binding is not None and isinstance(root.ctx, ast.Load):
-                        parts.reverse()
-                        ref = Ref(node, binding, parts, ".".join([binding.qualname, *parts]), parent)
-                        for r in refs:
-                            r.check(ref, ctx)
-                    continue  # a plain name chain holds nothing else to look at
-                stack.append((root, node))
-                continue
-            stack.extend((child, node) for child in ast.iter_child_nodes(node))
+            if chain is not None:
+                root, parts = chain
+                binding = ctx.lookup(root.id, root.lineno)
+                if binding is not None:
+                    ref = Ref(node, binding, parts, ".".join([binding.qualname, *parts]), parent)
+                    for r in refs:
+                        r.check(ref, ctx)
+
+
+def collect_bindings(found: list) -> tuple:
+    """({local: [Binding, one per scope]}, the first torch import statement) of the import nodes."""
+    bindings: dict = {}
+    first_torch = None
+
+    def bind(local, qualname, kind, node, scope):
+        group = bindings.setdefault(local, [])
+        old = next((b for b in group if b.scope == scope), None)
+        if old is None:
+            group.append(Binding(local, qualname, kind, node, scope))
+            return
+        old.stmts.append(node)
+        if (old.qualname, old.kind) != (qualname, kind):
+            old.ambiguous = True
+
+    for node, scope in found:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    kind = "package" if "." not in alias.name else "module"
+                    bind(alias.asname, alias.name, kind, node, scope)
+                else:
+                    top = alias.name.split(".")[0]
+                    bind(top, top, "package", node, scope)
+                if alias.name.split(".")[0] == "torch" and first_torch is None:
+                    first_torch = node
+        elif node.level == 0 and node.module:
+            for alias in node.names:
+                if alias.name == "*":
+                    continue
+                local = alias.asname or alias.name
+                bind(local, f"{node.module}.{alias.name}", "from", node, scope)
+            if node.module.split(".")[0] == "torch" and first_torch is None:
+                first_torch = node
+    return bindings, first_torch
+
+
+def walk_plan(tree: ast.Module, lines: list) -> list:
+    """The nodes a walk visits, in order: [(node, parent, chain)].  Subtrees without a relevant line
+    are skipped; a plain name chain (`a.b.c`) is one step whose `chain` is (root Name, [b, c]) and
+    whose inner nodes are not visited.  The same for every target, so it is computed once per file."""
+    plan = []
+    stack = [(tree, None)]
+    while stack:
+        node, parent = stack.pop()
+        if not touches(lines, node):
+            continue
+        if isinstance(node, (ast.Attribute, ast.Name)):
+            root, parts = node, []
+            while isinstance(root, ast.Attribute):
+                parts.append(root.attr)
+                root = root.value
+            if isinstance(root, ast.Name):
+                chain = (root, parts[::-1]) if isinstance(root.ctx, ast.Load) else None
+                plan.append((node, parent, chain))
+                continue  # a plain name chain holds nothing else to look at
+            plan.append((node, parent, None))
+            stack.append((root, node))
+            continue
+        plan.append((node, parent, None))
+        stack.extend((child, node) for child in ast.iter_child_nodes(node))
+    return plan

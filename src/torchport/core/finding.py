@@ -1,7 +1,7 @@
 """The one record every static command produces: a Finding."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 
 # What a finding means for the user's code.
 INSERT = "insert"            # text added (an import)
@@ -34,4 +34,7 @@ class Finding:
         return self.action in CHANGES
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {name: getattr(self, name) for name in _FIELDS}
+
+
+_FIELDS = tuple(f.name for f in fields(Finding))

@@ -31,8 +31,7 @@ def write_all(result, folder: Path) -> None:
                        ("unsupported_api.csv", unsupported_csv(result.findings))):
         with open(folder / name, "w", encoding="utf-8", newline="") as f:  # the CSV text has its own CRLFs
             f.write(text)
-    (folder / "report.json").write_text(json.dumps(result.to_dict(), indent=1, ensure_ascii=False) + "\n",
-                                        encoding="utf-8")
+    (folder / "report.json").write_text(json.dumps(result.to_dict(), ensure_ascii=False) + "\n", encoding="utf-8")
     (folder / "torchport.log").write_text(log_text(result), encoding="utf-8")
 
 

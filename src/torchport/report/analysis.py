@@ -42,8 +42,8 @@ def write_analysis(result, folder: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "w", encoding="utf-8", newline="") as f:
             f.write(text)
-    (folder / "analysis.json").write_text(json.dumps(result.to_dict(), indent=1, ensure_ascii=False) + "\n",
-                                          encoding="utf-8")
+    # compact: the C encoder is several times faster than the indenting one on large results
+    (folder / "analysis.json").write_text(json.dumps(result.to_dict(), ensure_ascii=False) + "\n", encoding="utf-8")
     (folder / "analysis.md").write_text(markdown(result), encoding="utf-8")
 
 

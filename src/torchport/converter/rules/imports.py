@@ -172,8 +172,8 @@ def _insert_at_top(ctx, tree, text: str, r, message: str, comment: str = "") -> 
 
 
 def _imports_module(ctx, module: str) -> bool:
-    return re.search(rf"^\s*(?:import\s+{re.escape(module)}\b|from\s+{re.escape(module)}\b)",
-                     ctx.source, re.MULTILINE) is not None
+    """Does any import statement of the file (in any scope) import `module` or something in it?"""
+    return any(b.qualname == module or b.qualname.startswith(module + ".") for b in ctx.all_bindings())
 
 
 @rule("TP001", "register-import", "import", nodes=("finalize",),
