@@ -97,9 +97,8 @@ def markdown(result) -> str:
         for name in names:
             pkg = next(p for p in kb.packages if p.name == name)
             uses = [f for f in pkgs if (package_of(f, kb) or pkg).name == name]
-            rows.append((name, pkg.kind, len(uses), "; ".join(f"{t}: {pkg.advice(t)[0].split('; ', 1)[-1]}"
-                                                              for t in result.targets if t in pkg.targets)
-                         or pkg.instead))
+            per_target = "; ".join(f"{t}: {pkg.targets[t]['instead']}" for t in result.targets if t in pkg.targets)
+            rows.append((name, pkg.kind, len(uses), pkg.instead + (f" | per target: {per_target}" if per_target else "")))
         out += _table(("Package", "Kind", "Uses", "Instead"), rows) + [""]
     for t in result.targets:
         unsupported = result.unsupported(t)
