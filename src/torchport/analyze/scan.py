@@ -129,7 +129,7 @@ class Analyzer:
             result.status = "clean"
             return
         try:
-            src.tree
+            src.tree  # noqa: B018 - parse now, so a syntax error is reported once, not per target
         except (SyntaxError, ValueError) as e:
             line = getattr(e, "lineno", None) or 1
             result.status = "error"
