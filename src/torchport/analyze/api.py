@@ -208,7 +208,10 @@ def analyze(path, targets=None, *, torch_version: Optional[str] = None, output=N
     start = time.perf_counter()
     entries = list(tree.walk(src, tuple(exclude)))
     # C/C++/CUDA first (few files): the ops they export are what Python call sites are matched against
-    native_entries = [e for e in entries if e.kind == "file" and not e.excluded and e.rel.endswith(NATIVE_SUFFIXES)]
+    def is_native(e):
+        return e.kind == "file" and not e.excluded and e.rel.endswith(NATIVE_SUFFIXES)
+
+    native_entries = [e for e in entries if is_native(e)]
     init_worker(tuple(names))
     native_scans = [scan_entry(e) for e in native_entries]
     native = NativeScan()
@@ -216,7 +219,7 @@ def analyze(path, targets=None, *, torch_version: Optional[str] = None, output=N
         if s.native is not None:
             _merge(native, s.native)
     library = tuple((ns, tuple(sorted(ops))) for ns, ops in sorted(native.library_ops.items()) if ops)
-    rest = [e for e in entries if not (e.kind == "file" and not e.excluded and e.rel.endswith(NATIVE_SUFFIXES))]
+    rest = [e for e in entries if not is_native(e)]
     init_args = (tuple(names), tuple(sorted(native.pybind_ops)), library, tree.own_packages(entries))
     scans = native_scans + parallel.run(rest, init_worker, init_args, scan_entry, jobs or parallel.default_jobs(),
                                         _weight, progress)
