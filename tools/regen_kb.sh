@@ -37,4 +37,6 @@ python3 tools/extract_ops.py npu --wheels "$WHEELS"
 python3 tools/extract_ops.py musa --git "$MUSA_GIT"
 python3 tools/extract_ops.py mlu --git "$MLU_GIT"
 python3 tools/extract_ops.py xpu --git "$XPU_GIT"
+python3 tools/extract_port_maps.py hip
+python3 tools/extract_port_maps.py musa --git "$MUSA_GIT" --rev v2.7.1
 git status --short src/torchport/kb
