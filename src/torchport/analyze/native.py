@@ -39,6 +39,10 @@ _ASM = re.compile(r"\b(?:asm|__asm__)\s*(?:volatile\s*|__volatile__\s*)?\(")
 _ARCH = re.compile(r"\b(?:__CUDA_ARCH__|CUDA_VERSION|__CUDACC_VER_MAJOR__)\b")
 _WARP = re.compile(r"\b(?:__shfl(?:_up|_down|_xor)?_sync|__ballot_sync|__any_sync|__all_sync|__activemask|"
                    r"wmma::\w+|__syncwarp)\b|mma\.sync")
+# Constructs no mapping ports faithfully: (detector, analyze rule, why).  port-ext reports the same ones.
+HARD_TO_PORT = ((_ASM, "TP903", "inline assembly (PTX) cannot be ported automatically"),
+                (_ARCH, "TP904", "CUDA architecture/version check: the numbers differ on other vendors"),
+                (_WARP, "TP905", "warp/tensor-core intrinsic: warp size and matrix units differ per vendor"))
 _RUNTIME = re.compile(r"\b(?:cuda[A-Z]\w*|cublas\w*|cudnn[A-Z]\w*|curand\w*|cusparse\w*|cusolver\w*|cufft\w*|"
                       r"nccl[A-Z]\w*|at::cuda::\w+|c10::cuda::\w+)\b")
 _PYBIND = re.compile(r"PYBIND11_MODULE\s*\(")
@@ -88,10 +92,9 @@ def scan_native(rel: str, text: str, out: NativeScan) -> None:
     for line, name in kernels:
         out.kernels.append((rel, line, name))
         out.findings.append(Finding(rel, line, line, "TP902", "extension", ADVICE, old=f"__global__ {name}",
-                                    message="CUDA kernel: ported (MUSA) or rewritten (other targets)"))
-    for regex, rule, why in ((_ASM, "TP903", "inline assembly (PTX) cannot be ported automatically"),
-                             (_ARCH, "TP904", "CUDA architecture/version check: the numbers differ on other vendors"),
-                             (_WARP, "TP905", "warp/tensor-core intrinsic: warp size and matrix units differ per vendor")):
+                                    message="CUDA kernel: `torchport port-ext --to musa` ports it; other targets "
+                                            "rewrite it (`port-ext --to npu` lists what that covers)"))
+    for regex, rule, why in HARD_TO_PORT:
         for m in regex.finditer(code):
             line = _line(code, m.start())
             out.findings.append(Finding(rel, line, line, rule, "extension", ADVICE, old=m.group(0).strip(), message=why))
