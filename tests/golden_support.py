@@ -32,3 +32,21 @@ def convert_case(target: str, name: str):
 
 def expected_outputs(target: str) -> dict:
     return {name: convert_case(target, name) for name in case_names()}
+
+
+# ---- port-ext: the bundled example extension, ported to each port target
+PORT_EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "cuda_extension"
+PORT_EXPECTED = Path(__file__).resolve().parent / "golden" / "port"
+PORT_TARGETS = ("musa", "hip")
+
+
+def port_example(target: str, out: Path):
+    """Port the example into `out`; (result, findings text with file names)."""
+    from torchport.porting.api import port
+
+    result = port(PORT_EXAMPLE, target, out, write_reports=False, jobs=1)
+    by_file = {}
+    for f in result.findings:
+        by_file.setdefault(f.file, []).append(f)
+    text = "".join(f"== {name}\n" + findings_text(fs) for name, fs in sorted(by_file.items()))
+    return result, text

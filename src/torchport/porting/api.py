@@ -1,0 +1,332 @@
+"""`torchport port-ext`: port a tree of CUDA C++ extension sources and their build glue.
+
+MUSA and HIP: sources are rewritten from the mapping tables (kb/port/<target>.json,
+plus `-m` user maps), `.cu`/`.cuh` renamed per target, includes kept consistent, build
+files adapted; everything else is copied byte for byte.  NPU and MLU: kernels must be
+rewritten (Ascend C / BANG C), so nothing is written but an inventory: every kernel
+with its signature and launch sites, every op registered to Python and its callers.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from ..analyze import native
+from ..analyze.scan import call_site_pattern, call_sites
+from ..backends import load_target
+from ..converter.registry import describe
+from ..core import files as tree
+from ..core import parallel
+from ..core.errors import UsageError
+from ..core.finding import ADVICE, ERROR, Finding
+from ..core.textfile import Text, decode
+from .buildglue import is_build_file, port_build_file
+from .consistency import check_includes, quoted_includes
+from .engine import IncludeResolver, load_map, new_name, port_targets, port_text
+
+SOURCE_SUFFIXES = native.NATIVE_SUFFIXES
+
+describe("TP957", "port-include-check", "port",
+         """After porting, every quoted `#include` that named a project file must still name it (under its new
+         name); one that does not is reported as an error.  Checked on every run.""")
+DEFAULT_IGNORES = tuple(p for d in ("mlu", "npu", "mps", "parrots") for p in (f"{d}/*", f"*/{d}/*"))
+INVENTORY_TARGETS = ("npu", "mlu")
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class FileResult:
+    path: str
+    output: str
+    status: str                      # ported | unchanged | copied | ignored | error | skipped
+    findings: list = field(default_factory=list)
+    converted: Counter = field(default_factory=Counter)
+    left: Counter = field(default_factory=Counter)
+    review: int = 0
+    lines_changed: int = 0
+    diff: str = ""
+    defines: frozenset = frozenset()
+    includes: list = field(default_factory=list)  # (line, path before, path after) of quoted includes
+
+
+@dataclass
+class PortResult:
+    target: str
+    input: str
+    output: Optional[str]
+    mode: str
+    files: list = field(default_factory=list)
+    inventory: dict = field(default_factory=dict)
+    map_source: str = ""
+    user_maps: list = field(default_factory=list)
+    elapsed: float = 0.0
+    backup: Optional[str] = None
+    report_dir: Optional[str] = None
+    includes_checked: int = 0
+
+    @property
+    def findings(self) -> list:
+        return [f for r in self.files for f in r.findings]
+
+    def totals(self) -> dict:
+        converted, left = Counter(), Counter()
+        for r in self.files:
+            converted.update(r.converted)
+            left.update(r.left)
+        return {"files": len(self.files), "files_by_status": dict(sorted(Counter(r.status for r in self.files).items())),
+                "converted_refs": sum(converted.values()), "left_refs": sum(left.values()),
+                "needs_review": sum(r.review for r in self.files),
+                "unsupported": sum(1 for f in self.findings if f.rule == "TP952"),
+                "lines_changed": sum(r.lines_changed for r in self.files),
+                "renamed_files": sum(1 for r in self.files if r.output != r.path),
+                "includes_checked": self.includes_checked,
+                "includes_broken": sum(1 for f in self.findings if f.rule == "TP957"),
+                "elapsed_seconds": round(self.elapsed, 3)}
+
+    def api_counts(self) -> tuple:
+        converted, left = Counter(), Counter()
+        for r in self.files:
+            converted.update(r.converted)
+            left.update(r.left)
+        return converted, left
+
+    def to_dict(self) -> dict:
+        from .. import __version__
+
+        converted, left = self.api_counts()
+        return {"schema_version": SCHEMA_VERSION, "tool": {"name": "torchport", "version": __version__},
+                "command": "port-ext", "target": self.target, "input": self.input, "output": self.output,
+                "mode": self.mode, "map": self.map_source, "user_maps": self.user_maps, "totals": self.totals(),
+                "converted": dict(converted.most_common()), "left": dict(left.most_common()),
+                "files": [{"path": r.path, "output": r.output, "status": r.status, "converted": sum(r.converted.values()),
+                           "left": sum(r.left.values()), "needs_review": r.review, "lines_changed": r.lines_changed}
+                          for r in self.files],
+                "findings": [f.to_dict() for f in self.findings], "inventory": self.inventory}
+
+
+# ------------------------------------------------------------------ worker
+_STATE: dict = {}
+
+
+def _init(target: str, maps: tuple, rels: tuple, mode: str, port: dict, backup: Optional[str] = None):
+    pmap = load_map(target, maps)
+    _STATE.update(pmap=pmap, resolver=IncludeResolver(list(rels), pmap.suffixes), mode=mode, port=port,
+                  backup=Path(backup) if backup else None, sources=source_suffixes(pmap))
+
+
+def source_suffixes(pmap) -> tuple:
+    """C/C++/CUDA suffixes, and the target's own (`.mu`), so a partly ported tree is ported too."""
+    return tuple(dict.fromkeys(SOURCE_SUFFIXES + tuple(pmap.suffixes.values())))
+
+
+def _exists(base: str, name: str) -> bool:
+    resolver = _STATE["resolver"]
+    return resolver.find(f"{base}/_" if base else "_", name) is not None
+
+
+def _port_one(job) -> FileResult:
+    entry, dst, out_name = job  # out_name: the output file's name when INPUT is a single file
+    pmap, mode = _STATE["pmap"], _STATE["mode"]
+    rel = entry.rel
+    source = rel.endswith(_STATE["sources"]) and not entry.excluded
+    out_rel = out_name or (new_name(rel, pmap.suffixes) if source else rel)
+    if entry.kind == "link-outside":
+        return FileResult(rel, rel, "skipped")
+    if entry.kind == "link":
+        if mode == "write":
+            tree.copy_link(entry, dst / rel)
+        return FileResult(rel, rel, "copied")
+    build = not entry.excluded and (rel.endswith(".py") or rel.rsplit("/", 1)[-1] == "CMakeLists.txt"
+                                    or rel.endswith(".cmake"))
+    try:
+        data = entry.src.read_bytes() if source or build else None  # other files are only copied
+        if data is None and mode == "write":
+            tree.copy_file(entry.src, dst / out_rel)
+    except OSError as e:
+        return FileResult(rel, rel, "error", [Finding(rel, 1, 1, "TP000", "input", ERROR,
+                                                      message=f"cannot read: {e.strerror}")])
+    if data is None:
+        return FileResult(rel, out_rel, "ignored" if entry.excluded else "copied")
+    binary = b"\0" in data[:8192]
+    text = decode(data) if (source or build) and not binary else None
+    note = []
+    if text is None and source and not binary:
+        # Neither UTF-8 nor GBK (say, a latin-1 licence header): latin-1 maps each byte to one character,
+        # so everything but the replaced ASCII identifiers is written back byte for byte.
+        text = Text(data.decode("latin-1"), "latin-1")
+        note = [Finding(rel, 1, 1, "TP000", "input", ADVICE,
+                        message="not UTF-8 or GBK: ported byte for byte, only ASCII identifiers replaced")]
+    result = FileResult(rel, out_rel, "ignored" if entry.excluded else "copied")
+    new = None
+    if text is not None and source:
+        fp = port_text(rel, text.text, pmap, _STATE["resolver"])
+        new, result.findings, result.converted, result.left = fp.new_text, note + fp.findings, fp.converted, fp.left
+        result.review, result.lines_changed, result.defines = fp.review, fp.lines_changed, fp.defines
+        result.status = "ported" if new is not None or out_rel != rel else "unchanged"
+        result.includes = quoted_includes(fp.includes, new)
+    elif text is not None and build and is_build_file(rel, text.text):
+        new, result.findings = port_build_file(rel, text.text, _STATE["port"], pmap.suffixes, _exists)
+        result.lines_changed = len({f.line for f in result.findings if f.action == "modify"})
+        result.status = "ported" if new is not None else "unchanged"
+    elif (source or build) and text is None:
+        result.findings = [Finding(rel, 1, 1, "TP000", "input", ADVICE,
+                                   message="binary or undecodable: copied byte for byte")]
+    if mode == "write":  # from the bytes already read: no second open of the input
+        tree.write_bytes_like(dst / out_rel, text.encode(new) if new is not None else data, entry.src)
+    elif mode == "in-place" and (new is not None or out_rel != rel):
+        backup = _STATE["backup"] / rel
+        backup.parent.mkdir(parents=True, exist_ok=True)
+        tree.copy_file(entry.src, backup)
+        tree.write_bytes_like(dst / out_rel, text.encode(new) if new is not None else data, backup)
+        if out_rel != rel:
+            entry.src.unlink()  # renamed; the original is in the backup
+    elif mode == "diff" and new is not None:
+        result.diff = "".join(difflib.unified_diff(text.text.splitlines(True), new.splitlines(True),
+                                                   f"a/{rel}", f"b/{out_rel}"))
+    return result
+
+
+def _weight(job) -> int:
+    entry = job[0]
+    if entry.kind != "file" or not entry.rel.endswith(SOURCE_SUFFIXES):
+        return 0
+    try:
+        return entry.src.stat().st_size
+    except OSError:
+        return 0
+
+
+# ------------------------------------------------------------------ run
+def port(path, target: str, output=None, *, maps=(), ignore=None, in_place: bool = False, diff: bool = False,
+         force: bool = False, report_dir=None, jobs: Optional[int] = None, write_reports: bool = True,
+         progress=None) -> PortResult:
+    """Port `path` (a file or folder) for `target` (musa, hip; npu and mlu get an inventory)."""
+    names = sorted(set(port_targets()) | set(INVENTORY_TARGETS))
+    if target not in names:
+        raise UsageError(f"port-ext target must be one of {', '.join(names)} (got '{target}')")
+    src = Path(path)
+    if not src.exists():
+        raise UsageError(f"input not found: {src}")
+    if in_place and diff:
+        raise UsageError("choose only one of --in-place and --diff")
+    mode = "inventory" if target in INVENTORY_TARGETS else "in-place" if in_place else "diff" if diff else "write"
+    if mode == "inventory" and (in_place or diff):
+        raise UsageError(f"--to {target} writes an inventory only: --in-place and --diff do not apply")
+    pmap = load_map(target, maps) if mode != "inventory" else None  # bad maps fail before anything is written
+    out = Path(output) if output else tree.default_output(src, target) if mode == "write" else None
+    if out is not None and src.is_file() and not output:  # k.cu -> k_musa.mu
+        out = out.parent / new_name(out.name, pmap.suffixes)
+    if mode == "inventory":  # nothing but the report is written: -o names its folder
+        report_dir, out = report_dir or output, None
+    reports = None
+    if write_reports and mode != "diff":
+        # <output>_port_report, or <input>_<target>_port_report: never convert's <output>_report
+        base = out if out is not None else src
+        stem = base.name if src.is_dir() else base.name.split(".")[0]
+        name = f"{stem}_port_report" if out is not None else f"{stem}_{target}_port_report"
+        reports = Path(report_dir) if report_dir else base.parent / name
+    tree.check_layout(src, out, reports, force)
+    start = time.perf_counter()
+    entries = list(tree.walk(src, DEFAULT_IGNORES if ignore is None else tuple(ignore)))
+    result = PortResult(target, str(src), str(out) if out else None, mode, user_maps=[str(m) for m in maps])
+    if mode == "inventory":
+        result.inventory = inventory(entries)
+        result.files = [FileResult(e.rel, e.rel, "inventory") for e in entries
+                        if e.kind == "file" and e.rel.endswith(SOURCE_SUFFIXES) and not e.excluded]
+    else:
+        result.map_source = pmap.source
+        dst = (out if src.is_dir() else out.parent) if out is not None else None
+        out_name = out.name if src.is_file() and out is not None else None
+        if mode == "in-place":
+            dst = src if src.is_dir() else src.parent
+            result.backup = str(tree.backup_dir(src))
+        elif dst is not None:
+            for d in sorted({(dst / new_name(e.rel, pmap.suffixes)).parent for e in entries}):
+                d.mkdir(parents=True, exist_ok=True)
+        port_data = dict(load_target(target).port) if target in available_port_targets() else {}
+        rels = tuple(e.rel for e in entries if e.kind == "file")
+        result.files = parallel.run([(e, dst, out_name) for e in entries], _init,
+                                    (target, tuple(maps), rels, mode, port_data, result.backup),
+                                    _port_one, jobs or parallel.default_jobs(), _weight, progress)
+        _drop_project_names(result.files)
+        result.includes_checked, broken = check_includes(result.files)
+        by_file = {r.output: r for r in result.files}
+        for out_rel, line, path, expected in broken:
+            by_file[out_rel].findings.append(Finding(out_rel, line, line, "TP957", "port", ERROR, path, expected,
+                                                     f"include no longer resolves; it named {expected}"))
+    result.elapsed = time.perf_counter() - start
+    if reports is not None:
+        from ..report.port import write_port
+
+        write_port(result, reports)
+        result.report_dir = str(reports)
+    return result
+
+
+def _drop_project_names(files: list) -> None:
+    """CUDA-looking names the project defines itself are its own, not CUDA references left behind."""
+    own = set().union(*(r.defines for r in files))
+    for r in files:
+        for name in own & set(r.left):
+            del r.left[name]
+
+
+def available_port_targets() -> set:
+    """Targets whose file has a [port] table (build glue data)."""
+    from ..backends import available_targets
+
+    return {t for t in available_targets() if load_target(t).port}
+
+
+_LAUNCH = re.compile(r"\b([A-Za-z_]\w*)\s*(?:<[^<>;{}]*>)?\s*<<<")
+
+
+def inventory(entries: list) -> dict:
+    """Kernels (signature, launch sites), ops registered to Python and the Python code that calls them."""
+    scan = native.NativeScan()
+    kernels, launches, texts = [], [], {}
+    for e in entries:
+        if e.kind == "file" and not e.excluded and (e.rel.endswith(SOURCE_SUFFIXES) or e.rel.endswith(".py")):
+            t = decode(e.src.read_bytes())
+            if t is not None:
+                texts[e.rel] = t.text
+    for rel, text in texts.items():
+        if not rel.endswith(SOURCE_SUFFIXES):
+            continue
+        native.scan_native(rel, text, scan)
+        code = native.blank_comments(text)
+        flat = native._LAUNCH_BOUNDS.sub(lambda x: " " * len(x.group(0)), code)
+        for m in native._KERNEL.finditer(flat):
+            end = _matching_paren(flat, m.end() - 1)
+            signature = " ".join(flat[m.start():end + 1].split()) if end > 0 else m.group(2)
+            kernels.append({"file": rel, "line": flat.count("\n", 0, m.start()) + 1, "name": m.group(2),
+                            "signature": signature})
+        for m in _LAUNCH.finditer(code):
+            launches.append({"file": rel, "line": code.count("\n", 0, m.start()) + 1, "kernel": m.group(1)})
+    library = tuple((ns, tuple(sorted(ops))) for ns, ops in sorted(scan.library_ops.items()) if ops)
+    pattern = call_site_pattern(tuple(sorted(scan.pybind_ops)), library)
+    callers = []
+    if pattern is not None:
+        for rel, text in texts.items():
+            if rel.endswith(".py"):
+                callers += [{"file": f.file, "line": f.line, "call": f.old} for f in call_sites(rel, text, pattern)]
+    return {"kernels": kernels, "launches": launches, "pybind_ops": sorted(scan.pybind_ops),
+            "library_ops": {ns: sorted(ops) for ns, ops in sorted(scan.library_ops.items())},
+            "python_calls": callers, "cuda_files": scan.cuda_files, "findings": [f.to_dict() for f in scan.findings]}
+
+
+def _matching_paren(text: str, open_at: int) -> int:
+    depth = 0
+    for i in range(open_at, min(len(text), open_at + 4000)):
+        if text[i] == "(":
+            depth += 1
+        elif text[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1

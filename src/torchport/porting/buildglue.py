@@ -1,0 +1,154 @@
+"""Build glue: setup.py / extension `load()` scripts and CMake files, made to build the ported sources.
+
+Python build files are edited with the same edit machinery as `convert` (ast
+positions, minimal text edits): the extension classes and their module, the
+`nvcc` compiler-args key, `FORCE_CUDA`, and file names of renamed sources in
+string literals.  CMake files get renamed source names; CUDA-specific CMake
+commands are reported.  What to use comes from the target file's [port] table.
+"""
+from __future__ import annotations
+
+import ast
+import posixpath
+import re
+
+from ..converter.registry import describe
+from ..core import edits as edit_ops
+from ..core.finding import ADVICE, MODIFY, Finding
+
+describe("TP956", "port-build-glue", "port",
+         """setup.py / `load()` / CMake: extension classes, compiler keys, env switches and renamed source
+         names -> the target's build (MUSA: `torch_musa.utils.musa_extension.MUSAExtension`, `mcc`,
+         `FORCE_MUSA`); CUDA-only CMake commands are reported.""")
+
+CPP_EXTENSION = "torch.utils.cpp_extension"
+_CMAKE_CUDA = re.compile(r"\b(?:enable_language\s*\(\s*CUDA|find_package\s*\(\s*CUDA\w*|cuda_add_\w+|CUDA_NVCC_FLAGS|"
+                         r"CMAKE_CUDA_\w+|CUDA::\w+|LANGUAGES[^)\n]*\bCUDA\b)", re.IGNORECASE)
+_SOURCE_NAME = re.compile(r"[\w./*-]+\.(?:cu|cuh)\b")
+
+
+def is_build_file(rel: str, text: str) -> bool:
+    name = rel.rsplit("/", 1)[-1]
+    if name == "CMakeLists.txt" or name.endswith(".cmake"):
+        return True
+    return name.endswith(".py") and "cpp_extension" in text
+
+
+def port_build_file(rel: str, text: str, port: dict, suffixes: dict, exists) -> tuple:
+    """(new text or None, findings).  `exists(rel_dir, name)` says whether a source name refers to a
+    file of the tree (so only real renamed files are renamed)."""
+    if rel.endswith((".py",)):
+        return _python(rel, text, port, suffixes, exists)
+    return _cmake(rel, text, suffixes, exists)
+
+
+def _dotted(node) -> str:
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _renamed(name: str, suffixes: dict):
+    for old, new in suffixes.items():
+        if name.endswith(old):
+            return name[: -len(old)] + new
+    return None
+
+
+def _finding(rel, text, start, end, action, old, new="", message=""):
+    line = text.count("\n", 0, start) + 1
+    return Finding(rel, line, text.count("\n", 0, max(start, end - 1)) + 1, "TP956", "port", action, old, new, message)
+
+
+def _cmake(rel, text, suffixes, exists):
+    edits, findings = [], []
+    base = posixpath.dirname(rel)
+    for m in _SOURCE_NAME.finditer(text):
+        new = _renamed(m.group(0), suffixes)
+        if new and ("*" in m.group(0) or exists(base, m.group(0))):
+            f = _finding(rel, text, m.start(), m.end(), MODIFY, m.group(0), new)
+            edits.append(edit_ops.Edit(m.start(), m.end(), new, f))
+    for m in _CMAKE_CUDA.finditer(text):
+        findings.append(_finding(rel, text, m.start(), m.end(), ADVICE, m.group(0),
+                                 message="CUDA-specific CMake: use the target toolkit's CMake support"))
+    new_text, kept, _ = edit_ops.apply(text, edits)
+    return (new_text if new_text != text else None), sorted(findings + [e.finding for e in kept],
+                                                           key=lambda f: f.line)
+
+
+def _python(rel, text, port, suffixes, exists):
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None, [_finding(rel, text, 0, 0, ADVICE, rel, message="syntax error: build file not ported")]
+    starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
+
+    def span(node):
+        def off(line, col):
+            line_text = text[starts[line - 1]:starts[line] if line < len(starts) else len(text)]
+            return starts[line - 1] + len(line_text.encode("utf-8")[:col].decode("utf-8", "replace"))
+        return off(node.lineno, node.col_offset), off(node.end_lineno, node.end_col_offset)
+
+    edits, findings = [], []
+
+    def replace(node_or_span, new, message=""):
+        s, e = node_or_span if isinstance(node_or_span, tuple) else span(node_or_span)
+        if text[s:e] != new:
+            edits.append(edit_ops.Edit(s, e, new, _finding(rel, text, s, e, MODIFY, text[s:e], new, message)))
+
+    def swap(node, new, message):
+        """Replace a string constant's value inside its quotes (prefixes and quote style kept)."""
+        s, e = span(node)
+        raw = text[s:e]
+        if raw.count(node.value) == 1:  # a plain literal, not an implicit concatenation or escapes
+            i = raw.index(node.value)
+            replace((s + i, s + i + len(node.value)), new, message)
+
+    module = port.get("extension_module", "")
+    moving = dict(port.get("names", {})) if module else {}   # cpp_extension name -> name in `module`
+    keywords = port.get("keywords", {})
+    local = {}                                               # name bound in this file -> cpp_extension name
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == CPP_EXTENSION:
+            local.update({a.asname or a.name: a.name for a in node.names if a.name in moving})
+    base = posixpath.dirname(rel)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == CPP_EXTENSION and moving:
+            moved = [a for a in node.names if a.name in moving]
+            if moved:
+                kept = [a for a in node.names if a not in moved]
+                new_names = [moving[a.name] + (f" as {a.asname}" if a.asname else "") for a in moved]
+                stmt = f"from {module} import {', '.join(new_names)}"
+                if kept:
+                    line_start = starts[node.lineno - 1]
+                    indent = text[line_start:span(node)[0]]
+                    joiner = "\n" + indent if not indent.strip() else "; "
+                    stmt = (f"from {CPP_EXTENSION} import "
+                            f"{', '.join(a.name + (f' as {a.asname}' if a.asname else '') for a in kept)}{joiner}{stmt}")
+                replace(node, stmt, f"{module} builds for {port.get('title', 'the target')}")
+        elif isinstance(node, ast.Name) and local.get(node.id) == node.id:
+            replace(node, moving[node.id])
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in local:
+            for kw in node.keywords:
+                if kw.arg in keywords:
+                    s, _ = span(kw)
+                    replace((s, s + len(kw.arg)), keywords[kw.arg], f"keyword of {moving[local[node.func.id]]}")
+        elif isinstance(node, ast.Attribute) and node.attr in moving and _dotted(node.value) == CPP_EXTENSION:
+            findings.append(_finding(rel, text, *span(node), ADVICE, f"{CPP_EXTENSION}.{node.attr}",
+                                     message=f"use {module}.{moving[node.attr]} to build for {port.get('title')}"))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            value = node.value
+            if value == "FORCE_CUDA" and port.get("force_env"):
+                swap(node, port["force_env"], "the target's switch to build without a visible device")
+            elif value == "nvcc" and port.get("compiler_key"):
+                swap(node, port["compiler_key"], "extra_compile_args key of the target's device compiler")
+            elif value == "CUDA_HOME":
+                findings.append(_finding(rel, text, *span(node), ADVICE, value,
+                                         message=f"use the target toolkit's home ({port.get('home', 'see the vendor docs')})"))
+            else:
+                new = _renamed(value, suffixes)
+                if new and ("*" in value or exists(base, value)):
+                    swap(node, new, "source file renamed")
+    new_text, kept, _ = edit_ops.apply(text, edits)
+    findings += [e.finding for e in kept]
+    return (new_text if new_text != text else None), sorted(findings, key=lambda f: (f.line, f.col))

@@ -1,0 +1,87 @@
+"""Writers for `torchport port-ext`, in the spirit of HIPIFY's statistics.
+
+    port_report.md    totals, per-file table (converted / left / needs review / lines changed),
+                      most frequent APIs, unsupported names, needs-review sites; or the inventory
+                      (kernels, launch sites, exported ops, Python callers) for npu/mlu
+    port_report.json  everything (schema_version 1)
+    port_stats.csv    API, Replacement, Count, Status  (converted and left references)
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..core.files import REPORT_MARKER
+from . import _csv, _table
+
+
+def write_port(result, folder: Path) -> None:
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / REPORT_MARKER).write_text("written by torchport\n", encoding="utf-8")
+    (folder / "port_report.json").write_text(json.dumps(result.to_dict(), ensure_ascii=False) + "\n",
+                                             encoding="utf-8")
+    (folder / "port_report.md").write_text(markdown(result), encoding="utf-8")
+    converted, left = result.api_counts()
+    mapping = {}
+    for f in result.findings:
+        if f.rule in ("TP950", "TP951"):
+            mapping.setdefault(f.old, f.new)
+    rows = [(api, mapping.get(api, ""), n, "converted") for api, n in converted.most_common()]
+    rows += [(api, "", n, "left") for api, n in left.most_common()]
+    rows += [(f.old, "", 1, "unsupported") for f in result.findings if f.rule == "TP952"]
+    with open(folder / "port_stats.csv", "w", encoding="utf-8", newline="") as fh:
+        fh.write(_csv(("API", "Replacement", "Count", "Status"), rows))
+
+
+def markdown(result) -> str:
+    out = [f"# torchport port-ext: {result.target}", "", f"- input: `{result.input}`",
+           f"- output: `{result.output or result.mode}`"]
+    if result.map_source:
+        out.append(f"- mapping: {result.map_source}" + (f" + {', '.join(result.user_maps)}" if result.user_maps else ""))
+    if result.mode == "inventory":
+        return "\n".join(out + [""] + _inventory(result.inventory, result.target)) + "\n"
+    t = result.totals()
+    out += ["", "## Totals", ""]
+    out += _table(("What", "Count"), [
+        ("files", t["files"]), ("ported or renamed", t["files_by_status"].get("ported", 0)),
+        ("renamed files", t["renamed_files"]), ("references converted", t["converted_refs"]),
+        ("CUDA references left (no mapping)", t["left_refs"]), ("unsupported names", t["unsupported"]),
+        ("needs review", t["needs_review"]), ("lines changed", t["lines_changed"]),
+        ("project includes checked", t["includes_checked"]), ("includes that no longer resolve", t["includes_broken"])]) + [""]
+    touched = [r for r in result.files if r.converted or r.left or r.review or r.output != r.path]
+    if touched:
+        out += ["## Files", ""]
+        out += _table(("File", "Written as", "Converted", "Left", "Review", "Lines changed"),
+                      [(r.path, r.output if r.output != r.path else "", sum(r.converted.values()),
+                        sum(r.left.values()), r.review, r.lines_changed) for r in touched]) + [""]
+    converted, left = result.api_counts()
+    if converted:
+        out += ["## Most converted", ""] + _table(("API", "Count"), converted.most_common(40)) + [""]
+    if left:
+        out += ["## Left as they are (no mapping)", ""] + _table(("API", "Count"), left.most_common(40)) + [""]
+    broken = [f for f in result.findings if f.rule == "TP957"]
+    if broken:
+        out += ["## Broken includes", ""]
+        out += _table(("File", "Include", "Named before"), [(f"{f.file}:{f.line}", f.old, f.new) for f in broken]) + [""]
+    review = [f for f in result.findings if f.rule in ("TP952", "TP955", "TP956") and f.action != "modify"]
+    if review:
+        out += ["## Needs review", ""]
+        out += _table(("File", "Code", "Why"), [(f"{f.file}:{f.line}", f.old, f.message) for f in review[:300]]) + [""]
+    return "\n".join(out) + "\n"
+
+
+def _inventory(inv: dict, target: str) -> list:
+    how = {"npu": "Ascend C operators (or existing torch_npu ops)", "mlu": "BANG C kernels (or existing torch_mlu ops)"}
+    out = [f"CUDA kernels cannot be ported to {target} mechanically: they are rewritten as {how.get(target, 'native kernels')}.",
+           "This inventory lists what that work covers.", "",
+           f"## Kernels ({len(inv['kernels'])}) in {inv['cuda_files']} CUDA files", ""]
+    out += _table(("File", "Kernel", "Signature"), [(f"{k['file']}:{k['line']}", k["name"], k["signature"])
+                                                    for k in inv["kernels"]]) + [""]
+    out += [f"## Launch sites ({len(inv['launches'])})", ""]
+    out += _table(("File", "Kernel"), [(f"{x['file']}:{x['line']}", x["kernel"]) for x in inv["launches"]]) + [""]
+    ops = inv["pybind_ops"] + [f"{ns}::{op}" for ns, names in inv["library_ops"].items() for op in names]
+    out += [f"## Ops registered to Python ({len(ops)})", "", ", ".join(ops) or "none", ""]
+    out += [f"## Python call sites ({len(inv['python_calls'])})", ""]
+    out += _table(("File", "Call"), [(f"{c['file']}:{c['line']}", c["call"]) for c in inv["python_calls"]]) + [""]
+    return out

@@ -1,0 +1,28 @@
+#include <torch_musa/csrc/aten/musa/MUSAContext.h>
+#include <torch_musa/csrc/core/MUSAGuard.h>
+#include <torch/extension.h>
+
+#include "kernels/common.muh"
+
+template <typename scalar_t>
+__global__ void bias_gelu_kernel(const scalar_t* __restrict__ x, const scalar_t* __restrict__ bias,
+                                 scalar_t* __restrict__ out, int n, int cols) {
+  CUDA_KERNEL_LOOP(i, n) {
+    const float v = float(x[i]) + float(bias[i % cols]);
+    out[i] = scalar_t(0.5f * v * (1.f + fast_tanh(0.7978845608f * (v + 0.044715f * v * v * v))));
+  }
+}
+
+at::Tensor bias_gelu_cuda(const at::Tensor& x, const at::Tensor& bias) {
+  TORCH_CHECK(x.is_privateuseone() && bias.is_privateuseone(), "bias_gelu: expected CUDA tensors (cudaStream_t in use)");
+  c10::musa::MUSAGuard device_guard(x.device());
+  auto out = at::empty_like(x);
+  const int n = x.numel();
+  musaStream_t stream = c10::musa::getCurrentMUSAStream();
+  AT_DISPATCH_FLOATING_TYPES_AND_HALF(x.scalar_type(), "bias_gelu", [&] {
+    bias_gelu_kernel<scalar_t><<<blocks_for(n), CUDA_NUM_THREADS, 0, stream>>>(
+        x.data_ptr<scalar_t>(), bias.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), n, bias.numel());
+  });
+  AT_MUSA_CHECK(musaGetLastError());
+  return out;
+}
