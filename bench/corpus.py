@@ -7,8 +7,10 @@ For each project and target:
   4. no file other than .py/.sh changes;
   5. every torch.cuda use left in the output is listed in unsupported_api.csv;
   6. `analyze` agrees with `convert`: its unsupported list for the target is exactly what convert left.
-mmcv (C++/CUDA ops) is analyzed too.  Downloads (once, into .corpus-cache/) are the only network
-use.  Exit code 1 on any failure.
+mmcv (C++/CUDA ops) is analyzed too, and its sources are ported with `port-ext` to musa and hip,
+checked by bench/port_checks.py (token streams, includes, renames, build files) and ported a second
+time (which must change nothing).  Downloads (once, into .corpus-cache/) are the only network use.
+Exit code 1 on any failure.
 """
 from __future__ import annotations
 
@@ -24,14 +26,20 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+from port_checks import check_tree, files_of  # noqa: E402
 from pypi_cache import sdist  # noqa: E402
 
 import torchport  # noqa: E402
 from torchport.analyze.api import analyze  # noqa: E402
 from torchport.backends import available_targets  # noqa: E402
+from torchport.core.files import _excluded  # noqa: E402
+from torchport.porting.api import DEFAULT_IGNORES, port  # noqa: E402
+from torchport.porting.engine import load_map  # noqa: E402
 
 PROJECTS = [("yolox", "0.3.0"), ("ultralytics", "8.4.190"), ("timm", "1.0.31"), ("transformers", "4.46.3"),
             ("mmcv", "2.2.0")]
+PORT_PROJECTS = [("mmcv", "2.2.0")]
+PORT_TARGETS = ("musa", "hip")
 
 
 def defined_names(tree) -> list:
@@ -143,6 +151,37 @@ def check(src: Path, out: Path, reports: Path, target: str) -> list:
     return problems
 
 
+def check_port(src: Path, label: str) -> int:
+    """port-ext to each PORT_TARGET: the port_checks invariants, then a second port that changes nothing."""
+    failures = 0
+    for target in PORT_TARGETS:
+        work = Path(tempfile.mkdtemp(prefix="tp-port-"))
+        try:
+            result = port(src, target, work / "out", write_reports=False)
+            stats, problems = check_tree(src, work / "out", result, load_map(target),
+                                         lambda rel: _excluded(rel, DEFAULT_IGNORES))
+            again = port(work / "out", target, work / "again", write_reports=False)
+            if again.totals()["converted_refs"] or again.totals()["renamed_files"]:
+                problems.append(f"second port changed {again.totals()['converted_refs']} references, "
+                                f"renamed {again.totals()['renamed_files']} files")
+            elif files_of(work / "out") != files_of(work / "again") or any(
+                    (work / "out" / f).read_bytes() != (work / "again" / f).read_bytes() for f in files_of(work / "out")):
+                problems.append("second port wrote different files")
+            if result.totals()["includes_broken"]:
+                problems.append(f"port-ext itself reported {result.totals()['includes_broken']} broken includes")
+            t = result.totals()
+            print(f"{label:22} {'port ' + target:12} {t['files']:6} {t['converted_refs']} refs converted, "
+                  f"{t['left_refs']} left, {t['needs_review']} to review, {t['renamed_files']} renamed, "
+                  f"{stats['sources_token_checked']} sources token-checked, {stats['includes_checked']} includes resolved, "
+                  f"{t['elapsed_seconds']:.1f}s  {'ok' if not problems else f'{len(problems)} FAILED'}")
+            for p in problems[:20]:
+                print(f"    {p}")
+            failures += bool(problems)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    return failures
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--projects", default=",".join(n for n, _ in PROJECTS))
@@ -187,6 +226,9 @@ def main() -> int:
                 failures += bool(problems)
             finally:
                 shutil.rmtree(work, ignore_errors=True)
+    for name, version in PORT_PROJECTS:
+        if name in wanted:
+            failures += check_port(sdist(name, version), f"{name} {version}")
     print("corpus: all invariants hold" if not failures else f"corpus: {failures} project/target runs failed")
     return 1 if failures else 0
 
