@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-from port_checks import check_tree, files_of  # noqa: E402
+from port_checks import check_tree, decode, files_of  # noqa: E402
 from pypi_cache import sdist  # noqa: E402
 
 import torchport  # noqa: E402
@@ -93,15 +93,6 @@ def line_map(old: str, new: str) -> dict:
         for k in range(j2 - j1):
             out[j1 + k + 1] = min(i1 + k, max(i2 - 1, i1)) + 1
     return out
-
-
-def decode(data: bytes) -> str:
-    for enc in ("utf-8", "gbk", "latin-1"):
-        try:
-            return data.decode(enc)
-        except UnicodeDecodeError:
-            continue
-    return ""
 
 
 def check(src: Path, out: Path, reports: Path, target: str) -> list:

@@ -28,14 +28,17 @@ SOURCES = (".cu", ".cuh", ".cpp", ".cc", ".c", ".h", ".hpp", ".cxx", ".inl", ".m
 _WORD = re.compile(r"\w")
 
 
-def read(path: Path) -> str:
-    data = path.read_bytes()
+def decode(data: bytes) -> str:
     for enc in ("utf-8", "gbk", "latin-1"):
         try:
             return data.decode(enc)
         except UnicodeDecodeError:
             continue
     return ""
+
+
+def read(path: Path) -> str:
+    return decode(path.read_bytes())
 
 
 class Explainer:

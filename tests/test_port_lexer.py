@@ -108,3 +108,12 @@ def test_scan_agrees_with_the_tokenizer():
                 assert inside == 0 or (t.kind == "include" and not t.text[:inside].strip()), t
         assert len(includes) == sum(1 for t in tokens(text) if t.kind == "include")
         assert len(comments) == sum(1 for t in tokens(text) if t.kind == "comment")
+
+
+def test_macros_are_code_and_their_continuations_too():
+    pmap = _map(__CUDACC__="__MUSACC__", cudaMalloc="musaMalloc")
+    text = ('#ifdef __CUDACC__\n#define ALLOC(p, n) \\\n  cudaMalloc(&(p), (n))\n#endif\n'
+            '#define NAME "cudaMalloc"\n#define PASTE(x) cuda##x\n')
+    out = port_text("m.h", text, pmap, lambda rel, path: None)
+    assert out.new_text == ('#ifdef __MUSACC__\n#define ALLOC(p, n) \\\n  musaMalloc(&(p), (n))\n#endif\n'
+                            '#define NAME "cudaMalloc"\n#define PASTE(x) cuda##x\n')
