@@ -1,0 +1,524 @@
+"""The run-time patches, one small function per area, applied in order by `apply_all`.
+
+What each CUDA name becomes comes from the same data `convert` uses (the target file and
+`converter.apimap.ApiMap`); this module only knows *where* CUDA shows up at run time:
+the `torch.cuda` namespace, device arguments, tensor and module methods, `torch.load`,
+collectives, DDP, AMP and the profiler.  Nothing here intercepts tensor operations: the
+hot path (math on tensors that already live on the device) runs untouched.
+"""
+from __future__ import annotations
+
+import functools
+import re
+import types
+
+from ..converter.apimap import ADAPT, MAP, UNSUPPORTED, ApiMap
+from ..kb import catalog
+from .callers import redirects, tells_target
+from .session import Session
+
+_DEVICE_IN_SIGNATURE = re.compile(r"\bdevice\s*[=:]")
+
+
+# ------------------------------------------------------------------ helpers
+def _jit_like(s: Session, wrapper, original) -> None:
+    """Let TorchScript compile calls to `wrapper` as it compiled `original` (an aten builtin)."""
+    try:
+        from torch.jit import _builtins
+    except ImportError:  # pragma: no cover
+        return
+    name = _builtins._find_builtin(original)
+    if name is not None:
+        s.patcher.set_item(_builtins._get_builtin_table(), id(wrapper), name)
+
+
+def _map_device_kwarg(s: Session, api: str, kwargs: dict) -> None:
+    device = kwargs.get("device")
+    if device is not None:
+        new = s.devices.map_device_arg(device)
+        if new is not device:
+            kwargs["device"] = new
+            s.count(api)
+
+
+def _device_kwarg_wrapper(s: Session, api: str, fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if "device" in kwargs:
+            _map_device_kwarg(s, api, kwargs)
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+def _proxy_class(s: Session, api: str, real: type, map_args):
+    """A stand-in for a C type that cannot be subclassed (torch.device, torch.Generator): calling it
+    builds the real object from mapped arguments; isinstance, issubclass and class attributes
+    behave as the real type's."""
+    class Meta(type):
+        def __call__(cls, *args, **kwargs):
+            new_args, new_kwargs = map_args(args, kwargs)
+            if new_args is not args or new_kwargs is not kwargs:
+                s.count(api)
+            return real(*new_args, **new_kwargs)
+
+        def __instancecheck__(cls, obj):
+            return isinstance(obj, real)
+
+        def __subclasscheck__(cls, sub):
+            return issubclass(sub, real)
+
+        def __getattr__(cls, name):
+            return getattr(real, name)
+
+    return Meta(real.__name__, (), {"__doc__": real.__doc__, "__module__": real.__module__,
+                                    "__torchport_real__": real})
+
+
+def _subclass_mapping_init(s: Session, api: str, base: type, mapper):
+    """A subclass of `base` whose __init__ arguments go through `mapper(args, kwargs)`."""
+    def __init__(self, *args, **kwargs):
+        new_args, new_kwargs = mapper(args, kwargs)
+        if new_args is not args or new_kwargs is not kwargs:
+            s.count(api)
+        base.__init__(self, *new_args, **new_kwargs)
+
+    return type(base.__name__, (base,), {"__init__": __init__, "__module__": base.__module__,
+                                         "__qualname__": base.__qualname__, "__doc__": base.__doc__})
+
+
+# ------------------------------------------------------------------ torch.cuda
+class CountingModule(types.ModuleType):
+    """torch.cuda (and its submodules) while patched.  The module's own dict keeps the real objects
+    (torch.cuda's functions call each other through it); an attribute access from the project
+    gets the target's object instead, counted.  See callers.redirects for who gets what."""
+
+    def __getattribute__(self, name):
+        if name[:1] != "_":
+            session, table = types.ModuleType.__getattribute__(self, "__dict__")["__torchport__"]
+            entry = table.get(name)
+            if entry is not None and redirects(session.policy):
+                if entry[0]:
+                    session.count(entry[0])
+                return entry[1]
+        return types.ModuleType.__getattribute__(self, name)
+
+
+def patch_namespace(s: Session) -> None:
+    """torch.cuda.X -> the target's X for every public name of torch.cuda (and its submodules) that the
+    target has; a raising stand-in for the names it lacks; `[runtime] noop` names do nothing."""
+    torch = s.torch
+    api_map = ApiMap(s.target)
+    cat = catalog()
+    noop = set(s.target.runtime.get("noop", ()))
+    modules = {"": torch.cuda}
+    for sub in cat.cuda_modules:
+        module = getattr(torch.cuda, sub, None)
+        if isinstance(module, types.ModuleType):
+            modules[sub] = module
+    for sub, module in modules.items():
+        names = cat.cuda_names - set(cat.cuda_modules) if sub == "" else cat.cuda_modules[sub]
+        table = {}
+        for name in sorted(names):
+            qualname = f"torch.cuda.{sub}.{name}" if sub else f"torch.cuda.{name}"
+            original = module.__dict__.get(name)
+            if original is None or (sub == "" and name in ("is_available", "device_count")):
+                continue
+            if qualname in noop:  # counted when called, as a no-op
+                table[name] = ("", s.noop(qualname, f"nothing to do on {s.title}"))
+                continue
+            r = api_map.resolve(qualname)
+            if r is None or r.kind not in (MAP, ADAPT, UNSUPPORTED):
+                continue
+            new = s.object(r.new) if r.kind != UNSUPPORTED else None
+            if new is None:
+                if callable(original):  # counted when called, as a failure
+                    why = r.message if r.kind == UNSUPPORTED else f"{r.new} is not in the installed {s.target.namespace}"
+                    table[name] = ("", s.missing(qualname, why, like=original))
+                continue
+            table[name] = (qualname, _amp_adapter(s, qualname, new, r.adapter) if r.kind == ADAPT else new)
+        if table:
+            s.patcher.set(module, "__torchport__", (s, table))
+            s.patcher.set_class(module, CountingModule)
+    _patch_queries(s)
+
+
+def _patch_queries(s: Session) -> None:
+    """is_available / device_count answer for the target or for CUDA, by the caller policy."""
+    torch, policy = s.torch, s.policy
+    real_available, real_count = torch.cuda.is_available, torch.cuda.device_count
+    if s.device_type == "cpu":
+        def target_available():
+            return True
+
+        def target_count():
+            return 1
+    else:
+        namespace = getattr(torch, s.device_type)
+        target_available, target_count = namespace.is_available, namespace.device_count
+
+    def query(real, for_target, api):
+        @functools.wraps(real)
+        def ask():
+            if tells_target(policy):
+                s.count(api)
+                return for_target()
+            return real()
+        return ask
+
+    is_available = query(real_available, target_available, "torch.cuda.is_available")
+    device_count = query(real_count, target_count, "torch.cuda.device_count")
+    s.patcher.set(torch.cuda, "is_available", is_available)
+    s.patcher.set(torch.cuda, "device_count", device_count)
+
+
+def _amp_adapter(s: Session, api: str, new, spec: dict):
+    """torch.cuda.amp.X -> torch.amp.X with the target device inserted where `spec` says, CUDA's
+    defaults kept (autocast: float16), old positional parameters passed by keyword."""
+    device, positional = s.device_type, spec.get("positional", [])
+    defaults = {k: getattr(s.torch, v) for k, v in spec.get("defaults", {}).items()}
+
+    def adapt(args, kwargs):
+        kwargs = dict(kwargs)
+        if positional:
+            kwargs.update(zip(positional, args))
+            args = ()
+        for k, v in defaults.items():
+            if kwargs.get(k) is None:
+                kwargs[k] = v
+        if spec["device"] == "first":
+            return (device, *args), kwargs
+        kwargs[spec["device"]] = device
+        return args, kwargs
+
+    if isinstance(new, type):
+        def __init__(self, *args, **kwargs):
+            args, kwargs = adapt(args, kwargs)
+            new.__init__(self, *args, **kwargs)
+
+        return type(new.__name__, (new,), {"__init__": __init__, "__module__": "torchport.runtime",
+                                           "__doc__": f"{api} on {s.title} (torchport): {new.__module__}.{new.__name__}"})
+
+    @functools.wraps(new)
+    def call(*args, **kwargs):
+        if not kwargs and len(args) == 1 and callable(args[0]) and spec["device"] != "first":
+            return new(args[0], **adapt((), {})[1])  # bare decorator: @custom_fwd
+        args, kwargs = adapt(args, kwargs)
+        return new(*args, **kwargs)
+    return call
+
+
+# ------------------------------------------------------------------ devices in torch.*
+def device_functions(torch) -> list:
+    """Functions of `torch` whose documented signature takes a device (factories and *_like)."""
+    names = []
+    for name in dir(torch):
+        if name.startswith("_"):
+            continue
+        fn = getattr(torch, name, None)
+        if not callable(fn) or isinstance(fn, type):
+            continue
+        head = (getattr(fn, "__doc__", None) or "").strip().split("\n\n", 1)[0]
+        if _DEVICE_IN_SIGNATURE.search(head):
+            names.append(name)
+    return names
+
+
+def patch_factories(s: Session) -> None:
+    torch = s.torch
+    for name in device_functions(torch):
+        original = getattr(torch, name)
+        wrapper = _device_kwarg_wrapper(s, f"torch.{name}(device=)", original)
+        s.patcher.set(torch, name, wrapper)
+        _jit_like(s, wrapper, original)
+
+
+def patch_device_types(s: Session) -> None:
+    """torch.device("cuda", ...) and torch.Generator(device="cuda") build target objects."""
+    torch, devices = s.torch, s.devices
+    real_device = torch.device
+
+    def device_args(args, kwargs):
+        if kwargs:
+            kind = kwargs.get("type", args[0] if args else None)
+            if kind == "cuda":
+                index = kwargs.get("index", args[1] if len(args) > 1 else None)
+                return (devices.name(index),), {}
+            return args, kwargs
+        if len(args) == 2 and args[0] == "cuda":
+            return (devices.name(args[1]),), {}
+        if len(args) == 1:
+            new = devices.map_device_arg(args[0])
+            if new is not args[0]:
+                return (new,), kwargs
+        return args, kwargs
+
+    proxy = _proxy_class(s, "torch.device", real_device, device_args)
+    s.patcher.set(torch, "device", proxy)
+
+    real_generator = torch.Generator
+
+    def generator_args(args, kwargs):
+        if args:
+            new = devices.map_device_arg(args[0])
+            if new is not args[0]:
+                return (new, *args[1:]), kwargs
+        if "device" in kwargs:
+            new = devices.map_device_arg(kwargs["device"])
+            if new is not kwargs["device"]:
+                return args, {**kwargs, "device": new}
+        return args, kwargs
+
+    s.patcher.set(torch, "Generator", _proxy_class(s, "torch.Generator(device=)", real_generator, generator_args))
+
+
+# ------------------------------------------------------------------ tensors and modules
+def _to_args(s: Session, api: str, args: tuple, kwargs: dict):
+    if args:
+        first = args[0]
+        new = s.devices.map_device_arg(first)
+        if new is not first:
+            s.count(api)
+            args = (new, *args[1:])
+    if kwargs and "device" in kwargs:
+        _map_device_kwarg(s, api, kwargs)  # kwargs is this call's own dict
+    return args, kwargs
+
+
+def patch_tensor(s: Session) -> None:
+    torch, devices, policy = s.torch, s.devices, s.policy
+    Tensor = torch.Tensor
+    original_to = Tensor.to
+
+    map_arg, real_device = devices.map_device_arg, devices.real_device  # torch.device is the proxy by now
+
+    @functools.wraps(original_to)
+    def to(self, *args, **kwargs):
+        if args:
+            first = args[0]
+            if type(first) is not real_device or first.type == "cuda":  # fast path: a non-CUDA device object
+                new = map_arg(first)
+                if new is not first:
+                    s.count("torch.Tensor.to(device)")
+                    args = (new, *args[1:])
+        if kwargs and "device" in kwargs:
+            _map_device_kwarg(s, "torch.Tensor.to(device)", kwargs)
+        return original_to(self, *args, **kwargs)
+
+    def cuda(self, device=None, non_blocking=False, memory_format=torch.preserve_format):
+        s.count("torch.Tensor.cuda")
+        if isinstance(device, (str, devices.real_device)):
+            target = devices.map(device)
+        else:
+            target = devices.name(device)
+        return original_to(self, target, non_blocking=non_blocking, memory_format=memory_format)
+
+    real_is_cuda = torch._C.TensorBase.is_cuda.__get__
+
+    def is_cuda(self):
+        if tells_target(policy):
+            return self.device.type == devices.type
+        return real_is_cuda(self)
+
+    s.patcher.set(Tensor, "to", to)
+    s.patcher.set(Tensor, "cuda", cuda)
+    s.patcher.set(Tensor, "is_cuda", property(is_cuda, doc="torchport: True on the target device for the project's code"))
+    for name in ("new_empty", "new_empty_strided", "new_full", "new_ones", "new_tensor", "new_zeros"):
+        original = getattr(Tensor, name, None)
+        if original is not None:
+            s.patcher.set(Tensor, name, _device_kwarg_wrapper(s, f"torch.Tensor.{name}(device=)", original))
+
+
+def patch_module(s: Session) -> None:
+    nn, devices = s.torch.nn, s.devices
+    original_to = nn.Module.to
+
+    @functools.wraps(original_to)
+    def to(self, *args, **kwargs):
+        if args or kwargs:
+            args, kwargs = _to_args(s, "torch.nn.Module.to(device)", args, kwargs)
+        return original_to(self, *args, **kwargs)
+
+    def cuda(self, device=None):
+        s.count("torch.nn.Module.cuda")
+        return original_to(self, devices.map(device) if device is not None else devices.name())
+
+    s.patcher.set(nn.Module, "to", to)
+    s.patcher.set(nn.Module, "cuda", cuda)
+
+
+# ------------------------------------------------------------------ checkpoints
+def patch_load(s: Session) -> None:
+    torch, devices = s.torch, s.devices
+    original_load = torch.load
+    from torch.serialization import default_restore_location
+
+    def restore(storage, location):
+        new = devices.location(location)
+        if new is not location:
+            s.count("torch.load(CUDA storage)")
+        return default_restore_location(storage, new)
+
+    @functools.wraps(original_load)
+    def load(f, map_location=None, *args, **kwargs):
+        if map_location is None:
+            map_location = restore
+        elif not callable(map_location):
+            new = devices.map(map_location)
+            if new is not map_location:
+                s.count("torch.load(map_location=)")
+                map_location = new
+        return original_load(f, map_location, *args, **kwargs)
+
+    s.patcher.set(torch, "load", load)
+
+
+# ------------------------------------------------------------------ distributed
+def map_backend(s: Session, backend):
+    """'nccl' -> the target's backend; 'cuda:nccl,cpu:gloo' -> per-device pairs for the target."""
+    if not isinstance(backend, str):
+        return backend
+    if backend.lower() == "nccl":
+        return s.backend
+    if ":" in backend and "nccl" in backend.lower():
+        pairs = {}
+        for part in backend.split(","):
+            dev, _, name = part.partition(":")
+            dev = s.device_type if dev.strip() == "cuda" else dev.strip()
+            name = s.backend if name.strip().lower() == "nccl" else name.strip()
+            pairs.setdefault(dev, name)
+        if len(set(pairs.values())) == 1:
+            return next(iter(pairs.values()))
+        return ",".join(f"{d}:{b}" for d, b in pairs.items())
+    return backend
+
+
+def patch_distributed(s: Session) -> None:
+    torch = s.torch
+    if not torch.distributed.is_available():
+        return
+    dist = torch.distributed
+    c10d = dist.distributed_c10d
+    for name in ("init_process_group", "new_group"):
+        original = getattr(c10d, name)
+        backend_first = name == "init_process_group"
+
+        def wrapper(*args, __original=original, __name=name, __first=backend_first, **kwargs):
+            if __first and args:
+                new = map_backend(s, args[0])
+                if new is not args[0]:
+                    s.count(f"torch.distributed.{__name}(backend)")
+                    args = (new, *args[1:])
+            if "backend" in kwargs:
+                new = map_backend(s, kwargs["backend"])
+                if new is not kwargs["backend"]:
+                    s.count(f"torch.distributed.{__name}(backend)")
+                    kwargs["backend"] = new
+            if kwargs.get("device_id") is not None:
+                new = s.devices.map_device_arg(kwargs["device_id"])
+                if new is not kwargs["device_id"]:
+                    s.count(f"torch.distributed.{__name}(device_id)")
+                    kwargs["device_id"] = None if s.device_type == "cpu" else torch.device(new)
+            return __original(*args, **kwargs)
+
+        wrapper = functools.wraps(original)(wrapper)
+        s.patcher.set(c10d, name, wrapper)
+        if getattr(dist, name, None) is original:
+            s.patcher.set(dist, name, wrapper)
+    ddp = torch.nn.parallel.DistributedDataParallel
+    original_init = ddp.__init__
+
+    @functools.wraps(original_init)
+    def init(self, module, device_ids=None, output_device=None, *args, **kwargs):
+        if device_ids is not None or output_device is not None:
+            s.count("torch.nn.parallel.DistributedDataParallel(device_ids)")
+            if s.device_type == "cpu":  # DDP on CPU modules takes no device ids
+                device_ids = output_device = None
+            else:
+                device_ids = [s.devices.map_device_arg(d) for d in device_ids] if device_ids else device_ids
+                output_device = s.devices.map_device_arg(output_device)
+        original_init(self, module, device_ids, output_device, *args, **kwargs)
+
+    s.patcher.set(ddp, "__init__", init)
+
+
+# ------------------------------------------------------------------ AMP and profiler
+def patch_amp(s: Session) -> None:
+    """torch.autocast("cuda") / torch.amp.GradScaler("cuda") / custom_fwd(device_type="cuda") -> the target;
+    autocast keeps CUDA's float16 when the code did not choose a dtype (no silent dtype change)."""
+    torch, device = s.torch, s.device_type
+    amp = torch.amp
+
+    def autocast_args(args, kwargs):
+        kind = kwargs.get("device_type", args[0] if args else None)
+        if kind != "cuda":
+            return args, kwargs
+        kwargs = dict(kwargs)
+        if args:
+            args = (device, *args[1:])
+        else:
+            kwargs["device_type"] = device
+        if kwargs.get("dtype") is None and len(args) < 2:
+            kwargs["dtype"] = torch.float16
+        return args, kwargs
+
+    autocast = _subclass_mapping_init(s, "torch.autocast(device_type)", amp.autocast, autocast_args)
+    s.patcher.set(torch, "autocast", autocast)
+    s.patcher.set(amp, "autocast", autocast)
+
+    def scaler_args(args, kwargs):
+        if args and args[0] == "cuda":
+            return (device, *args[1:]), kwargs
+        if kwargs.get("device") == "cuda":
+            return args, {**kwargs, "device": device}
+        return args, kwargs
+
+    s.patcher.set(amp, "GradScaler", _subclass_mapping_init(s, "torch.amp.GradScaler(device)", amp.GradScaler,
+                                                            scaler_args))
+    for name in ("custom_fwd", "custom_bwd"):
+        original = getattr(amp, name, None)
+        if original is None:
+            continue
+
+        def custom(*args, __original=original, __name=name, **kwargs):
+            if kwargs.get("device_type") == "cuda":
+                s.count(f"torch.amp.{__name}(device_type)")
+                kwargs["device_type"] = device
+            return __original(*args, **kwargs)
+
+        s.patcher.set(amp, name, functools.wraps(original)(custom))
+
+
+def patch_profiler(s: Session) -> None:
+    """ProfilerActivity.CUDA in torch.profiler.profile(activities=...) -> the target's activity, or
+    dropped (and counted) when the target has none."""
+    torch = s.torch
+    profiler = torch.profiler
+    r = ApiMap(s.target).resolve("torch.profiler.ProfilerActivity.CUDA")
+    replacement = s.object(r.new) if r is not None and r.kind == MAP else None
+    cuda = profiler.ProfilerActivity.CUDA
+    why = r.message if r is not None and r.kind != MAP else ""
+
+    def profile_args(args, kwargs):
+        activities = kwargs.get("activities", args[0] if args else None)
+        if not activities or cuda not in activities:
+            return args, kwargs
+        new = [a for a in activities if a != cuda]
+        if replacement is not None:
+            new.append(replacement)
+        else:
+            s.count("torch.profiler.ProfilerActivity.CUDA", "dropped", why or f"no device activity on {s.title}")
+        if args:
+            return (new, *args[1:]), kwargs
+        return args, {**kwargs, "activities": new}
+
+    s.patcher.set(profiler, "profile",
+                  _subclass_mapping_init(s, "torch.profiler.profile(activities)", profiler.profile, profile_args))
+
+
+PATCHES = (patch_namespace, patch_factories, patch_device_types, patch_tensor, patch_module, patch_load,
+           patch_distributed, patch_amp, patch_profiler)
+
+
+def apply_all(s: Session) -> None:
+    for patch in PATCHES:
+        patch(s)

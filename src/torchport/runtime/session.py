@@ -1,0 +1,135 @@
+"""One patched process: the target, the options, every attribute replaced (so `undo` can put it
+back), and the counters.
+
+`Patcher` is the only place that changes objects outside torchport: each change is logged with
+the value it replaced, and `undo` restores them newest first.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+import types
+import warnings
+from typing import Optional
+
+from ..backends import Target
+from .devices import DeviceMap
+from .stats import Stats
+
+_MISSING = object()
+
+
+class TorchportUnsupported(RuntimeError):
+    """A CUDA API was called that has no counterpart on the target."""
+
+
+class TorchportWarning(UserWarning):
+    """A CUDA API with no counterpart was called and ignored (on_missing="warn")."""
+
+
+class Patcher:
+    def __init__(self):
+        self.log: list = []
+
+    def set(self, obj, name: str, value) -> None:
+        old = obj.__dict__.get(name, _MISSING) if hasattr(obj, "__dict__") else getattr(obj, name, _MISSING)
+        self.log.append(("attr", obj, name, old))
+        setattr(obj, name, value)
+
+    def set_item(self, mapping: dict, key, value) -> None:
+        self.log.append(("item", mapping, key, mapping.get(key, _MISSING)))
+        mapping[key] = value
+
+    def set_class(self, module: types.ModuleType, cls: type) -> None:
+        self.log.append(("class", module, "__class__", module.__class__))
+        module.__class__ = cls
+
+    def undo(self) -> None:
+        for kind, obj, key, old in reversed(self.log):
+            if kind == "item":
+                if old is _MISSING:
+                    obj.pop(key, None)
+                else:
+                    obj[key] = old
+            elif old is _MISSING:
+                with contextlib.suppress(AttributeError):
+                    delattr(obj, key)
+            else:
+                setattr(obj, key, old)
+        self.log.clear()
+
+
+def resolve_object(qualname: str):
+    """The object a dotted name refers to (importing modules on the way), or None."""
+    parts = qualname.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        try:
+            for attr in parts[i:]:
+                obj = getattr(obj, attr)
+        except AttributeError:
+            return None
+        return obj
+    return None
+
+
+class Session:
+    """The state of one patched process."""
+
+    def __init__(self, target: Target, torch, device_type: str, backend: str, policy: str, on_missing: str):
+        self.target, self.torch = target, torch
+        self.device_type, self.backend = device_type, backend
+        self.policy, self.on_missing = policy, on_missing
+        self.devices = DeviceMap(device_type, target.device_index and device_type != "cpu", torch.device)
+        self.stats = Stats(target.name, device_type, policy, on_missing)
+        self.patcher = Patcher()
+        self.env_restore: dict = {}
+
+    @property
+    def title(self) -> str:
+        return self.target.title
+
+    def count(self, api: str, counter: str = "redirected", message: str = "") -> None:
+        self.stats.hit(api, counter, message)
+
+    def missing(self, api: str, message: str, like=None):
+        """A stand-in for a CUDA API with no counterpart: raises when called (or warns and returns
+        None), naming the API and the target.  A class stays a class, so isinstance checks work."""
+        session = self
+        generic = "has no counterpart in" in message  # ApiMap's generic text, written for convert
+        text = (f"{api} has no counterpart on {self.title}: torchport cannot redirect it" if generic
+                else f"{api} has no counterpart on {self.title}: {message}")
+        text += " (remove or guard the call, or run with --on-missing warn to skip it)"
+
+        def fail(*args, **kwargs):
+            session.count(api, "failed", message)
+            if session.on_missing == "warn":
+                warnings.warn(text + " -- ignored", TorchportWarning, stacklevel=2)
+                return None
+            raise TorchportUnsupported(text)
+
+        if isinstance(like, type):
+            return type(like.__name__, (), {"__new__": lambda cls, *a, **k: fail(*a, **k),
+                                           "__doc__": text, "__module__": "torchport.missing"})
+        fail.__name__ = getattr(like, "__name__", api.rsplit(".", 1)[-1])
+        fail.__doc__ = text
+        return fail
+
+    def noop(self, api: str, message: str):
+        """A CUDA call that means nothing on the target (target data says which): does nothing,
+        counted; returns a null context so `with torch.cuda.device(0):` works too."""
+        session = self
+
+        def nothing(*args, **kwargs):
+            session.count(api, "noop", message)
+            return contextlib.nullcontext()
+
+        nothing.__name__ = api.rsplit(".", 1)[-1]
+        nothing.__doc__ = f"{api}: nothing to do on {self.title} (torchport)"
+        return nothing
+
+    def object(self, qualname: str) -> Optional[object]:
+        return resolve_object(qualname)

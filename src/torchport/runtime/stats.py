@@ -1,0 +1,80 @@
+"""What the run-time migration did: every redirected API with its count, every CUDA API that had
+no counterpart (and how often it was called), no-ops and dropped arguments.
+
+Each patched process keeps one `Stats`.  With a report directory set (TORCHPORT_REPORT_DIR, which
+`torchport run --report` sets for the whole process tree) each process writes
+`<pid>.json` there at exit; `merge` adds them up into one report.
+"""
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections import Counter
+from pathlib import Path
+
+SCHEMA_VERSION = 1
+
+
+class Stats:
+    def __init__(self, target: str, device: str, policy: str, on_missing: str):
+        self.target, self.device, self.policy, self.on_missing = target, device, policy, on_missing
+        self.redirected = Counter()   # api -> calls/uses sent to the target
+        self.failed = Counter()       # api -> calls that had no counterpart
+        self.noop = Counter()         # api -> calls run as no-ops (target data says so)
+        self.dropped = Counter()      # api -> arguments dropped (e.g. CUDA profiler activity on cpu)
+        self.messages: dict = {}      # api -> why it failed / what was dropped
+        self.notes: list = []         # one-off remarks (an env var set too late...)
+        self._lock = threading.Lock()
+
+    def hit(self, api: str, counter: str = "redirected", message: str = "") -> None:
+        with self._lock:
+            getattr(self, counter)[api] += 1
+            if message and api not in self.messages:
+                self.messages[api] = message
+
+    def to_dict(self) -> dict:
+        return {"schema_version": SCHEMA_VERSION, "target": self.target, "device": self.device,
+                "policy": self.policy, "on_missing": self.on_missing, "processes": 1,
+                "redirected": dict(self.redirected.most_common()), "failed": dict(self.failed.most_common()),
+                "noop": dict(self.noop.most_common()), "dropped": dict(self.dropped.most_common()),
+                "messages": dict(sorted(self.messages.items())), "notes": list(self.notes)}
+
+    def write(self, folder) -> Path:
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{os.getpid()}.json"
+        path.write_text(json.dumps(self.to_dict(), indent=1) + "\n", encoding="utf-8")
+        return path
+
+
+def merge(reports: list) -> dict:
+    """One report from several processes' reports (counts added, messages and notes united)."""
+    if not reports:
+        return {}
+    out = {k: reports[0][k] for k in ("schema_version", "target", "device", "policy", "on_missing")}
+    out["processes"] = sum(r.get("processes", 1) for r in reports)
+    for key in ("redirected", "failed", "noop", "dropped"):
+        total = Counter()
+        for r in reports:
+            total.update(r.get(key, {}))
+        out[key] = dict(total.most_common())
+    out["messages"] = dict(sorted({k: v for r in reports for k, v in r.get("messages", {}).items()}.items()))
+    out["notes"] = sorted({n for r in reports for n in r.get("notes", [])})
+    return out
+
+
+def markdown(report: dict) -> str:
+    lines = [f"# torchport run: {report.get('target')} (device '{report.get('device')}')", "",
+             f"- processes: {report.get('processes')}; is_available policy: {report.get('policy')}; "
+             f"APIs without a counterpart: {report.get('on_missing')}", ""]
+    for key, title in (("redirected", "Redirected"), ("failed", "No counterpart (failed)"),
+                       ("noop", "Run as no-ops"), ("dropped", "Arguments dropped")):
+        rows = report.get(key) or {}
+        if rows:
+            lines += [f"## {title}", "", "| API | Count | Note |", "|---|---|---|"]
+            lines += [f"| `{api}` | {n} | {report['messages'].get(api, '')} |" for api, n in rows.items()]
+            lines.append("")
+    if report.get("notes"):
+        lines += ["## Notes", ""] + [f"- {n}" for n in report["notes"]] + [""]
+    return "\n".join(lines)
