@@ -174,6 +174,36 @@ def cmd_port_ext(args) -> int:
     return 1 if any(f.rule == "TP957" for f in errors) else 0
 
 
+def cmd_run(args) -> int:
+    from .runtime.launch import run
+
+    return run(args.to, args.argv, module=args.module, report=args.report, policy=args.policy,
+               on_missing=args.on_missing)
+
+
+_RUN_VALUED = ("--to", "-t", "--report", "--policy", "--on-missing")
+
+
+def split_run_argv(argv: list) -> tuple:
+    """`run`'s own options, and the command that follows them (script or -m module, with its
+    arguments, which may look like options: they belong to the script)."""
+    i = 1
+    while i < len(argv):
+        token = argv[i]
+        if token == "-m":
+            return argv[:i + 2], argv[i + 2:]
+        if token == "--":
+            return argv[:i], argv[i + 1:]
+        if token.split("=", 1)[0] in _RUN_VALUED:
+            i += 1 if "=" in token else 2
+            continue
+        if token in ("-h", "--help"):
+            i += 1
+            continue
+        return argv[:i], argv[i:]
+    return argv, []
+
+
 def cmd_rules(args) -> int:
     from .converter.rules_doc import rules_markdown, rules_table
 
@@ -267,6 +297,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_port_ext)
 
+    r = sub.add_parser("run", help="run a CUDA script unmodified on the target (zero-edit migration)",
+                       usage="torchport run --to TARGET [--report FILE] [--policy P] [--on-missing M] "
+                             "(script.py | -m MODULE | PROGRAM) [ARGS...]",
+                       description="Patch torch.cuda, device arguments, nccl, AMP and the profiler for TARGET, then "
+                                   "run a script or module as __main__ (argv intact), or a program such as torchrun "
+                                   "whose Python children patch themselves. See docs/run.md.")
+    r.add_argument("-t", "--to", metavar="TARGET", help="target (default: TORCHPORT_TARGET, else the installed "
+                                                          "vendor stack, else cpu)")
+    r.add_argument("--report", metavar="FILE", help="at exit, write what was redirected and what failed "
+                                                    "(JSON, or Markdown for .md), all processes merged")
+    r.add_argument("--policy", choices=("project", "always", "real"),
+                   help="who is told torch.cuda.is_available() is True: the project's code (default), "
+                        "everyone, or no one")
+    r.add_argument("--on-missing", choices=("raise", "warn"),
+                   help="a CUDA API with no counterpart raises (default) or warns and returns None")
+    r.add_argument("-m", dest="module", metavar="MODULE", help="run a module as __main__ (like python -m)")
+    r.set_defaults(func=cmd_run, argv=[])
+
     o = sub.add_parser("ops", help="operator support")
     osub = o.add_subparsers(dest="ops_command", metavar="OPS_COMMAND")
     oc = osub.add_parser("check", help="which recorded aten ops a target lacks or runs on the CPU")
@@ -291,7 +339,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    rest = None
+    if argv[:1] == ["run"]:
+        argv, rest = split_run_argv(argv)
     args = parser.parse_args(argv)
+    if rest is not None:
+        args.argv = rest
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -1,0 +1,103 @@
+"""`torchport run`: run a script, a module (-m) or a program with the run-time migration applied.
+
+A script or module runs in this process as `__main__` (argv intact) after `patch()`; a program
+found on PATH (`torchrun`, `accelerate`...) runs as a child.  Either way the environment makes
+every Python child patch itself (environment.for_children), and with `--report FILE` each
+process writes its counts at exit into a temporary folder that is merged into FILE (.json, or
+Markdown when FILE ends with .md).
+"""
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import shutil
+import subprocess
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+from typing import Optional
+
+from ..core.errors import UsageError
+from . import environment
+from .stats import markdown, merge
+
+
+def run(target: str, argv: list, *, module: Optional[str] = None, report: Optional[str] = None,
+        policy: Optional[str] = None, on_missing: Optional[str] = None) -> int:
+    """Run `argv` (script and its arguments, or the module's arguments) for `target`; the exit code."""
+    if module is None and not argv:
+        raise UsageError("run needs a script (or -m MODULE, or a program such as torchrun)")
+    script = argv[0] if module is None else None
+    program = None
+    if script is not None and not Path(script).is_file():
+        program = shutil.which(script)
+        if program is None:
+            raise UsageError(f"script not found: {script}")
+    if report is not None and Path(report).is_dir():
+        raise UsageError(f"--report {report} is a folder: give a file name (.json or .md)")
+    report_dir = tempfile.mkdtemp(prefix="torchport-run-") if report else None
+    from . import patch
+
+    try:
+        session = patch(target, policy=policy, on_missing=on_missing)
+        if report_dir:
+            os.environ[environment.REPORT_DIR] = report_dir  # children write their counts here at exit
+        if program is not None:
+            code = subprocess.call([program, *argv[1:]])
+        else:
+            code = _run_here(script, module, argv)
+        if report_dir:
+            session.stats.write(report_dir)
+            _write_report(report_dir, Path(report))
+        return code
+    finally:
+        os.environ.pop(environment.REPORT_DIR, None)
+        if report_dir:
+            shutil.rmtree(report_dir, ignore_errors=True)
+
+
+def _run_here(script: Optional[str], module: Optional[str], argv: list) -> int:
+    saved_argv, saved_path0 = sys.argv[:], sys.path[0] if sys.path else None
+    try:
+        if module is not None:
+            sys.argv = [module, *argv]
+            sys.path[0] = os.getcwd()
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+        else:
+            sys.argv = list(argv)
+            sys.path[0] = str(Path(script).resolve().parent)
+            runpy.run_path(script, run_name="__main__")
+        return 0
+    except SystemExit as e:
+        if e.code is None:
+            return 0
+        if isinstance(e.code, int):
+            return e.code
+        sys.stderr.write(f"{e.code}\n")
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BaseException:  # the script's own error: its traceback, as python would print it
+        traceback.print_exc()
+        return 1
+    finally:
+        sys.argv = saved_argv
+        if saved_path0 is not None:
+            sys.path[0] = saved_path0
+
+
+def _write_report(folder: str, path: Path) -> None:
+    reports = []
+    for f in sorted(Path(folder).glob("*.json")):
+        try:
+            reports.append(json.loads(f.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            continue
+    merged = merge(reports)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix == ".md":
+        path.write_text(markdown(merged), encoding="utf-8")
+    else:
+        path.write_text(json.dumps(merged, indent=1) + "\n", encoding="utf-8")

@@ -1,0 +1,304 @@
+"""`torchport run` / `import torchport.auto`: unmodified CUDA scripts on the cpu target, each in a
+fresh interpreter (the patches are process-wide)."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+pytest.importorskip("torch")
+
+FIXTURES = ROOT / "tests" / "fixtures" / "runtime"
+ENV = dict(os.environ, PYTHONPATH=str(ROOT / "src"), PYTHONWARNINGS="ignore")
+ENV.pop("TORCHPORT_TARGET", None)
+
+
+def torchport_run(*args, cwd=None, timeout=300, env=None):
+    p = subprocess.run([sys.executable, "-m", "torchport", "run", *args], capture_output=True, text=True,
+                       cwd=cwd, env=env or ENV, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def python(code_or_path, *args, cwd=None, env=None, timeout=300):
+    """Run a script (a Path) or code (a str) in a fresh interpreter."""
+    cmd = [sys.executable, str(code_or_path), *args] if isinstance(code_or_path, Path) \
+        else [sys.executable, "-c", textwrap.dedent(code_or_path), *args]
+    p = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=env or ENV, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def script(tmp_path, name, body):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+# ---------------------------------------------------------------- the acceptance scripts
+def test_training_script_runs_unmodified_on_cpu(tmp_path):
+    report = tmp_path / "report.json"
+    code, out, err = torchport_run("--to", "cpu", "--report", str(report), str(FIXTURES / "train_cuda.py"),
+                                   "--ckpt", str(tmp_path / "ck.pt"), "--steps", "3")
+    assert code == 0, err
+    steps = [line for line in out.splitlines() if line.startswith("step")]
+    assert len(steps) == 3 and all("autocast torch.float16 device cpu" in s for s in steps)
+    assert "reloaded 4 tensors; float64 stays torch.float64; scripted ScriptFunction 6.0" in out
+    data = json.loads(report.read_text())
+    assert data["processes"] == 1 and data["failed"] == {}
+    for api, n in {"torch.Tensor.cuda": 3, "torch.cuda.amp.autocast": 3, "torch.cuda.synchronize": 3,
+                   "torch.cuda.manual_seed_all": 1, "torch.nn.Module.cuda": 1, "torch.cuda.amp.GradScaler": 1,
+                   "torch.load(map_location=)": 1}.items():
+        assert data["redirected"][api] == n, api
+    code, out, err = python(FIXTURES / "train_cuda.py", "--ckpt", str(tmp_path / "x.pt"))
+    assert code != 0 and "needs a GPU" in err, "unpatched, the script must fail here (or this test proves nothing)"
+
+
+def test_ddp_nccl_script_trains_like_the_hand_written_cpu_version(tmp_path):
+    report = tmp_path / "ddp.md"
+    code, out, err = torchport_run("--to", "cpu", "--report", str(report), "-m", "torch.distributed.run",
+                                   "--standalone", "--nproc_per_node", "2", str(FIXTURES / "ddp_nccl.py"))
+    assert code == 0, err
+    ours = [line for line in out.splitlines() if line.startswith("step")]
+    code, out, err = python("import runpy, sys; sys.argv = ['torchrun', '--standalone', '--nproc_per_node', '2', "
+                            f"{str(FIXTURES / 'ddp_cpu.py')!r}]; runpy.run_module('torch.distributed.run', "
+                            "run_name='__main__')")
+    assert code == 0, err
+    reference = [line for line in out.splitlines() if line.startswith("step")]
+    assert len(ours) == 5 and ours == reference
+    md = report.read_text()
+    assert "processes: 3" in md  # torchrun's process and its two workers, merged
+    assert "| `torch.distributed.init_process_group(backend)` | 2 |" in md
+    assert "| `torch.nn.parallel.DistributedDataParallel(device_ids)` | 2 |" in md
+
+
+# ---------------------------------------------------------------- failure modes
+def test_integer_device_ids_and_device_map_dicts(tmp_path):
+    path = script(tmp_path, "ids.py", """
+        import torch, torch.nn as nn
+        import torch.serialization as ser
+        x = torch.ones(2).to(0)
+        m = nn.Linear(2, 2).to(0)
+        print(x.device, next(m.parameters()).device, torch.zeros(2, device=1).device, torch.device(0),
+              torch.device("cuda", 1), torch.ones(1).cuda(1).device, torch.ones(1).new_zeros(2, device=0).device)
+        model = nn.Sequential(nn.Linear(2, 2), nn.ReLU(), nn.Linear(2, 2))
+        device_map = {"0": 0, "1": "cuda:0", "2": torch.device("cuda", 1)}
+        for name, dev in device_map.items():
+            model.get_submodule(name).to(dev)
+        print(sorted({p.device.type for p in model.parameters()}))
+        real_tag = ser.location_tag
+        ser.location_tag = lambda storage: "cuda:0"  # fault injection: a checkpoint written on a GPU
+        torch.save({"w": torch.arange(3.0)}, "gpu.pt")
+        ser.location_tag = real_tag
+        for where in (None, "cuda:0", 0, {"cuda:0": "cuda:1"}, torch.device("cuda")):
+            print(where, torch.load("gpu.pt", map_location=where)["w"].tolist())
+    """)
+    code, out, err = torchport_run("--to", "cpu", str(path), cwd=tmp_path)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "cpu cpu cpu cpu cpu cpu cpu"
+    assert lines[1] == "['cpu']"
+    # torch.device("cuda") is already the target device when it is built
+    assert lines[2:] == [f"{w} [0.0, 1.0, 2.0]" for w in ("None", "cuda:0", "0", "{'cuda:0': 'cuda:1'}", "cpu")]
+    code, out, err = python(path, cwd=tmp_path)
+    assert code != 0, "without torchport these device ids fail on this machine"
+
+
+def test_float64_is_never_downcast(tmp_path):
+    path = script(tmp_path, "f64.py", """
+        import torch
+        a = torch.ones(2, dtype=torch.float64, device="cuda")
+        b = torch.ones(2, dtype=torch.float64).cuda()
+        c = torch.ones(2).to("cuda", torch.float64)
+        d = torch.nn.Linear(2, 2).double().cuda().weight
+        print(a.dtype, b.dtype, c.dtype, d.dtype, (a @ b).dtype)
+    """)
+    code, out, err = torchport_run("--to", "cpu", str(path))
+    assert code == 0, err
+    assert out.split() == ["torch.float64"] * 5
+
+
+def test_is_available_policy_for_project_and_libraries(tmp_path):
+    lib = tmp_path / "venvlike" / "lib" / "site-packages" / "fakelib"
+    lib.mkdir(parents=True)
+    (lib / "__init__.py").write_text(textwrap.dedent("""
+        import torch
+        def probe():
+            return torch.cuda.is_available(), torch.cuda.device_count(), torch.ones(1).is_cuda
+        def sync():
+            torch.cuda.synchronize()
+            return "synced"
+    """))
+    path = script(tmp_path, "idiom.py", f"""
+        import sys
+        sys.path.insert(0, {str(lib.parent)!r})
+        import torch, fakelib
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        x = torch.ones(2, device=device)
+        print(device, x.device, torch.cuda.device_count(), x.is_cuda, fakelib.probe())
+        try:
+            print(fakelib.sync())
+        except Exception as e:
+            print("library sync:", type(e).__name__)
+    """)
+    results = {}
+    for policy in ("project", "always", "real"):
+        code, out, err = torchport_run("--to", "cpu", "--policy", policy, str(path))
+        assert code == 0, err
+        results[policy] = out.splitlines()
+    assert results["project"][0] == "cuda cpu 1 True (False, 0, False)"
+    assert results["project"][1].startswith("library sync:"), "a library gets the real torch.cuda"
+    assert results["always"] == ["cuda cpu 1 True (True, 1, True)", "synced"]
+    assert results["real"][0] == "cpu cpu 0 False (False, 0, False)"
+
+
+def test_missing_apis_raise_or_warn_and_are_reported(tmp_path):
+    path = script(tmp_path, "missing.py", """
+        import warnings, torch
+        torch.cuda.empty_cache()            # a no-op on cpu (target data)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            try:
+                print("value", torch.cuda.memory_allocated())
+            except Exception as e:
+                print(type(e).__name__, e)
+            print("warnings", [str(x.message).split(':')[0] for x in w])
+        print(hasattr(torch.cuda, "memory_allocated"), isinstance(torch.cuda.Stream(), torch.cuda.Stream))
+    """)
+    report = tmp_path / "r.json"
+    code, out, err = torchport_run("--to", "cpu", "--report", str(report), str(path))
+    assert code == 0, err
+    assert ("TorchportUnsupported torch.cuda.memory_allocated has no counterpart on CPU: torchport cannot "
+            "redirect it") in out
+    assert "True True" in out
+    data = json.loads(report.read_text())
+    assert data["failed"] == {"torch.cuda.memory_allocated": 1} and data["noop"] == {"torch.cuda.empty_cache": 1}
+    code, out, err = torchport_run("--to", "cpu", "--on-missing", "warn", str(path))
+    assert code == 0, err
+    assert "value None" in out and "warnings ['torch.cuda.memory_allocated has no counterpart on CPU']" in out
+
+
+def test_undo_restores_everything_and_patches_apply_once(tmp_path):
+    code, out, err = python("""
+        import os, types, torch
+        import torch.jit._builtins as jb
+        before = dict(device=torch.device, ones=torch.ones, to=torch.Tensor.__dict__.get("to"),
+                      load=torch.load, autocast=torch.autocast, cls=type(torch.cuda),
+                      avail=torch.cuda.__dict__["is_available"], builtins=len(jb._get_builtin_table()),
+                      env={k: os.environ.get(k) for k in ("PYTHONPATH", "TORCHPORT_TARGET")})
+        os.environ["TORCHPORT_TARGET"] = "cpu"
+        import torchport.auto
+        import torchport.runtime as rt
+        s = rt.active()
+        n = len(s.patcher.log)
+        import importlib; importlib.reload(torchport.auto)
+        assert rt.patch() is s and rt.active() is s and len(s.patcher.log) == n, "patched once"
+        assert torch.cuda.is_available() and torch.ones(1, device="cuda").device.type == "cpu"
+        try:
+            rt.patch("xpu")
+        except Exception as e:
+            print("second target:", type(e).__name__)
+        del os.environ["TORCHPORT_TARGET"]
+        torchport.auto.undo()
+        after = dict(device=torch.device, ones=torch.ones, to=torch.Tensor.__dict__.get("to"),
+                     load=torch.load, autocast=torch.autocast, cls=type(torch.cuda),
+                     avail=torch.cuda.__dict__["is_available"], builtins=len(jb._get_builtin_table()),
+                     env={k: os.environ.get(k) for k in ("PYTHONPATH", "TORCHPORT_TARGET")})
+        print("restored", before == after, rt.active())
+        print("cuda", torch.cuda.is_available(), "__torchport__" in vars(torch.cuda))
+        try:
+            torch.ones(1, device="cuda")
+        except Exception as e:
+            print("real cuda again:", type(e).__name__)
+    """)
+    assert code == 0, err
+    assert "second target: UsageError" in out
+    assert "restored True None" in out
+    assert "cuda False False" in out
+    assert "real cuda again:" in out
+
+
+def test_threads_and_spawned_workers_are_patched(tmp_path):
+    path = script(tmp_path, "spawned.py", """
+        import threading, torch, torch.multiprocessing as mp
+
+        def worker(rank, folder):
+            x = torch.ones(2, device=f"cuda:{rank}") * (rank + 1)
+            torch.cuda.synchronize()
+            open(f"{folder}/{rank}.txt", "w").write(f"{x.device} {x.sum().item()}")
+
+        if __name__ == "__main__":
+            import sys
+            seen = []
+            t = threading.Thread(target=lambda: seen.append(torch.zeros(1, device="cuda").device.type))
+            t.start(); t.join()
+            print("thread", seen)
+            mp.spawn(worker, args=(sys.argv[1],), nprocs=2)
+    """)
+    report = tmp_path / "r.json"
+    code, out, err = torchport_run("--to", "cpu", "--report", str(report), str(path), str(tmp_path))
+    assert code == 0, err
+    assert "thread ['cpu']" in out
+    assert sorted((tmp_path / f"{r}.txt").read_text() for r in (0, 1)) == ["cpu 2.0", "cpu 4.0"]
+    data = json.loads(report.read_text())
+    assert data["processes"] == 3 and data["redirected"]["torch.cuda.synchronize"] == 2
+
+
+# ---------------------------------------------------------------- CLI
+def test_run_module_argv_and_exit_codes(tmp_path):
+    (tmp_path / "mymod.py").write_text("import sys, torch\nprint(sys.argv[1:], torch.ones(1, device='cuda').device)\n"
+                                       "sys.exit(int(sys.argv[-1]))\n")
+    code, out, err = torchport_run("--to", "cpu", "-m", "mymod", "--to", "x", "-m", "3", cwd=tmp_path)
+    assert code == 3 and "['--to', 'x', '-m', '3'] cpu" in out
+    boom = script(tmp_path, "boom.py", "raise ValueError('from the script')\n")
+    code, out, err = torchport_run("--to", "cpu", str(boom))
+    assert code == 1 and "ValueError: from the script" in err and "Traceback" in err
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--to", "nope", "x.py"], "unknown target 'nope'"),
+    (["--to", "cpu", "missing.py"], "script not found: missing.py"),
+    (["--to", "cpu", "--policy", "sometimes", "x.py"], "invalid choice"),
+    (["--to", "npu", "x.py"], "torch_npu is not installed"),
+])
+def test_run_usage_errors(tmp_path, args, message):
+    (tmp_path / "x.py").write_text("print('ran')\n")
+    code, out, err = torchport_run(*args, cwd=tmp_path)
+    assert code == 2 and message in err and "ran" not in out
+    assert "Traceback" not in err
+
+
+def test_cuda_variables_map_before_the_vendor_stack():
+    from torchport.backends import load_target
+    from torchport.runtime import environment
+
+    env = {"CUDA_VISIBLE_DEVICES": "2,3", "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}
+    changed = environment.map_cuda_variables(load_target("npu"), env)
+    assert env["ASCEND_RT_VISIBLE_DEVICES"] == "2,3" and env["PYTORCH_NPU_ALLOC_CONF"] == "expandable_segments:True"
+    environment.restore(changed, env)
+    assert env == {"CUDA_VISIBLE_DEVICES": "2,3", "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}
+    env = {"CUDA_VISIBLE_DEVICES": "1", "MUSA_VISIBLE_DEVICES": "0"}
+    environment.map_cuda_variables(load_target("musa"), env)
+    assert env["MUSA_VISIBLE_DEVICES"] == "0", "a target variable the user set wins"
+    child = {"PYTHONPATH": "/x"}
+    environment.for_children({"target": "npu", "policy": "project", "on_missing": "raise"}, child)
+    assert child["TORCHPORT_TARGET"] == "npu" and child["PYTHONPATH"].split(os.pathsep) == [environment.BOOT, "/x"]
+
+
+def test_device_map_for_indexed_targets():
+    import torch
+
+    from torchport.runtime.devices import DeviceMap
+
+    m = DeviceMap("npu", True, torch.device)
+    assert m.map("cuda") == "npu" and m.map("cuda:3") == "npu:3" and m.map(2) == "npu:2"
+    assert m.map({"a": "cuda:1", "b": "cpu"}) == {"a": "npu:1", "b": "cpu"}
+    assert m.map(["cuda:0", 1]) == ["npu:0", "npu:1"]
+    xpu = DeviceMap("xpu", True, torch.device)  # a device type torch knows without the hardware
+    assert xpu.map(torch.device("cuda", 1)) == torch.device("xpu", 1)
+    assert DeviceMap("cpu", False, torch.device).map("cuda:3") == "cpu"
+    keep = {"b": "cpu"}
+    assert m.map(keep) is keep and m.map("cpu") == "cpu" and m.map(True) is True
+    assert m.map("cuda:x") == "cuda:x"
