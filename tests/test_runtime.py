@@ -302,3 +302,58 @@ def test_device_map_for_indexed_targets():
     keep = {"b": "cpu"}
     assert m.map(keep) is keep and m.map("cpu") == "cpu" and m.map(True) is True
     assert m.map("cuda:x") == "cuda:x"
+
+
+def test_a_program_on_path_runs_as_a_child_that_patches_itself(tmp_path):
+    env = dict(ENV, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+    report = tmp_path / "r.json"
+    code, out, err = torchport_run("--to", "cpu", "--report", str(report), Path(sys.executable).name, "-c",
+                                   "import torch; print(torch.ones(1, device='cuda:0').device, "
+                                   "torch.cuda.is_available())", env=env)
+    assert code == 0, err
+    assert out.split() == ["cpu", "True"]
+    data = json.loads(report.read_text())
+    assert data["processes"] == 2 and data["redirected"]["torch.ones(device=)"] == 1
+
+
+def test_amp_profiler_and_generators(tmp_path):
+    path = script(tmp_path, "amp.py", """
+        import torch
+        from torch.profiler import ProfilerActivity, profile
+
+        class Double(torch.autograd.Function):
+            @staticmethod
+            @torch.cuda.amp.custom_fwd
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            @torch.amp.custom_bwd(device_type="cuda")
+            def backward(ctx, g):
+                return g * 2
+
+        lin = torch.nn.Linear(2, 2)
+        x = torch.ones(1, 2, requires_grad=True)
+        with torch.autocast("cuda"):
+            a = lin(x)
+        with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
+            b = lin(x)
+        with torch.cuda.amp.autocast(enabled=False):
+            c = lin(x)
+        Double.apply(x).sum().backward()
+        scaler = torch.amp.GradScaler("cuda")
+        g = torch.Generator(device="cuda").manual_seed(3)
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            torch.randn(4, device="cuda", generator=g).sum()
+        print(a.dtype, b.dtype, c.dtype, x.grad.tolist(), scaler._device, g.device, isinstance(g, torch.Generator),
+              any(e.key == "aten::sum" for e in prof.key_averages()))
+    """)
+    report = tmp_path / "r.json"
+    code, out, err = torchport_run("--to", "cpu", "--report", str(report), str(path))
+    assert code == 0, err
+    assert out.split()[:6] == ["torch.float16", "torch.bfloat16", "torch.float32", "[[2.0,", "2.0]]", "cpu"]
+    assert out.split()[6:] == ["cpu", "True", "True"]
+    data = json.loads(report.read_text())
+    assert data["dropped"] == {"torch.profiler.ProfilerActivity.CUDA": 1}
+    assert data["redirected"]["torch.autocast(device_type)"] == 2
+    assert data["redirected"]["torch.amp.custom_bwd(device_type)"] == 1

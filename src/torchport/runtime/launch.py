@@ -79,8 +79,12 @@ def _run_here(script: Optional[str], module: Optional[str], argv: list) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
-    except BaseException:  # the script's own error: its traceback, as python would print it
-        traceback.print_exc()
+    except BaseException as e:  # the script's own error: its traceback, as python would print it
+        tb = e.__traceback__
+        while tb is not None and (tb.tb_frame.f_code.co_filename in (__file__, runpy.__file__)
+                                  or tb.tb_frame.f_code.co_filename.startswith("<frozen runpy")):
+            tb = tb.tb_next  # start at the script, not at torchport's and runpy's frames
+        traceback.print_exception(type(e), e, tb)
         return 1
     finally:
         sys.argv = saved_argv

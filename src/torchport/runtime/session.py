@@ -105,7 +105,7 @@ class Session:
         text += " (remove or guard the call, or run with --on-missing warn to skip it)"
 
         def fail(*args, **kwargs):
-            session.count(api, "failed", message)
+            session.count(api, "failed", text)
             if session.on_missing == "warn":
                 warnings.warn(text + " -- ignored", TorchportWarning, stacklevel=2)
                 return None
