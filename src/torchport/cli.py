@@ -204,6 +204,33 @@ def split_run_argv(argv: list) -> tuple:
     return argv, []
 
 
+def cmd_ops_record(args) -> int:
+    from .debug.record_cli import record_script
+
+    code, recorder, path = record_script(args.command, args.output, steps=args.steps, target=args.to)
+    data = recorder.to_dict()
+    print(f"torchport ops record: {data['total_calls']} op calls, {len(data['ops'])} distinct ops, "
+          f"{data['steps']} steps -> {path}", file=sys.stderr)
+    print(f"  next: torchport ops check {path} --to TARGET", file=sys.stderr)
+    return code
+
+
+def cmd_compare(args) -> int:
+    from .debug.runs import compare_runs, markdown, write_comparison
+
+    result = compare_runs(args.a, args.b, rank=args.rank)
+    first = result.first_divergence
+    print(f"torchport compare: {len(result.compared)} aligned op outputs, {len(result.failed)} failed (msprobe rule), "
+          f"{result.only_a} only in A, {result.only_b} only in B")
+    print(f"  first divergence: {first.a['name']}" if first else "  no divergence")
+    if args.output:
+        folder = write_comparison(result, args.output, args.a, args.b)
+        print(f"  report: {os.path.join(folder, 'compare.md')} (+ compare.csv)")
+    elif first is not None:
+        sys.stdout.write(markdown(result, args.a, args.b, limit=0).split("|", 1)[0])
+    return 1 if result.failed else 0
+
+
 def cmd_rules(args) -> int:
     from .converter.rules_doc import rules_markdown, rules_table
 
@@ -325,6 +352,22 @@ def build_parser() -> argparse.ArgumentParser:
     oc.add_argument("--fail-on", choices=("missing", "fallback"), help="exit 1 when an op is missing (or falls back)")
     oc.add_argument("--json", action="store_true")
     oc.set_defaults(func=cmd_ops_check)
+    orc = osub.add_parser("record", help="record the aten ops a script runs (for ops check)",
+                          usage="torchport ops record -o OPS.json [--steps N] [--to TARGET] -- python script.py [ARGS...]",
+                          description="Run a script (in this process, as __main__) under an operator recorder: every aten "
+                                      "op with its overload, input shapes, module paths, forward/backward and counts.")
+    orc.add_argument("-o", "--output", required=True, metavar="OPS.json")
+    orc.add_argument("--steps", type=int, metavar="N", help="stop after N optimizer steps")
+    orc.add_argument("-t", "--to", metavar="TARGET", help="apply `torchport run --to TARGET` first (record a CUDA "
+                                                          "script on a machine without CUDA)")
+    orc.set_defaults(func=cmd_ops_record, command=[])
+
+    cmp = sub.add_parser("compare", help="compare two runs dumped with torchport.debug.dump (GPU vs target)")
+    cmp.add_argument("a", metavar="A", help="dump folder of the reference run")
+    cmp.add_argument("b", metavar="B", help="dump folder of the run under test")
+    cmp.add_argument("-o", "--output", metavar="DIR", help="write compare.csv and compare.md there")
+    cmp.add_argument("--rank", type=int, default=0)
+    cmp.set_defaults(func=cmd_compare)
 
     r = sub.add_parser("rules", help="list the conversion rules")
     r.add_argument("--markdown", action="store_true", help="print the full reference (docs/rules.md)")
@@ -343,9 +386,15 @@ def main(argv=None) -> int:
     rest = None
     if argv[:1] == ["run"]:
         argv, rest = split_run_argv(argv)
+    elif argv[:2] == ["ops", "record"] and "--" in argv:
+        at = argv.index("--")
+        argv, rest = argv[:at], argv[at + 1:]
     args = parser.parse_args(argv)
     if rest is not None:
-        args.argv = rest
+        if argv[:1] == ["run"]:
+            args.argv = rest
+        else:
+            args.command = rest
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

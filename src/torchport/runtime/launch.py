@@ -47,7 +47,7 @@ def run(target: str, argv: list, *, module: Optional[str] = None, report: Option
         if program is not None:
             code = subprocess.call([program, *argv[1:]])
         else:
-            code = _run_here(script, module, argv)
+            code = run_here(script, module, argv)
         if report_dir:
             session.stats.write(report_dir)
             _write_report(report_dir, Path(report))
@@ -58,7 +58,9 @@ def run(target: str, argv: list, *, module: Optional[str] = None, report: Option
             shutil.rmtree(report_dir, ignore_errors=True)
 
 
-def _run_here(script: Optional[str], module: Optional[str], argv: list) -> int:
+def run_here(script: Optional[str], module: Optional[str], argv: list, passthrough: tuple = ()) -> int:
+    """Run a script or module as __main__ here; its exit code (exceptions of `passthrough` types
+    propagate: a caller's way of ending the script early)."""
     saved_argv, saved_path0 = sys.argv[:], sys.path[0] if sys.path else None
     try:
         if module is not None:
@@ -80,6 +82,8 @@ def _run_here(script: Optional[str], module: Optional[str], argv: list) -> int:
     except KeyboardInterrupt:
         return 130
     except BaseException as e:  # the script's own error: its traceback, as python would print it
+        if isinstance(e, passthrough):
+            raise
         tb = e.__traceback__
         while tb is not None and (tb.tb_frame.f_code.co_filename in (__file__, runpy.__file__)
                                   or tb.tb_frame.f_code.co_filename.startswith("<frozen runpy")):
