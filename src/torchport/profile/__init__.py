@@ -1,0 +1,8 @@
+"""Profiling: `Profiler` (a torch.profiler wrapper writing trace.json, ops.csv, summary.md,
+profile.json), `profile_script` (what `torchport profile -- python train.py` runs) and
+`torchport profile diff A B` (two profiles per op and per step, with a chart).  Imports torch.
+"""
+from .profiler import Profiler
+from .script import profile_script
+
+__all__ = ["Profiler", "profile_script"]

@@ -1,0 +1,184 @@
+"""A torch.profiler wrapper with the target's activities and a wait/warmup/active schedule, and the
+files it writes into its folder when the active steps are done:
+
+    trace.json    Chrome trace (chrome://tracing, Perfetto)
+    ops.csv       per op: calls, host time total/self, device time total/self (when a device is
+                  profiled), the most frequent input shapes, self memory
+    summary.md    top ops, step times, host-bound vs device-bound estimate, data-loader wait
+    profile.json  all of it, for `torchport profile diff`
+
+    with Profiler("prof", target="npu", active=3) as p:
+        for batch in loader:
+            train_step(batch); p.step()
+"""
+from __future__ import annotations
+
+import csv
+import json
+import statistics
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Optional
+
+import torch
+from torch.profiler import ProfilerActivity, profile, schedule
+
+SCHEMA_VERSION = 1
+DATALOADER_EVENT = "enumerate(DataLoader)"
+
+
+def activities_for(target: Optional[str]) -> tuple:
+    """(activities, device name or None): CPU always, plus the target's device activity when this
+    machine has it (decided by the target data, like `convert` and `run`)."""
+    acts = [ProfilerActivity.CPU]
+    supported = torch.profiler.supported_activities()
+    device = None
+    if target in (None, "cuda") and torch.cuda.is_available():
+        acts.append(ProfilerActivity.CUDA)
+        device = "cuda"
+    elif target and target not in ("cpu", "cuda"):
+        from ..backends import load_target
+        from ..converter.apimap import MAP, ApiMap
+
+        t = load_target(target)
+        r = ApiMap(t).resolve("torch.profiler.ProfilerActivity.CUDA")
+        name = r.new.rsplit(".", 1)[-1] if r is not None and r.kind == MAP else "PrivateUse1"
+        activity = getattr(ProfilerActivity, name, None)
+        if activity is not None and activity in supported:
+            acts.append(activity)
+            device = t.device or name.lower()
+    return tuple(acts), device
+
+
+class Profiler:
+    def __init__(self, output_dir, *, target: Optional[str] = None, wait: int = 1, warmup: int = 1,
+                 active: int = 3, record_shapes: bool = True, profile_memory: bool = True):
+        self.folder = Path(output_dir)
+        self.target = target
+        self.wait, self.warmup, self.active = wait, warmup, active
+        self.activities, self.device = activities_for(target)
+        self._prof = profile(activities=list(self.activities), record_shapes=record_shapes,
+                             profile_memory=profile_memory,
+                             schedule=schedule(wait=wait, warmup=warmup, active=active, repeat=1),
+                             on_trace_ready=self._ready)
+        self.steps = 0
+        self.step_times: list = []       # wall seconds of each step
+        self._last = None
+        self.done = False
+        self.result: Optional[dict] = None
+
+    @property
+    def total_steps(self) -> int:
+        return self.wait + self.warmup + self.active
+
+    def __enter__(self):
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._prof.__enter__()
+        self._last = time.perf_counter()
+        return self
+
+    def step(self) -> None:
+        now = time.perf_counter()
+        if self.steps >= self.wait + self.warmup and not self.done:
+            self.step_times.append(now - self._last)
+        self._last = now
+        self.steps += 1
+        if not self.done:
+            self._prof.step()
+
+    def __exit__(self, *exc):
+        self._prof.__exit__(*exc)
+        if not self.done and exc[0] is None:  # fewer steps than the schedule asked for: report what ran
+            self._ready(self._prof)
+        return False
+
+    # ----------------------------------------------------------------- outputs
+    def _ready(self, prof) -> None:
+        if self.done:
+            return
+        self.done = True
+        prof.export_chrome_trace(str(self.folder / "trace.json"))
+        self.result = summarize(prof, self)
+        write_outputs(self.result, self.folder)
+
+
+def summarize(prof, p: "Profiler") -> dict:
+    shapes: dict = {}
+    for e in prof.key_averages(group_by_input_shape=True):
+        if e.input_shapes:
+            shapes.setdefault(e.key, Counter())[str(e.input_shapes)] += e.count
+    ops = []
+    for e in prof.key_averages():
+        if e.key.startswith("ProfilerStep"):  # the step ranges themselves: reported as step times
+            continue
+        ops.append({"op": e.key, "calls": e.count, "host_total_us": round(e.cpu_time_total, 3),
+                    "host_self_us": round(e.self_cpu_time_total, 3),
+                    "device_total_us": round(e.device_time_total, 3), "device_self_us": round(e.self_device_time_total, 3),
+                    "self_cpu_memory_bytes": e.self_cpu_memory_usage,
+                    "self_device_memory_bytes": e.self_device_memory_usage,
+                    "input_shapes": [s for s, _ in shapes.get(e.key, Counter()).most_common(3)]})
+    ops.sort(key=lambda o: -(o["host_self_us"] + o["device_self_us"]))
+    events = prof.events()
+    step_events = [x.time_range.elapsed_us() for x in events if x.name.startswith("ProfilerStep")]
+    loader_us = sum(x.time_range.elapsed_us() for x in events if x.name.startswith(DATALOADER_EVENT))
+    steps = len(step_events) or len(p.step_times) or 1
+    profiled_step_us = statistics.mean(step_events) if step_events else 0.0
+    wall_step_us = statistics.mean(p.step_times) * 1e6 if p.step_times else profiled_step_us
+    device_self = sum(o["device_self_us"] for o in ops)
+    host_ops = sum(o["host_self_us"] for o in ops if o["op"].startswith("aten::"))
+    busy = device_self / steps / wall_step_us if wall_step_us and device_self else 0.0
+    if p.device is None:
+        bound = "host only: no device activity was profiled (CPU target, or no device on this machine)"
+    elif busy < 0.5:
+        bound = f"host-bound: the device is busy {busy:.0%} of each step; the rest is Python, launches and waits"
+    else:
+        bound = f"device-bound: the device is busy {busy:.0%} of each step"
+    from .. import __version__
+
+    return {"schema_version": SCHEMA_VERSION, "tool": {"name": "torchport", "version": __version__},
+            "torch": torch.__version__, "target": p.target or "this machine", "device": p.device,
+            "activities": [str(a).split(".")[-1] for a in p.activities],
+            "schedule": {"wait": p.wait, "warmup": p.warmup, "active": p.active},
+            "steps": {"profiled": steps, "profiled_step_us": round(profiled_step_us, 3),
+                      "wall_step_us": [round(t * 1e6, 3) for t in p.step_times],
+                      "mean_wall_step_us": round(wall_step_us, 3)},
+            "totals": {"host_self_us": round(sum(o["host_self_us"] for o in ops), 3),
+                       "aten_host_self_us": round(host_ops, 3), "device_self_us": round(device_self, 3),
+                       "dataloader_us": round(loader_us, 3),
+                       "dataloader_share": round(loader_us / steps / wall_step_us, 4) if wall_step_us else 0.0,
+                       "device_busy_share": round(busy, 4)},
+            "bound": bound, "ops": ops}
+
+
+OPS_COLUMNS = ("op", "calls", "host_total_us", "host_self_us", "device_total_us", "device_self_us",
+               "self_cpu_memory_bytes", "self_device_memory_bytes", "input_shapes")
+
+
+def write_outputs(result: dict, folder: Path) -> None:
+    (folder / "profile.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    with open(folder / "ops.csv", "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(OPS_COLUMNS)
+        for o in result["ops"]:
+            w.writerow([o[c] if c != "input_shapes" else "; ".join(o[c]) for c in OPS_COLUMNS])
+    (folder / "summary.md").write_text(markdown(result), encoding="utf-8")
+
+
+def markdown(r: dict, top: int = 25) -> str:
+    s, t = r["steps"], r["totals"]
+    lines = [f"# torchport profile: {r['target']}", "",
+             f"- torch {r['torch']}; activities: {', '.join(r['activities'])}; schedule: wait {r['schedule']['wait']}, "
+             f"warmup {r['schedule']['warmup']}, active {r['schedule']['active']}",
+             f"- profiled steps: {s['profiled']}; mean step: {s['mean_wall_step_us'] / 1e3:.2f} ms wall, "
+             f"{s['profiled_step_us'] / 1e3:.2f} ms in the profiler's step ranges",
+             f"- step times (ms): {', '.join(f'{x / 1e3:.2f}' for x in s['wall_step_us'])}",
+             f"- {r['bound']}",
+             f"- data loading: {t['dataloader_us'] / 1e3:.2f} ms in DataLoader iteration "
+             f"({t['dataloader_share']:.0%} of the profiled step time)", "",
+             f"## Top ops (of {len(r['ops'])}), by self time", "",
+             "| op | calls | host total (us) | host self (us) | device self (us) | input shapes |", "|---|---|---|---|---|---|"]
+    for o in r["ops"][:top]:
+        lines.append(f"| {o['op']} | {o['calls']} | {o['host_total_us']:.1f} | {o['host_self_us']:.1f} | "
+                     f"{o['device_self_us']:.1f} | {'; '.join(o['input_shapes'][:2])} |")
+    return "\n".join(lines) + "\n"
