@@ -60,6 +60,7 @@ class Target:
     torch_install: str = ""             # how to install PyTorch for this target (advice)
     port: dict = field(default_factory=dict)         # port-ext build glue: extension class/module, env, compiler key
     runtime: dict = field(default_factory=dict)      # torchport run: noop = [CUDA calls that do nothing here]
+    doctor: dict = field(default_factory=dict)       # torchport doctor: env = {VAR = fix}, smi_args = [...]
     api_names: frozenset = frozenset()  # names of the namespace (from kb/api)
     api_modules: dict = field(default_factory=dict)  # submodule -> frozenset of names
     api_source: str = ""
@@ -92,7 +93,7 @@ def _parse(path: Path) -> Target:
         _fail(path, f"cannot read target file ({e})")
     except tomllib.TOMLDecodeError as e:
         _fail(path, f"invalid TOML: {e}")
-    unknown = set(data) - set(_STRINGS) - {"env", "names", "device_index", "port", "runtime"}
+    unknown = set(data) - set(_STRINGS) - {"env", "names", "device_index", "port", "runtime", "doctor"}
     if unknown:
         _fail(path, f"unknown keys {sorted(unknown)}")
     for key in _REQUIRED:
@@ -129,7 +130,7 @@ def _parse(path: Path) -> Target:
         amp=data.get("amp", "torch.amp"), device_index=bool(data.get("device_index", True)),
         ops=data.get("ops", ""), dispatch_key=data.get("dispatch_key", ""),
         cuda_kernels=data.get("cuda_kernels", "rewrite"), torch_install=data.get("torch_install", ""),
-        port=dict(data.get("port", {})), runtime=dict(data.get("runtime", {})),
+        port=dict(data.get("port", {})), runtime=dict(data.get("runtime", {})), doctor=dict(data.get("doctor", {})),
         api_names=api_names, api_modules=api_modules, api_source=api_source,
         env=dict(env), names=names, path=str(path),
     )
