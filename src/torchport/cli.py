@@ -207,12 +207,112 @@ def split_run_argv(argv: list) -> tuple:
 def cmd_ops_record(args) -> int:
     from .debug.record_cli import record_script
 
-    code, recorder, path = record_script(args.command, args.output, steps=args.steps, target=args.to)
+    code, recorder, path = record_script(args.script_command, args.output, steps=args.steps, target=args.to)
     data = recorder.to_dict()
     print(f"torchport ops record: {data['total_calls']} op calls, {len(data['ops'])} distinct ops, "
           f"{data['steps']} steps -> {path}", file=sys.stderr)
     print(f"  next: torchport ops check {path} --to TARGET", file=sys.stderr)
     return code
+
+
+def cmd_profile(args) -> int:
+    if not args.output:
+        raise UsageError("profile needs -o DIR")
+    from .profile import profile_script
+
+    code, profiler = profile_script(args.script_command, args.output, target=args.to, steps=args.steps, wait=args.wait,
+                                    warmup=args.warmup)
+    r = profiler.result
+    if r is None:
+        print("torchport profile: no step was profiled (the script made no optimizer.step()?)", file=sys.stderr)
+        return code or 1
+    print(f"torchport profile: {r['steps']['profiled']} steps, mean {r['steps']['mean_wall_step_us'] / 1e3:.2f} ms, "
+          f"{len(r['ops'])} ops; {r['bound']}", file=sys.stderr)
+    print(f"  {os.path.join(args.output, 'summary.md')} (+ ops.csv, trace.json, profile.json)", file=sys.stderr)
+    return code
+
+
+def cmd_profile_diff(args) -> int:
+    from .profile import diff
+
+    paths, output = [args.a, args.b], args.output
+    result = diff.diff(diff.load(paths[0]), diff.load(paths[1]))
+    print(f"torchport profile diff: step speedup A/B {result['step_speedup_a_over_b']}; "
+          f"added in B: {', '.join(result['added']) or 'none'}; removed: {', '.join(result['removed']) or 'none'}")
+    for r in result["ops"][:5]:
+        print(f"  {r['op']}: {r['a_us_per_step']:.1f} -> {r['b_us_per_step']:.1f} us/step ({r['status']})")
+    if output:
+        written = diff.write(result, output, paths[0], paths[1])
+        print(f"  report: {', '.join(str(p) for p in written)}")
+    return 0
+
+
+def cmd_doctor(args) -> int:
+    from .backends import load_target
+    from .doctor import FAIL, run_checks
+
+    name = args.to or os.environ.get("TORCHPORT_TARGET") or _installed_target()
+    rows = run_checks(load_target(name))
+    if args.json:
+        json.dump({"target": name, "checks": [r.to_dict() for r in rows]}, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        marks = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL", "skip": "skip"}
+        print(f"torchport doctor --to {name}")
+        for r in rows:
+            print(f"  {marks[r.status]}  {r.name}: {r.detail}")
+            if r.fix and r.status in ("warn", "fail"):
+                print(f"        fix: {r.fix}")
+        counts = Counter(r.status for r in rows)
+        print(f"  {counts['fail']} failed, {counts['warn']} warnings, {counts['ok']} ok")
+    return 1 if any(r.status == FAIL for r in rows) else 0
+
+
+def cmd_explain(args) -> int:
+    from .doctor.explain import explain
+
+    if args.file:
+        try:
+            text = open(args.file, encoding="utf-8", errors="replace").read()
+        except OSError as e:
+            raise UsageError(f"cannot read {args.file}: {e.strerror}") from None
+    else:
+        text = " ".join(args.text)
+    matches, nearest = explain(text, target=args.to)
+    if args.json:
+        rows = [{"id": m.error.id, "line": m.line, "text": m.text, "score": m.score, "title": m.error.title,
+                 "cause": m.error.cause, "fix": m.error.fix, "source": m.error.source} for m in matches or nearest]
+        json.dump({"known": bool(matches), "matches": rows}, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0 if matches else 1
+    for m in matches:
+        e = m.error
+        where = f" (line {m.line})" if args.file else ""
+        print(f"{e.title} [{e.id}, {e.target}]{where}")
+        if args.file:
+            print(f"  > {m.text[:200]}")
+        print(f"  cause: {e.cause}")
+        print(f"  fix:   {e.fix}")
+        print(f"  source: {e.source}" + ("  (weak: the source shows this error only as a screenshot or without a "
+                                         "cause; the advice is ours)" if e.confidence == "weak" else ""))
+    if not matches:
+        print("not a known error; the nearest known ones:")
+        for m in nearest:
+            print(f"  {m.score:.2f}  {m.error.title} [{m.error.id}]")
+            print(f"        fix: {m.error.fix}")
+    return 0 if matches else 1
+
+
+def _installed_target() -> str:
+    """The first installed vendor stack (found, not imported), else cpu."""
+    import importlib.util
+
+    from .backends import load_target
+
+    for name in ("npu", "mlu", "musa"):
+        if importlib.util.find_spec(load_target(name).register) is not None:
+            return name
+    return "cpu"
 
 
 def cmd_compare(args) -> int:
@@ -360,7 +460,38 @@ def build_parser() -> argparse.ArgumentParser:
     orc.add_argument("--steps", type=int, metavar="N", help="stop after N optimizer steps")
     orc.add_argument("-t", "--to", metavar="TARGET", help="apply `torchport run --to TARGET` first (record a CUDA "
                                                           "script on a machine without CUDA)")
-    orc.set_defaults(func=cmd_ops_record, command=[])
+    orc.set_defaults(func=cmd_ops_record, script_command=[])
+
+    pr = sub.add_parser("profile", help="profile a script's training steps (trace, op table, summary); "
+                                        "`profile diff A B` compares two profiles",
+                        usage="torchport profile [--to T] [--steps N] [--wait W] [--warmup U] -o DIR -- python "
+                              "script.py [ARGS...]\n       torchport profile diff A B [-o DIR]")
+    pr.add_argument("-o", "--output", metavar="DIR", help="profile folder (diff: report folder)")
+    pr.add_argument("-t", "--to", metavar="TARGET", help="the target: its device activity is profiled and "
+                                                         "`torchport run --to TARGET` patches are applied")
+    pr.add_argument("--steps", type=int, default=3, help="active (recorded) steps; default 3")
+    pr.add_argument("--wait", type=int, default=1, help="steps skipped first; default 1")
+    pr.add_argument("--warmup", type=int, default=1, help="steps traced but discarded; default 1")
+    pr.set_defaults(func=cmd_profile, script_command=[])
+    pd = sub.add_parser("profile-diff", help="compare two profiles (also spelled `profile diff A B`)",
+                        prog="torchport profile diff",
+                        description="Compare two profiles per op and per step (diff.md, diff.csv, diff.png).")
+    pd.add_argument("a", metavar="A", help="profile folder of the reference run")
+    pd.add_argument("b", metavar="B", help="profile folder of the run under test")
+    pd.add_argument("-o", "--output", metavar="DIR", help="write diff.md, diff.csv and diff.png there")
+    pd.set_defaults(func=cmd_profile_diff)
+
+    dr = sub.add_parser("doctor", help="check this machine's setup for a target (one row per check, with fixes)")
+    dr.add_argument("-t", "--to", metavar="TARGET", help="default: TORCHPORT_TARGET, else the installed vendor stack")
+    dr.add_argument("--json", action="store_true")
+    dr.set_defaults(func=cmd_doctor)
+
+    ex = sub.add_parser("explain", help="known error messages -> cause and fix (text or --file LOG)")
+    ex.add_argument("text", nargs="*", help="the error text")
+    ex.add_argument("-f", "--file", metavar="LOG", help="a log file to search")
+    ex.add_argument("-t", "--to", metavar="TARGET", help="only this target's errors (and generic ones)")
+    ex.add_argument("--json", action="store_true")
+    ex.set_defaults(func=cmd_explain)
 
     cmp = sub.add_parser("compare", help="compare two runs dumped with torchport.debug.dump (GPU vs target)")
     cmp.add_argument("a", metavar="A", help="dump folder of the reference run")
@@ -386,15 +517,17 @@ def main(argv=None) -> int:
     rest = None
     if argv[:1] == ["run"]:
         argv, rest = split_run_argv(argv)
-    elif argv[:2] == ["ops", "record"] and "--" in argv:
+    elif (argv[:2] == ["ops", "record"] or argv[:1] == ["profile"]) and "--" in argv:
         at = argv.index("--")
         argv, rest = argv[:at], argv[at + 1:]
+    elif argv[:2] == ["profile", "diff"]:
+        argv = ["profile-diff", *argv[2:]]
     args = parser.parse_args(argv)
     if rest is not None:
         if argv[:1] == ["run"]:
             args.argv = rest
         else:
-            args.command = rest
+            args.script_command = rest
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -5,6 +5,9 @@ found on PATH (`torchrun`, `accelerate`...) runs as a child.  Either way the env
 every Python child patch itself (environment.for_children), and with `--report FILE` each
 process writes its counts at exit into a temporary folder that is merged into FILE (.json, or
 Markdown when FILE ends with .md).
+
+`run_steps` is the same in-process run with a callback at every optimizer.step() that can end the
+script: `torchport ops record` and `torchport profile` use it.
 """
 from __future__ import annotations
 
@@ -109,3 +112,51 @@ def _write_report(folder: str, path: Path) -> None:
         path.write_text(markdown(merged), encoding="utf-8")
     else:
         path.write_text(json.dumps(merged, indent=1) + "\n", encoding="utf-8")
+
+
+PYTHONS = {"python", "python3", os.path.basename(sys.executable)}
+
+
+class _StepsDone(BaseException):
+    """Raised from the optimizer hook to end a script early (not an error)."""
+
+
+def split_command(argv: list) -> tuple:
+    """(script, module, args) from `python train.py a b`, `train.py a b` or `python -m pkg a b`."""
+    if argv and argv[0] in PYTHONS:
+        argv = argv[1:]
+    if not argv:
+        raise UsageError("a command is needed: -- python train.py ARGS")
+    if argv[0] == "-m":
+        if len(argv) < 2:
+            raise UsageError("-m needs a module name")
+        return None, argv[1], argv[2:]
+    if not Path(argv[0]).is_file():
+        raise UsageError(f"script not found: {argv[0]}")
+    return argv[0], None, argv
+
+
+def run_steps(command: list, context, on_step, target: Optional[str] = None) -> int:
+    """Run `command` (split_command's forms) here inside `context`, calling `on_step()` after every
+    optimizer.step(); when it returns True the script is ended (exit code 0).  With `target`, the
+    run-time patches of `torchport run --to target` are applied first."""
+    script, module, args = split_command(command)
+    if target:
+        from . import patch
+
+        patch(target)
+    from torch.optim.optimizer import register_optimizer_step_post_hook
+
+    def after_step(optimizer, *a, **k):
+        if on_step():
+            raise _StepsDone()
+
+    handle = register_optimizer_step_post_hook(after_step)
+    try:
+        with context:
+            try:
+                return run_here(script, module, args, passthrough=(_StepsDone,))
+            except _StepsDone:
+                return 0
+    finally:
+        handle.remove()
