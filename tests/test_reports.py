@@ -84,3 +84,21 @@ def test_json_schema_matches_the_documentation(project, tmp_path):
     doc = (ROOT / "docs" / "reports.md").read_text()
     for key in list(data) + list(data["summary"]):
         assert f'"{key}"' in doc, key
+
+
+def test_diff_of_a_file_without_final_newline_keeps_lines_apart(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "t.py"
+    script.write_text("import torch\nx = torch.zeros(1).cuda()")
+    p = subprocess.run([sys.executable, "-m", "torchport", "convert", str(script), "--to", "npu", "--diff"],
+                       capture_output=True, text=True, env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"})
+    assert p.returncode == 0, p.stderr
+    assert "-x = torch.zeros(1).cuda()\n\\ No newline at end of file\n" in p.stdout
+    assert p.stdout.endswith("+x = torch.zeros(1).npu()\n\\ No newline at end of file\n")
+    if subprocess.run(["which", "patch"], capture_output=True).returncode == 0:
+        (tmp_path / "d.patch").write_text(p.stdout)
+        ok = subprocess.run(["patch", "-s", "-p1", "-i", "d.patch"], cwd=tmp_path, capture_output=True, text=True)
+        assert ok.returncode == 0, ok.stderr
+        assert script.read_text().endswith("torch.zeros(1).npu()")

@@ -127,6 +127,17 @@ class AnalysisResult:
         self._touchpoints = sorted(found, key=lambda f: (f.file, f.line, f.col, f.rule))
         return self._touchpoints
 
+    def source(self, rel: str) -> Optional[str]:
+        """The text of one analysed file (read again from the input), or None when it cannot be read."""
+        from ..core.textfile import decode
+
+        src = Path(self.input)
+        try:
+            text = decode((src / rel if src.is_dir() else src).read_bytes())
+        except OSError:
+            return None
+        return None if text is None else text.text
+
     def unknown_apis(self) -> list:
         return [f for f in self.touchpoints() if f.category == "unknown-api"]
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -39,6 +39,43 @@ class ConvertResult:
     @property
     def diff(self) -> str:
         return "".join(r.diff for r in self.files)
+
+    def texts(self, r) -> Optional[tuple]:
+        """(original text, converted text) of one FileResult of this run, or None when they cannot be read back.
+
+        Read from where the run left them, one file at a time: the input, the converted tree, the backup
+        (--in-place); --diff and --dry-run keep the converted text in the FileResult.  A file the run
+        created has an empty original; a file it did not change has the same text twice."""
+        from ..core.textfile import decode
+
+        src, created = Path(self.input), r.status == "created"
+        single = not src.is_dir()
+        base = src.parent if single else src
+
+        def read(path) -> Optional[str]:
+            try:
+                text = decode(path.read_bytes())
+            except OSError:
+                return None
+            return None if text is None else text.text
+
+        changed = created or r.status == "converted"
+        if self.mode == "in-place" and changed:
+            old = "" if created else read(Path(self.backup) / r.path) if self.backup else None
+        else:
+            old = "" if created else read(base / r.path)
+        if not changed:
+            return None if old is None else (old, old)
+        if self.mode == "in-place":
+            new = read(base / r.path)
+        elif self.mode == "write" and self.output:
+            out = Path(self.output)
+            new = read(out if single and r.path == src.name else (out.parent if single else out) / r.path)
+        else:
+            new = getattr(r, "new_text", None)
+            if new is None and created and r.diff:  # a created file's diff is all additions
+                new = "".join(line[1:] for line in r.diff.splitlines(True)[3:] if line.startswith("+"))
+        return None if old is None or new is None else (old, new)
 
     def summary(self) -> dict:
         files = Counter(r.status for r in self.files)
@@ -79,12 +116,14 @@ class ConvertResult:
 def convert(path, target: str, output=None, *, rules: Sequence[str] = (), exclude: Sequence[str] = (),
             launch: Optional[str] = None, jobs: Optional[int] = None, in_place: bool = False,
             diff: bool = False, dry_run: bool = False, force: bool = False, report_dir=None,
-            write_reports: Optional[bool] = None, progress=None) -> ConvertResult:
+            write_reports: Optional[bool] = None, progress=None, distributed: bool = False,
+            main: Optional[str] = None, model_var: str = "model", loader_var: Optional[str] = None) -> ConvertResult:
     """Convert a file or directory for `target` (a bundled target name or a .toml file).
 
     Default: a mirrored tree `<name>_<target>` next to the input and reports in
     `<output>_report/`.  `in_place` rewrites the input and keeps a backup; `diff`
     and `dry_run` write nothing (reports only if `report_dir` is given).
+    `distributed`: also make the training script `main` multi-device (see converter/multicard.py).
     """
     if sum(map(bool, (in_place, diff, dry_run))) > 1:
         raise UsageError("choose only one of --in-place, --diff, --dry-run")
@@ -106,17 +145,13 @@ def convert(path, target: str, output=None, *, rules: Sequence[str] = (), exclud
         reports = Path(report_dir) if report_dir else tree.default_report_dir(src, out, target_name)
     tree.check_layout(src, out, reports, force)
 
-    launch_rel = None
-    if launch:
-        lp = Path(launch)
-        candidates = [lp, src / lp] if src.is_dir() else [lp]
-        found = next((c for c in candidates if c.is_file()), None)
-        if found is None:
-            raise UsageError(f"launch script not found: {launch}")
-        try:
-            launch_rel = found.resolve().relative_to(src.resolve()).as_posix() if src.is_dir() else src.name
-        except ValueError:
-            raise UsageError(f"launch script {launch} is not inside the input") from None
+    launch_rel = _inside_input(src, launch, "launch script") if launch else None
+    multi = None
+    if distributed:
+        multi = _multicard(src, main, conv.target, model_var, loader_var, out if mode == "write" else
+                           src if mode == "in-place" else None, force)
+    elif main or loader_var or model_var != "model":
+        raise UsageError("--main, --model-var and --loader-var go with --distributed")
 
     clock = timer()
     started = time.strftime("%Y-%m-%dT%H:%M:%S")
@@ -134,12 +169,14 @@ def convert(path, target: str, output=None, *, rules: Sequence[str] = (), exclud
                 made.add(parent)
         if backup is not None:
             bak = backup / e.rel if src.is_dir() else backup / src.name
-        jobs_list.append((e, dst, bak))
+        jobs_list.append((e, dst, bak, multi.source if multi and e.rel == multi.rel else None))
     if out is not None and src.is_dir():
         out.mkdir(parents=True, exist_ok=True)
     target_ref = str(target) if str(target).endswith(".toml") else target_name
     results = run_jobs(jobs_list, target_ref, tuple(rules), launch_rel, mode, jobs or default_jobs(), progress,
                        tree.own_packages(entries))
+    if multi is not None:
+        results.append(multi.finish(results, mode))
     result = ConvertResult(target_name, str(src), str(out) if out else None, str(reports) if reports else None,
                            mode, results, clock(), str(backup) if backup and backup.exists() else None,
                            list(conv.user.paths), started)
@@ -148,3 +185,82 @@ def convert(path, target: str, output=None, *, rules: Sequence[str] = (), exclud
 
         write_all(result, reports)
     return result
+
+
+def _inside_input(src: Path, name: str, what: str) -> str:
+    """The input-relative path of a file named on the command line (relative to the input or the cwd)."""
+    p = Path(name)
+    found = next((c for c in ([p, src / p] if src.is_dir() else [p]) if c.is_file()), None)
+    if found is None:
+        raise UsageError(f"{what} not found: {name}")
+    try:
+        return found.resolve().relative_to(src.resolve()).as_posix() if src.is_dir() else src.name
+    except ValueError:
+        raise UsageError(f"{what} {name} is not inside the input") from None
+
+
+@dataclass
+class _Multicard:
+    """The --distributed part of a run: the main script's multi-device source and the launcher."""
+
+    rel: str
+    original: str
+    source: bytes
+    plan: object
+    launcher: str
+    launcher_path: Optional[Path]     # None: --diff / --dry-run write nothing
+
+    def finish(self, results: list, mode: str):
+        """Fold the plan into the main file's result (its findings in original lines) and write the launcher;
+        returns the launcher's FileResult."""
+        from ..core.finding import INSERT, Finding
+        from .multicard import LAUNCHER, line_map
+        from ..core.textfile import unified_diff
+        from .run import FileResult
+
+        main = next(r for r in results if r.path == self.rel)
+        lines = line_map(self.original, self.plan.text)
+        moved = [replace(f, line=lines[min(f.line, len(lines)) - 1], end_line=lines[min(f.end_line, len(lines)) - 1])
+                 for f in main.findings]
+        main.findings = sorted(self.plan.findings + moved, key=lambda f: (f.line, f.col, f.rule))
+        main.lines = self.original.count("\n") + 1
+        if main.status == "unchanged":
+            main.status = "converted"
+        if self.launcher_path is not None:
+            self.launcher_path.write_text(self.launcher, encoding="utf-8")
+            self.launcher_path.chmod(0o755)
+        finding = Finding(LAUNCHER, 1, 1, "TP966", "distributed-mode", INSERT, new=f"bash {LAUNCHER} -n N",
+                          message=f"starts {self.rel} with torchrun, one process per device")
+        result = FileResult(LAUNCHER, "shell", "created", [finding], self.launcher.count("\n"))
+        result.new_text = self.launcher
+        if mode == "diff":
+            result.diff = unified_diff("", self.launcher, "/dev/null", f"b/{LAUNCHER}")
+        return result
+
+
+def _multicard(src: Path, main: Optional[str], target, model_var: str, loader_var: Optional[str],
+               root: Optional[Path], force: bool) -> _Multicard:
+    """Plan the main script (a Refusal stops the run before anything is written); root is where the
+    converted tree goes (the output, or the input itself in place), None when nothing is written."""
+    from ..core.textfile import decode
+    from .multicard import LAUNCHER, launcher, plan
+
+    if src.is_dir() and not main:
+        raise UsageError("--distributed needs --main: the training script that starts the run")
+    rel = _inside_input(src, main, "main script") if main else src.name
+    if not rel.endswith(".py"):
+        raise UsageError(f"--main must be a Python script: {rel}")
+    path = src / rel if src.is_dir() else src
+    text = decode(path.read_bytes())
+    if text is None:
+        raise UsageError(f"cannot decode {rel}")
+    p = plan(rel, text.text, target, model_var, loader_var)
+    if src.is_dir() and (src / LAUNCHER).exists():
+        raise UsageError(f"{src / LAUNCHER} exists; torchport writes its launcher under that name (rename yours)")
+    launcher_path = None
+    if root is not None:
+        launcher_path = root / LAUNCHER if src.is_dir() else root.parent / LAUNCHER
+        if not src.is_dir() and launcher_path.exists() and not force:
+            raise UsageError(f"{launcher_path} exists; use --force to replace it")
+    script = rel if src.is_dir() or root is None else root.name
+    return _Multicard(rel, text.text, text.encode(p.text), p, launcher(script, target), launcher_path)

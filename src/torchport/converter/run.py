@@ -6,7 +6,6 @@ backup, or nothing for --diff/--dry-run).  Only findings travel back.
 """
 from __future__ import annotations
 
-import difflib
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -16,7 +15,7 @@ from ..backends import load_target
 from ..core import files as tree
 from ..core import parallel
 from ..core.finding import ERROR, Finding
-from ..core.textfile import decode
+from ..core.textfile import decode, unified_diff
 from .apimap import ApiMap
 from .python import PythonConverter
 from .registry import builtin_rules
@@ -35,6 +34,7 @@ class FileResult:
     lines: int = 0
     diff: str = ""
     message: str = ""
+    new_text: Optional[str] = None    # diff / dry-run: the converted text (nothing is written; report.html shows it)
 
 
 class Converter:
@@ -96,8 +96,9 @@ def _init_worker(target, rule_files, launch, mode, own_packages=()):
 
 
 def process(job) -> FileResult:
-    """Convert or copy one entry; job = (entry, dst path or None, backup path or None)."""
-    entry, dst, backup = job
+    """Convert or copy one entry; job = (entry, dst path or None, backup path or None, source bytes to
+    convert instead of the file's, or None)."""
+    entry, dst, backup, pre = job
     conv, mode = _WORKER["conv"], _WORKER["mode"]
     rel = entry.rel
     kind = kind_of(rel)
@@ -113,7 +114,9 @@ def process(job) -> FileResult:
         return FileResult(rel, kind, "excluded" if entry.excluded else "copied")
     data = entry.src.read_bytes()
     try:
-        new, findings, lines = conv.convert_text(rel, data, kind)
+        new, findings, lines = conv.convert_text(rel, data if pre is None else pre, kind)
+        if pre is not None and new is None:
+            new = pre
     except (SyntaxError, UnicodeError, ValueError, RecursionError) as e:
         line = getattr(e, "lineno", None) or 1
         what = f"syntax error: {e.msg}" if isinstance(e, SyntaxError) else str(e)
@@ -132,10 +135,10 @@ def process(job) -> FileResult:
         backup.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(entry.src, backup)
         tree.write_bytes_like(entry.src, new, backup)
-    elif mode == "diff":
-        old_text, new_text = decode(data).text, decode(new).text
-        result.diff = "".join(difflib.unified_diff(
-            old_text.splitlines(True), new_text.splitlines(True), f"a/{rel}", f"b/{rel}"))
+    else:  # diff, dry-run: nothing is written, so the result keeps the converted text
+        result.new_text = decode(new).text
+        if mode == "diff":
+            result.diff = unified_diff(decode(data).text, result.new_text, f"a/{rel}", f"b/{rel}")
     return result
 
 

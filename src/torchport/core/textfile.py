@@ -7,6 +7,7 @@ and line endings, so a file with no edits stays byte-identical.
 from __future__ import annotations
 
 import codecs
+import difflib
 import re
 from dataclasses import dataclass
 from typing import Optional
@@ -58,3 +59,15 @@ def decode(data: bytes) -> Optional[Text]:
         except (UnicodeDecodeError, LookupError):
             continue
     return None
+
+
+def unified_diff(old: str, new: str, old_name: str, new_name: str) -> str:
+    """A unified diff of two texts; a last line without its newline gets patch's marker, so lines
+    never run together."""
+    def lines(text: str) -> list:
+        out = text.splitlines(True)
+        if out and not out[-1].endswith(("\n", "\r")):
+            out[-1] += "\n\\ No newline at end of file\n"
+        return out
+
+    return "".join(difflib.unified_diff(lines(old), lines(new), old_name, new_name))

@@ -8,7 +8,6 @@ with its signature and launch sites, every op registered to Python and its calle
 """
 from __future__ import annotations
 
-import difflib
 import re
 import time
 from collections import Counter
@@ -24,7 +23,7 @@ from ..core import files as tree
 from ..core import parallel
 from ..core.errors import UsageError
 from ..core.finding import ADVICE, ERROR, Finding
-from ..core.textfile import Text, decode
+from ..core.textfile import Text, decode, unified_diff
 from .buildglue import is_build_file, port_build_file
 from .consistency import check_includes, quoted_includes
 from .engine import IncludeResolver, load_map, new_name, port_targets, port_text
@@ -88,6 +87,24 @@ class PortResult:
                 "includes_broken": sum(1 for f in self.findings if f.rule == "TP957"),
                 "elapsed_seconds": round(self.elapsed, 3)}
 
+    def texts(self, r) -> Optional[tuple]:
+        """(original text, ported text) of one FileResult, read back from the input (or the backup after
+        --in-place) and the ported tree; None when they cannot be (--diff, inventory, unreadable)."""
+        src = Path(self.input)
+        base = src if src.is_dir() else src.parent
+        changed = r.status == "ported"
+        if self.mode == "in-place" and changed:
+            old, new = _read(Path(self.backup) / r.path), _read(base / r.output)
+        elif self.mode == "write" and self.output:
+            out = Path(self.output)
+            old, new = _read(base / r.path), _read(out / r.output if src.is_dir() else out)
+        else:
+            old = _read(base / r.path)
+            new = old if not changed else None
+        if not changed:
+            new = old
+        return None if old is None or new is None else (old, new)
+
     def api_counts(self) -> tuple:
         converted, left = Counter(), Counter()
         for r in self.files:
@@ -107,6 +124,16 @@ class PortResult:
                            "left": sum(r.left.values()), "needs_review": r.review, "lines_changed": r.lines_changed}
                           for r in self.files],
                 "findings": [f.to_dict() for f in self.findings], "inventory": self.inventory}
+
+
+def _read(path: Path) -> Optional[str]:
+    try:
+        text = decode(path.read_bytes())
+    except OSError:
+        return None
+    if text is None:  # ported byte for byte as latin-1 (see _port_one)
+        return path.read_bytes().decode("latin-1")
+    return text.text
 
 
 # ------------------------------------------------------------------ worker
@@ -186,8 +213,7 @@ def _port_one(job) -> FileResult:
         if out_rel != rel:
             entry.src.unlink()  # renamed; the original is in the backup
     elif mode == "diff" and new is not None:
-        result.diff = "".join(difflib.unified_diff(text.text.splitlines(True), new.splitlines(True),
-                                                   f"a/{rel}", f"b/{out_rel}"))
+        result.diff = unified_diff(text.text, new, f"a/{rel}", f"b/{out_rel}")
     return result
 
 

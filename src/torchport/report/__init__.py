@@ -8,6 +8,7 @@ A conversion writes, into its report folder:
   unsupported_api.csv  File, Start Line, End Line, OP, Tips                 (Ascend's columns)
   report.json          everything, versioned schema (schema_version)
   torchport.log        one line per file and per finding
+  report.html          one self-contained page: summary, filterable lists, side-by-side diffs (html.py)
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from pathlib import Path
 from ..core.files import REPORT_MARKER
 from ..core.finding import ADVICE, CHANGES, DELETE, ERROR, INSERT, MODIFY, UNSUPPORTED
 
-FILES = ("report.md", "change_list.csv", "unsupported_api.csv", "report.json", "torchport.log")
+FILES = ("report.md", "change_list.csv", "unsupported_api.csv", "report.json", "torchport.log", "report.html")
 
 
 def write_all(result, folder: Path) -> None:
@@ -33,6 +34,9 @@ def write_all(result, folder: Path) -> None:
             f.write(text)
     (folder / "report.json").write_text(json.dumps(result.to_dict(), ensure_ascii=False) + "\n", encoding="utf-8")
     (folder / "torchport.log").write_text(log_text(result), encoding="utf-8")
+    from .html import convert_html, write
+
+    write(folder, convert_html(result))
 
 
 # ------------------------------------------------------------ CSV

@@ -5,6 +5,7 @@
     cuda_op_list.csv                every CUDA touchpoint: File, Start Line, End Line, OP, Tips
     unknown_api.csv                 torch.cuda names not in torch.cuda's API list (same columns)
     <target>/unsupported_api.csv    what convert would leave for that target (same columns)
+    report.html                     one self-contained page: grades, readiness, filterable lists, code (html.py)
 """
 from __future__ import annotations
 
@@ -45,6 +46,9 @@ def write_analysis(result, folder: Path) -> None:
     # compact: the C encoder is several times faster than the indenting one on large results
     (folder / "analysis.json").write_text(json.dumps(result.to_dict(), ensure_ascii=False) + "\n", encoding="utf-8")
     (folder / "analysis.md").write_text(markdown(result), encoding="utf-8")
+    from .html import analysis_html, write
+
+    write(folder, analysis_html(result))
 
 
 def readiness_rows(result) -> list:

@@ -5,6 +5,7 @@
                       (kernels, launch sites, exported ops, Python callers) for npu/mlu
     port_report.json  everything (schema_version 1)
     port_stats.csv    API, Replacement, Count, Status  (converted and left references)
+    report.html       one self-contained page: totals, filterable lists, side-by-side diffs (html.py)
 """
 from __future__ import annotations
 
@@ -32,6 +33,9 @@ def write_port(result, folder: Path) -> None:
     rows += [(f.old, "", 1, "unsupported") for f in result.findings if f.rule == "TP952"]
     with open(folder / "port_stats.csv", "w", encoding="utf-8", newline="") as fh:
         fh.write(_csv(("API", "Replacement", "Count", "Status"), rows))
+    from .html import port_html, write
+
+    write(folder, port_html(result))
 
 
 def markdown(result) -> str:

@@ -1,0 +1,359 @@
+"""report.html: written beside the other reports by convert / analyze / port-ext, self-contained (no
+network), every piece of user text escaped; in headless Chromium: the cards show report.json's numbers,
+diff rows are visible, the filters hide the other rows, and nothing but file:// is requested."""
+import json
+import re
+import shutil
+import struct
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+import torchport
+from conftest import ROOT
+from torchport.analyze.api import analyze
+from torchport.porting.api import port
+from torchport.report import FILES
+from torchport.report import html as page
+
+ANALYZE_FIXTURE = ROOT / "tests" / "fixtures" / "analyze_project" / "proj"
+EVIL_NAME = "x'\"<script>alert(1)<!--.py"
+EVIL_CODE = ("import torch\nimport mylib\nimport pynvml\n"
+             "s = \"</td><script>alert('code')</script>\"\n"
+             "y = torch.zeros(1, device=\"cuda\")  # <b>bold</b> & \"quotes\"\nmylib.fn(s)\n")
+EVIL_RULES = ('[[unsupported]]\nname = "mylib.fn"\ntip = "<script>alert(\\"tip\\")</script> & \'quotes\'"\n\n'
+              '[[keep]]\nname = "pynvml"\nmessage = "</td></tr><img src=x onerror=alert(3)>"\n')
+
+
+class Page(HTMLParser):
+    """Tags with their attributes, ids, and the text of <script> and <style> elements."""
+
+    def __init__(self, text):
+        super().__init__(convert_charrefs=True)
+        self.tags, self.ids, self.raw, self._in = [], set(), {"script": [], "style": []}, None
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.tags.append((tag, attrs))
+        if "id" in attrs:
+            assert attrs["id"] not in self.ids, f"duplicate id {attrs['id']}"
+            self.ids.add(attrs["id"])
+        self._in = tag if tag in self.raw else None
+
+    def handle_endtag(self, tag):
+        self._in = None
+
+    def handle_data(self, data):
+        if self._in:
+            self.raw[self._in].append(data)
+
+    def attrs(self, tag=None, **match):
+        return [a for t, a in self.tags if (tag is None or t == tag) and all(a.get(k) == v for k, v in match.items())]
+
+
+def assert_self_contained(text: str) -> Page:
+    doc = Page(text)
+    assert [t for t, _ in doc.tags if t == "script"] == ["script"], "exactly one script: the inline one"
+    assert not any(t in ("iframe", "object", "embed", "img", "video", "audio", "source", "base", "form")
+                   for t, _ in doc.tags)
+    for tag, attrs in doc.tags:
+        assert "src" not in attrs, (tag, attrs)
+        assert not any(k.startswith("on") for k in attrs), (tag, attrs)  # no inline handlers
+        for key in ("href", "action", "formaction", "poster", "data"):
+            value = attrs.get(key)
+            assert value is None or value.startswith("#") or value.startswith("data:"), (tag, key, value)
+        assert not any(re.search(r"(?i)\b(https?:|//)", v or "") for k, v in attrs.items()
+                       if k in ("href", "src", "srcset", "action", "content") and tag != "meta"), (tag, attrs)
+    css = "".join(doc.raw["style"])
+    assert "url(" not in css and "@import" not in css
+    csp = doc.attrs("meta", **{"http-equiv": "Content-Security-Policy"})
+    assert csp and "default-src 'none'" in csp[0]["content"] and "http" not in csp[0]["content"]
+    assert not re.search(r"""(?i)(src|href)\s*=\s*["']?\s*(https?:)?//""", text)
+    return doc
+
+
+def cards(doc: Page) -> dict:
+    """data-count -> the number shown in the card (the text of its .num)."""
+    return dict(re.findall(r'<div class="card[^"]*" data-count="([^"]+)"><div class="num">([^<]*)</div>', doc.text))
+
+
+def load(path: Path) -> Page:
+    text = path.read_text(encoding="utf-8")
+    doc = assert_self_contained(text)
+    doc.text = text
+    return doc
+
+
+def assert_links_resolve(doc: Page):
+    hrefs = [a["href"][1:] for a in doc.attrs("a") if a.get("href", "").startswith("#")]
+    assert hrefs, "the lists link into the diffs"
+    missing = [h for h in hrefs if h not in doc.ids]
+    assert not missing, missing
+
+
+@pytest.fixture
+def evil_project(project):
+    (project / EVIL_NAME).write_text(EVIL_CODE)
+    (project / "weird.py").write_text("import torch\ntorch.cuda.nvtx.range_push('step')\n"
+                                      "torch.backends.cudnn.benchmark = True\n")
+    (project.parent / "rules.toml").write_text(EVIL_RULES)
+    return project
+
+
+def convert_evil(evil_project, tmp_path, **kw):
+    return torchport.convert(evil_project, "mps", tmp_path / "o", rules=[str(evil_project.parent / "rules.toml")], **kw)
+
+
+# ------------------------------------------------------------------ pure Python
+def test_convert_writes_report_html(evil_project, tmp_path):
+    result = convert_evil(evil_project, tmp_path)
+    folder = tmp_path / "o_report"
+    assert "report.html" in FILES and all((folder / name).is_file() for name in FILES)
+    data = json.loads((folder / "report.json").read_text())
+    doc = load(folder / "report.html")
+    shown = cards(doc)
+    for key in ("files", "changes", "unsupported", "advice", "errors"):
+        assert shown[key] == str(data["summary"][key]), key
+    assert data["summary"]["changes"] and data["summary"]["unsupported"] and data["summary"]["advice"]
+    rows = doc.attrs("tr", **{"class": "finding"})
+    assert len(rows) == len(data["findings"]) == len(result.findings)
+    assert sorted(r["data-action"] for r in rows) == sorted(page.GROUP[f["action"]] for f in data["findings"])
+    assert {r["data-category"] for r in rows} == {f["category"] for f in data["findings"]}
+    shown_files = {f["path"] for f in data["files"] if f["status"] == "converted"} | {f["file"] for f in data["findings"]}
+    assert len(doc.attrs("section", **{"class": "file"})) == len(shown_files) > 2
+    assert doc.attrs("table", **{"class": "listing"}), "unchanged files with findings: excerpts"
+    assert doc.attrs("tr", **{"class": "diff-row chg"})
+    assert_links_resolve(doc)
+    # the unsupported line of weird.py: linked from the list, marked in the diff
+    i = doc.text.index('data-action="unsupported"')
+    href = re.search(r'href="#([^"]+)"', doc.text[i:]).group(1)
+    assert re.search(rf'<td class="ln m-unsupported" id="{href}"', doc.text)
+
+
+def test_user_text_is_escaped(evil_project, tmp_path):
+    convert_evil(evil_project, tmp_path)
+    text = (tmp_path / "o_report" / "report.html").read_text()
+    assert text.count("<script") == 1
+    for raw in ("<script>alert", "</td><script>", "<img src=x", "<b>bold", "<!--.py"):
+        assert raw not in text, raw
+    assert "x&#x27;&quot;&lt;script&gt;alert(1)&lt;!--.py" in text                   # the file name
+    assert "&lt;/td&gt;&lt;script&gt;alert(&#x27;code&#x27;)&lt;/script&gt;" in text  # the code
+    assert "&lt;script&gt;alert(&quot;tip&quot;)&lt;/script&gt; &amp; &#x27;quotes&#x27;" in text  # messages
+    assert "&lt;/td&gt;&lt;/tr&gt;&lt;img src=x onerror=alert(3)&gt;" in text
+    assert_self_contained(text)
+
+
+def test_analyze_writes_report_html(tmp_path):
+    result = analyze(ANALYZE_FIXTURE, output=tmp_path / "a")
+    data = json.loads((tmp_path / "a" / "analysis.json").read_text())
+    doc = load(tmp_path / "a" / "report.html")
+    shown = cards(doc)
+    for key in ("files", "python_files", "lines", "touchpoints", "cuda_kernels", "exported_ops", "errors"):
+        assert shown[key] == str(data["summary"][key]), key
+    for t in result.targets:
+        grade = data["per_target"][t]["readiness"]["grade"]
+        assert doc.attrs("div", **{"data-target": t})[0]["data-grade"] == grade
+        assert re.search(rf'<tr data-target="{t}">.*?<td data-col="grade" class="grade grade-{grade}">{grade}</td>',
+                         doc.text)
+    rows = doc.attrs("tr", **{"class": "finding"})
+    unsupported = [r for r in rows if r.get("data-target")]
+    assert len(unsupported) == sum(len(result.unsupported(t)) for t in result.targets)
+    assert len([r for r in rows if not r.get("data-target")]) >= len(result.touchpoints())
+    assert doc.attrs("tr", **{"class": "code-row"}), "code excerpts around the touchpoints"
+    assert_links_resolve(doc)
+
+
+def test_port_ext_writes_report_html(tmp_path):
+    src = ROOT / "examples" / "cuda_extension"
+    result = port(src, "musa", tmp_path / "ext_musa")
+    folder = tmp_path / "ext_musa_port_report"
+    data = json.loads((folder / "port_report.json").read_text())
+    doc = load(folder / "report.html")
+    shown = cards(doc)
+    for key in ("files", "converted_refs", "left_refs", "unsupported", "needs_review", "lines_changed",
+                "renamed_files", "includes_broken"):
+        assert shown[key] == str(data["totals"][key]), key
+    ported = [r for r in result.files if r.status == "ported"]
+    assert len(doc.attrs("section", **{"class": "file"})) == len(ported)
+    assert "row_sum.cu &rarr; csrc/row_sum.mu" in doc.text
+    assert "musaStream_t" in doc.text and doc.attrs("tr", **{"class": "diff-row chg"})
+    assert len(doc.attrs("tr", **{"class": "finding"})) == len(data["findings"])
+    assert_links_resolve(doc)
+    # npu: an inventory, no diffs
+    port(src, "npu", tmp_path / "inv")
+    doc = load(tmp_path / "inv" / "report.html")
+    assert cards(doc)["kernels"] == "2" and not doc.attrs("tr", **{"class": "diff-row chg"})
+
+
+@pytest.mark.parametrize("mode", ["in_place", "dry_run", "diff", "single_file"])
+def test_every_mode_that_writes_reports_shows_the_diffs(project, tmp_path, mode):
+    kw = {"in_place": {"in_place": True}, "dry_run": {"dry_run": True, "report_dir": tmp_path / "r"},
+          "diff": {"diff": True, "report_dir": tmp_path / "r"}, "single_file": {"output": tmp_path / "t.py"}}[mode]
+    src = project / "train.py" if mode == "single_file" else project
+    result = torchport.convert(src, "npu", **kw)
+    doc = load(Path(result.report_dir) / "report.html")
+    assert "could not be read back" not in doc.text
+    assert "torch.npu.device_count" in doc.text and doc.attrs("tr", **{"class": "diff-row chg"})
+    assert cards(doc)["changes"] == str(result.summary()["changes"])
+
+
+def test_no_html_where_no_report_folder_is_written(project, tmp_path):
+    for kw in ({"diff": True}, {"dry_run": True}):
+        result = torchport.convert(project, "npu", **kw)
+        assert result.report_dir is None
+    assert not list(tmp_path.rglob("report.html"))
+    port(ROOT / "examples" / "cuda_extension", "musa", diff=True)
+    assert not list(tmp_path.rglob("report.html"))
+
+
+def test_big_files_are_collapsed_and_capped(tmp_path, monkeypatch):
+    src = tmp_path / "big"
+    src.mkdir()
+    body = "".join(f"x{i} = {i}\n" for i in range(400))
+    (src / "long.py").write_text("import torch\n" + body + "y = torch.ones(1).cuda()\n" + body)
+    (src / "many.py").write_text("import torch\n" + "t = torch.ones(1).cuda()\n" * 300)
+    (src / "huge.py").write_text("import torch\nz = torch.ones(1).cuda()\n" + body * 6)
+    monkeypatch.setattr(page, "MAX_FILE_ROWS", 100)
+    monkeypatch.setattr(page, "MAX_TEXT_CHARS", 2 * len((src / "long.py").read_text()) + 200)
+    torchport.convert(src, "npu", tmp_path / "o")
+    doc = load(tmp_path / "o_report" / "report.html")
+    sections = re.split(r'<section class="file"', doc.text)[1:]
+    by_name = {re.search(r'<span class="path">([^<]*)</span>', s).group(1): s for s in sections}
+    assert "Too large to show here" in by_name["huge.py"]
+    long = by_name["long.py"]
+    assert long.count('class="diff-row') < 20 and "unchanged lines" in long   # 800 unchanged lines folded
+    many = by_name["many.py"]
+    assert many.count('class="diff-row') == 100 and "this report shows at most 100 lines" in many
+
+
+def test_inline_highlight_and_folding():
+    left, right = page.inline_diff('x = torch.cuda.ones(1, device="cuda")', 'x = torch.npu.ones(1, device="npu")')
+    assert re.findall(r'<span class="hl">([^<]*)</span>', left) == ["cuda", "cuda"]
+    assert re.findall(r'<span class="hl">([^<]*)</span>', right) == ["npu", "npu"]
+    a = [f"l{i}" for i in range(100)]
+    b = a[:50] + ["changed"] + a[51:]
+    rows = page.collapse(page.align(a, b), {90: 1}, {})
+    kinds = [r[0] for r in rows]
+    assert kinds.count("chg") == 1 and kinds.count("gap") == 3
+    assert sum(1 for r in rows if r[0] == "eq") == 2 * page.CONTEXT + 2 * page.CONTEXT + 1
+    assert page.lines_of("a\r\nb\r\n") == ["a", "b"] and page.lines_of("") == []
+
+
+# ------------------------------------------------------------------ in the browser
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (CI installs it)")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu",
+                                                               "--disable-dev-shm-usage"])
+        yield b
+        b.close()
+
+
+def open_page(browser, path: Path):
+    """A page with every request that is not file:// blocked and recorded; console errors and dialogs too."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    pg = context.new_page()
+    pg.set_default_timeout(15000)
+    seen = {"blocked": [], "errors": [], "dialogs": []}
+
+    def route(r):
+        if r.request.url.startswith("file://"):
+            r.continue_()
+        else:
+            seen["blocked"].append(r.request.url)
+            r.abort()
+
+    context.route("**/*", route)
+    pg.on("console", lambda m: m.type == "error" and seen["errors"].append(m.text))
+    pg.on("pageerror", lambda e: seen["errors"].append(str(e)))
+    pg.on("dialog", lambda d: (seen["dialogs"].append(d.message), d.dismiss()))
+    pg.goto(path.resolve().as_uri())
+    pg.wait_for_load_state("load")
+    return pg, seen
+
+
+def png_size(data: bytes) -> tuple:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
+    return struct.unpack(">II", data[16:24])
+
+
+@needs_chromium
+def test_convert_report_in_chromium(browser, evil_project, tmp_path):
+    convert_evil(evil_project, tmp_path)
+    folder = tmp_path / "o_report"
+    summary = json.loads((folder / "report.json").read_text())["summary"]
+    pg, seen = open_page(browser, folder / "report.html")
+    shot = pg.screenshot(full_page=True)
+    width, height = png_size(shot)
+    assert len(shot) > 20_000 and width >= 1000 and height >= 900
+    (tmp_path / "convert.png").write_bytes(shot)
+    for key in ("files", "changes", "unsupported", "advice", "errors"):
+        assert pg.locator(f'[data-count="{key}"] .num').inner_text() == str(summary[key]), key
+    assert pg.locator("tr.diff-row").first.is_visible()
+    assert pg.locator("td.code .hl").first.is_visible()
+    assert EVIL_NAME in pg.locator("section.file .path").all_inner_texts()   # shown as text, never run
+
+    findings = pg.locator("tr.finding")
+    changes, unsupported = pg.locator('tr.finding[data-action="change"]'), pg.locator('tr.finding[data-action="unsupported"]')
+    assert changes.count() == summary["changes"] and unsupported.count() == summary["unsupported"]
+    assert changes.first.is_visible() and unsupported.first.is_visible()
+    pg.click('[data-filter-action="unsupported"]')
+    assert pg.get_attribute('[data-filter-action="unsupported"]', "aria-pressed") == "true"
+    assert all(not changes.nth(i).is_visible() for i in range(changes.count()))
+    assert all(unsupported.nth(i).is_visible() for i in range(unsupported.count()))
+    assert not pg.locator("#list-change").is_visible() and pg.locator("#list-unsupported").is_visible()
+    # a file with no unsupported finding is hidden with its diff
+    hidden_files = pg.locator("section.file:not([data-keys*='unsupported'])")
+    assert hidden_files.count() and not hidden_files.first.is_visible()
+
+    pg.click('[data-filter-action="change"]')
+    assert changes.first.is_visible() and not unsupported.first.is_visible()
+    pg.click('[data-filter-action=""]')
+    pg.select_option("#filter-category", "nvtx")
+    visible = [findings.nth(i).get_attribute("data-category") for i in range(findings.count())
+               if findings.nth(i).is_visible()]
+    assert visible == ["nvtx"]
+    pg.select_option("#filter-category", "")
+    assert all(findings.nth(i).is_visible() for i in range(findings.count()))
+
+    # the unsupported list links to the marked line of the diff
+    link = pg.locator("#list-unsupported a").first
+    target = link.get_attribute("href")[1:]
+    link.click()
+    assert pg.evaluate("location.hash") == f"#{target}"
+    assert pg.locator(f"[id='{target}']").is_visible()
+    assert "m-unsupported" in pg.get_attribute(f"[id='{target}']", "class")
+
+    assert seen["blocked"] == [], seen["blocked"]
+    assert seen["errors"] == [], seen["errors"]   # a CSP violation (wrong hash) would show here
+    assert seen["dialogs"] == []
+    pg.context.close()
+
+
+@needs_chromium
+def test_analyze_report_in_chromium(browser, tmp_path):
+    analyze(ANALYZE_FIXTURE, output=tmp_path / "a")
+    data = json.loads((tmp_path / "a" / "analysis.json").read_text())
+    pg, seen = open_page(browser, tmp_path / "a" / "report.html")
+    assert len(pg.screenshot()) > 10_000
+    for t, per in data["per_target"].items():
+        grade = per["readiness"]["grade"]
+        assert pg.locator(f'#grades [data-target="{t}"] .num').inner_text() == grade
+        assert pg.locator(f'#readiness tr[data-target="{t}"] td[data-col="grade"]').inner_text() == grade
+        assert pg.locator(f'#grades [data-target="{t}"] .effort').inner_text() == f"{per['readiness']['effort']:g}"
+    assert pg.locator('[data-count="touchpoints"] .num').inner_text() == str(data["summary"]["touchpoints"])
+    assert pg.locator("tr.code-row").first.is_visible()
+    pg.click('[data-filter-action="unsupported"]')
+    advice = pg.locator('tr.finding[data-action="advice"]')
+    assert advice.count() and not advice.first.is_visible()
+    assert pg.locator('#list-unsupported tr.finding').first.is_visible()
+    assert seen["blocked"] == [] and seen["errors"] == [] and seen["dialogs"] == []
+    pg.context.close()
