@@ -52,7 +52,7 @@ def describe(id: str, name: str, category: str, doc: str, example=(), triggers=(
 
 
 def builtin_rules() -> dict:
-    from . import rules, shell  # noqa: F401  (registers the conversion rules)
+    from . import multicard, rules, shell  # noqa: F401  (registers the conversion rules)
     from ..analyze import deps, native  # noqa: F401  (and what only analyze looks for)
     from ..porting import api, buildglue, engine  # noqa: F401  (and what port-ext does)
 
