@@ -76,14 +76,17 @@ class FileScan:
     per_target: dict = field(default_factory=dict)    # target -> [Finding] (what convert reports)
     common: list = field(default_factory=list)        # target-independent findings
     native: NativeScan = None
+    edits: dict = field(default_factory=dict)         # target -> [Edit] convert would make (keep_edits only)
 
 
 class Analyzer:
     """Per-process state: a converter per target, the package knowledge base, and the ops the
     project's C++ extensions export (found first, so Python call sites can be matched here)."""
 
-    def __init__(self, targets: tuple, ext_ops: tuple = (), library_ops: tuple = (), own: tuple = ()):
+    def __init__(self, targets: tuple, ext_ops: tuple = (), library_ops: tuple = (), own: tuple = (),
+                 keep_edits: bool = False):
         self.converters = {t: Converter(t, own_packages=own) for t in targets}
+        self.keep_edits = keep_edits  # `torchport check --format sarif` turns convert's edits into fixes
         self.packages = packages()
         self.call_site = call_site_pattern(ext_ops, library_ops)
         self.own = set(own)  # the project's own top-level packages
@@ -111,7 +114,9 @@ class Analyzer:
                 result.common += dependency_findings(rel, text.text, self.packages)
         elif kind == "shell":
             for t, conv in self.converters.items():
-                result.per_target[t] = conv.shell.convert(rel, text.text, text.newline)[2]
+                _new, kept, result.per_target[t] = conv.shell.convert(rel, text.text, text.newline)
+                if self.keep_edits:
+                    result.edits[t] = kept
         elif kind == "native":
             result.native = NativeScan()
             scan_native(rel, text.text, result.native)
@@ -137,7 +142,9 @@ class Analyzer:
                                          message=f"syntax error: {getattr(e, 'msg', e)}"))
             return
         for t, conv in self.converters.items():
-            result.per_target[t] = conv.python.convert(rel, source, text.newline, src=src, wanted=True)[2]
+            _new, kept, result.per_target[t] = conv.python.convert(rel, source, text.newline, src=src, wanted=True)
+            if self.keep_edits:
+                result.edits[t] = kept
         if python.import_trigger is not None and python.import_trigger.search(src.lowered):
             result.common += self._package_imports(rel, src)
 
@@ -162,8 +169,9 @@ class Analyzer:
 _ANALYZER: dict = {}
 
 
-def init_worker(targets: tuple, ext_ops: tuple = (), library_ops: tuple = (), own: tuple = ()) -> None:
-    _ANALYZER["a"] = Analyzer(targets, ext_ops, library_ops, own)
+def init_worker(targets: tuple, ext_ops: tuple = (), library_ops: tuple = (), own: tuple = (),
+                keep_edits: bool = False) -> None:
+    _ANALYZER["a"] = Analyzer(targets, ext_ops, library_ops, own, keep_edits)
 
 
 def scan_entry(entry) -> FileScan:

@@ -1,0 +1,303 @@
+"""`torchport check`: fail when code still needs converting for a target (CI, pre-commit). Read-only.
+
+The findings are `convert`'s own, produced exactly as `torchport analyze`
+produces them for one target: the same scanner (analyze/scan.py) runs each
+Python or shell file through the target's converter in find-only mode.
+
+    problem = a change convert would make (insert / modify / delete), an API the
+              target does not have (unsupported), or a file that cannot be read
+              or parsed (error)                                  -> exit 1
+    note    = advice: code convert leaves as is that may need a look -> no failure
+
+Findings recorded in a baseline (`--write-baseline`) are suppressed by
+`--baseline`.  A finding's fingerprint is its file, rule, code text (`old`,
+whitespace-normalised) and occurrence counter among findings with the same
+three, never its line: it survives unrelated edits above it.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional, Sequence
+
+from .. import __version__
+from ..analyze.scan import init_worker, scan_entry
+from ..backends import load_target
+from ..converter.run import kind_of
+from ..core import files as tree
+from ..core import parallel
+from ..core.errors import UsageError
+from ..core.finding import ADVICE, CHANGES, ERROR, UNSUPPORTED
+
+SCHEMA_VERSION = 1            # of `--format json`
+BASELINE_VERSION = 1          # of baseline files
+CHECKED_KINDS = ("python", "shell")   # what convert rewrites; every other file is copied unchanged
+
+
+def is_problem(finding) -> bool:
+    """Does this finding fail the check? (advice does not)"""
+    return finding.action != ADVICE
+
+
+def _one_line(text: str) -> str:
+    text = text.strip()
+    return text.split("\n", 1)[0].rstrip() + " ..." if "\n" in text else text
+
+
+def describe(f) -> str:
+    """One line saying what a finding means: `old -> new: message` for changes."""
+    old, new, message = _one_line(f.old), _one_line(f.new), _one_line(f.message)
+    if f.action in CHANGES:
+        what = f"{old} -> {new}" if old and new else f"add {new}" if new else f"remove {old}"
+        return f"{what}: {message}" if message else what
+    if old and message:
+        return f"{old}: {message}"
+    return message or old or f.rule
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def fingerprints(findings: Sequence) -> list:
+    """The fingerprint of each finding (same order): sha256 of file, rule, normalised `old` and the
+    occurrence counter of that triple in file order (line, then column); never the line itself."""
+    seen: Counter = Counter()
+    out = [""] * len(findings)
+
+    def place(i):
+        f = findings[i]
+        return f.file, f.line, f.col, f.rule, f.action, f.old, f.new
+
+    order = sorted(range(len(findings)), key=place)
+    for i in order:
+        f = findings[i]
+        key = (f.file, f.rule, _norm(f.old))
+        n = seen[key]
+        seen[key] += 1
+        out[i] = hashlib.sha256("\0".join((*key, str(n))).encode("utf-8")).hexdigest()[:32]
+    return out
+
+
+@dataclass
+class CheckResult:
+    target: str
+    inputs: list
+    root: str                                     # paths in findings are relative to it (posix)
+    files: list = field(default_factory=list)     # [FileScan] of the Python and shell files checked
+    findings: list = field(default_factory=list)  # reported (not suppressed), sorted
+    suppressed: list = field(default_factory=list)
+    prints: dict = field(default_factory=dict)    # id(Finding) -> fingerprint (reported and suppressed)
+    baseline: Optional[str] = None
+    elapsed: float = 0.0
+    target_ref: str = ""                          # the key of FileScan.per_target / .edits
+
+    def fingerprint(self, finding) -> str:
+        return self.prints[id(finding)]
+
+    @property
+    def problems(self) -> list:
+        return [f for f in self.findings if is_problem(f)]
+
+    @property
+    def notes(self) -> list:
+        return [f for f in self.findings if not is_problem(f)]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.problems else 0
+
+    def summary(self) -> dict:
+        actions = Counter(f.action for f in self.findings)
+        return {
+            "files": len(self.files),
+            "problems": len(self.problems),
+            "changes": sum(actions[a] for a in CHANGES),
+            "unsupported": actions[UNSUPPORTED],
+            "errors": actions[ERROR],
+            "notes": actions[ADVICE],
+            "suppressed": len(self.suppressed),
+            "elapsed_seconds": round(self.elapsed, 3),
+        }
+
+    def summary_line(self) -> str:
+        s = self.summary()
+        line = (f"torchport check --to {self.target}: {s['files']} files, {s['problems']} problems "
+                f"({s['changes']} changes, {s['unsupported']} unsupported, {s['errors']} errors), {s['notes']} notes")
+        if self.baseline is not None:
+            line += f", {s['suppressed']} suppressed by the baseline"
+        return line + (" -> FAILED" if self.exit_code else " -> ok")
+
+    def to_dict(self) -> dict:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "tool": {"name": "torchport", "version": __version__},
+            "command": "check",
+            "target": self.target,
+            "root": self.root,
+            "inputs": self.inputs,
+            "baseline": self.baseline,
+            "exit_code": self.exit_code,
+            "summary": self.summary(),
+            "findings": [dict(f.to_dict(), level="problem" if is_problem(f) else "note",
+                              fingerprint=self.fingerprint(f)) for f in self.findings],
+        }
+
+    def text(self) -> str:
+        lines = [f"{f.file}:{f.line}:{f.col + 1}: {f.rule} {f.action}: {describe(f)}" for f in self.findings]
+        return "\n".join(lines + [self.summary_line()]) + "\n"
+
+
+# ------------------------------------------------------------------ inputs
+def _inside(path: str, root: str) -> bool:
+    try:
+        rel = os.path.relpath(path, root)
+    except ValueError:  # another drive
+        return False
+    return rel != ".." and not rel.startswith(".." + os.sep)
+
+
+def find_root(inputs: Sequence[str], root: Optional[str] = None) -> str:
+    """The folder paths are shown relative to: `root`, else the current folder when it holds
+    every input (pre-commit and CI run from the repository root), else the inputs' common folder."""
+    paths = [os.path.abspath(p) for p in inputs]
+    if root is not None:
+        r = os.path.abspath(root)
+        if not os.path.isdir(r):
+            raise UsageError(f"--root is not a folder: {root}")
+        for given, p in zip(inputs, paths):
+            if not _inside(p, r):
+                raise UsageError(f"input {given} is not inside --root {root}")
+        return r
+    cwd = os.getcwd()
+    if all(_inside(p, cwd) for p in paths):
+        return cwd
+    return os.path.commonpath([p if os.path.isdir(p) else os.path.dirname(p) for p in paths])
+
+
+def _own_packages(root: str, dirs: list) -> tuple:
+    """The project's own top-level packages (not third-party imports): those of each folder
+    given, as analyze finds them, and those at the root (pre-commit passes single files)."""
+    own = set()
+    for d in dirs:
+        own.update(tree.own_packages(tree.walk(Path(d))))
+    for base in (Path(root), Path(root) / "src"):
+        try:
+            own.update(p.name for p in base.iterdir() if (p / "__init__.py").is_file())
+        except OSError:
+            pass
+    return tuple(sorted(own))
+
+
+def collect(inputs: Sequence[str], root: str, exclude: Sequence[str] = ()) -> list:
+    """The Python and shell files under the inputs as scanner entries whose `rel` is relative to root;
+    `-e GLOB` matches paths relative to the folder given or to the root, or file names."""
+    patterns = tuple(exclude)
+    entries, seen = [], set()
+    for given in inputs:
+        src = Path(given)
+        base = os.path.relpath(os.path.abspath(given), root)
+        for e in tree.walk(src, patterns):
+            if e.kind != "file":
+                continue  # symlinks: convert recreates them and never follows them
+            rel = Path(base if src.is_file() else os.path.join(base, e.rel)).as_posix()
+            rel = rel.removeprefix("./")
+            if rel in seen or kind_of(rel) not in CHECKED_KINDS:
+                continue
+            if e.excluded or tree._excluded(rel, patterns):
+                continue
+            seen.add(rel)
+            entries.append(tree.Entry(rel, e.src, "file"))
+    return sorted(entries, key=lambda e: e.rel)
+
+
+def _weight(entry) -> int:
+    try:
+        return entry.src.stat().st_size
+    except OSError:
+        return 0
+
+
+# ------------------------------------------------------------------ baselines
+def load_baseline(path) -> tuple:
+    """(the fingerprints a baseline file records, its target); UsageError (exit 2) when it is missing or malformed."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"baseline not found: {path}") from None
+    except OSError as e:
+        raise UsageError(f"cannot read baseline {path}: {e.strerror}") from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise UsageError(f"malformed baseline {path}: not JSON ({e})") from None
+    if not isinstance(data, dict) or data.get("tool") != "torchport check" or not isinstance(data.get("findings"), list):
+        raise UsageError(f"malformed baseline {path}: not a torchport check baseline (write one with --write-baseline)")
+    if data.get("baseline_version") != BASELINE_VERSION:
+        raise UsageError(f"malformed baseline {path}: baseline_version {data.get('baseline_version')!r}, "
+                         f"this torchport reads {BASELINE_VERSION}")
+    prints = set()
+    for row in data["findings"]:
+        fp = row.get("fingerprint") if isinstance(row, dict) else None
+        if not isinstance(fp, str) or not fp:
+            raise UsageError(f"malformed baseline {path}: a finding without a fingerprint")
+        prints.add(fp)
+    return prints, data.get("target")
+
+
+def write_baseline(result: CheckResult, path) -> int:
+    """Record the current findings (reported and suppressed; not errors: a file that cannot be
+    parsed hides its findings, so it is never accepted). Returns how many were recorded."""
+    rows = sorted(({"fingerprint": result.fingerprint(f), "file": f.file, "rule": f.rule, "action": f.action,
+                    "old": f.old, "line": f.line} for f in result.findings + result.suppressed if f.action != ERROR),
+                  key=lambda r: (r["file"], r["line"], r["rule"], r["fingerprint"]))
+    data = {"tool": "torchport check", "baseline_version": BASELINE_VERSION, "torchport_version": __version__,
+            "target": result.target, "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            "note": "fingerprint = sha256(file, rule, code text, occurrence); line is informational",
+            "findings": rows}
+    try:
+        Path(path).write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    except OSError as e:
+        raise UsageError(f"cannot write baseline {path}: {e.strerror}") from None
+    return len(rows)
+
+
+# ------------------------------------------------------------------ the check
+def check(inputs, target: str, *, exclude: Sequence[str] = (), root: Optional[str] = None,
+          baseline=None, jobs: Optional[int] = None, keep_edits: bool = False, progress=None) -> CheckResult:
+    """Check files and folders for `target`; never writes anything. `baseline` is a baseline file
+    path; `keep_edits` keeps convert's edits (FileScan.edits) for SARIF fixes."""
+    inputs = [str(p) for p in ([inputs] if isinstance(inputs, (str, os.PathLike)) else inputs)]
+    if not inputs:
+        raise UsageError("check needs at least one INPUT file or folder")
+    for p in inputs:
+        if not os.path.exists(p):
+            raise UsageError(f"input not found: {p}")
+    t = load_target(target)  # UsageError for unknown targets
+    ref = str(target) if str(target).endswith(".toml") else t.name
+    known = None
+    if baseline is not None:
+        known, made_for = load_baseline(baseline)
+        if made_for not in (None, t.name):
+            raise UsageError(f"baseline {baseline} was written for --to {made_for}, not {t.name}")
+    start = time.perf_counter()
+    top = find_root(inputs, root)
+    entries = collect(inputs, top, exclude)
+    own = _own_packages(top, [p for p in inputs if os.path.isdir(p)])
+    scans = parallel.run(entries, init_worker, ((ref,), (), (), own, keep_edits), scan_entry,
+                         jobs or parallel.default_jobs(), _weight, progress)
+    found = [f for s in scans for f in s.per_target.get(ref, []) + [c for c in s.common if c.action == ERROR]]
+    found.sort(key=lambda f: (f.file, f.line, f.col, f.rule))
+    prints = fingerprints(found)
+    result = CheckResult(t.name, inputs, top, scans, prints={id(f): fp for f, fp in zip(found, prints)},
+                         target_ref=ref, baseline=str(baseline) if baseline is not None else None)
+    for f, fp in zip(found, prints):
+        if known is not None and f.action != ERROR and fp in known:
+            result.suppressed.append(f)
+        else:
+            result.findings.append(f)
+    result.elapsed = time.perf_counter() - start
+    return result
