@@ -41,7 +41,8 @@ def cmd_convert(args) -> int:
     result = convert(path, args.to, args.output, rules=args.rule or (), exclude=args.exclude or (),
                      launch=args.launch, jobs=args.jobs, in_place=args.in_place, diff=args.diff,
                      dry_run=args.dry_run, force=args.force, report_dir=args.report_dir,
-                     progress=None if args.json or args.diff else _progress())
+                     progress=None if args.json or args.diff else _progress(), distributed=args.distributed,
+                     main=args.main, model_var=args.model_var, loader_var=args.loader_var)
     if args.diff:
         sys.stdout.write(result.diff)
         return 0
@@ -58,8 +59,12 @@ def cmd_convert(args) -> int:
         print(f"  converted copy: {result.output}")
     if result.backup:
         print(f"  originals backed up in: {result.backup}")
+    if any(r.status == "created" for r in result.files) and result.mode in ("write", "in-place"):
+        where = result.output or result.input
+        folder = where if os.path.isdir(where) else os.path.dirname(where) or "."
+        print(f"  start it on every device: bash {os.path.join(folder, 'run_distributed.sh')} [-n N]")
     if result.report_dir:
-        print(f"  reports: {os.path.join(result.report_dir, 'report.md')} (+ change_list.csv, unsupported_api.csv, report.json)")
+        print(f"  reports: {os.path.join(result.report_dir, 'report.md')} (+ report.html, change_list.csv, unsupported_api.csv, report.json)")
     for f in result.findings:
         if f.action == "error":
             print(f"  error: {f.file}:{f.line}: {f.message}")
@@ -95,7 +100,7 @@ def cmd_analyze(args) -> int:
         for row in readiness_rows(result):
             print("  " + "".join(str(c).ljust(w) for c, w in zip(row, widths)))
         if result.output:
-            print(f"  report: {os.path.join(result.output, 'analysis.md')} (+ analysis.json, cuda_op_list.csv, "
+            print(f"  report: {os.path.join(result.output, 'analysis.md')} (+ report.html, analysis.json, cuda_op_list.csv, "
                   f"unknown_api.csv, <target>/unsupported_api.csv)")
     if args.fail_on:
         level = FAIL_LEVELS.index(args.fail_on)
@@ -104,6 +109,35 @@ def cmd_analyze(args) -> int:
             if counts[level]:
                 return 1
     return 0
+
+
+def cmd_check(args) -> int:
+    from .check.api import check, write_baseline
+
+    result = check(args.inputs, args.to, exclude=args.exclude or (), root=args.root, baseline=args.baseline,
+                   jobs=args.jobs, keep_edits=args.format == "sarif", progress=_progress())
+    if args.format == "sarif":
+        from .check.sarif import to_sarif
+
+        report = json.dumps(to_sarif(result), indent=1, ensure_ascii=False) + "\n"
+    elif args.format == "json":
+        report = json.dumps(result.to_dict(), indent=1, ensure_ascii=False) + "\n"
+    else:
+        report = result.text()
+    if args.output:
+        try:
+            with open(args.output, "w", encoding="utf-8") as out:
+                out.write(report)
+        except OSError as e:
+            raise UsageError(f"cannot write {args.output}: {e.strerror}") from None
+        print(result.summary_line())
+    else:
+        sys.stdout.write(report)
+    if args.write_baseline:
+        n = write_baseline(result, args.write_baseline)
+        print(f"  baseline: {n} findings recorded in {args.write_baseline}", file=sys.stderr)
+        return 1 if result.summary()["errors"] else 0
+    return result.exit_code
 
 
 def cmd_ops_check(args) -> int:
@@ -167,7 +201,7 @@ def cmd_port_ext(args) -> int:
         if result.backup:
             print(f"  originals backed up in: {result.backup}")
     if result.report_dir:
-        print(f"  report: {os.path.join(result.report_dir, 'port_report.md')} (+ port_report.json, port_stats.csv)")
+        print(f"  report: {os.path.join(result.report_dir, 'port_report.md')} (+ report.html, port_report.json, port_stats.csv)")
     errors = [f for f in result.findings if f.action == "error"]
     for f in errors:
         print(f"  error: {f.file}:{f.line}: {f.message}")
@@ -388,6 +422,13 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--dry-run", action="store_true", help="report what would change, write nothing")
     c.add_argument("--force", action="store_true", help="write into an existing output or report folder")
     c.add_argument("--json", action="store_true", help="print the result as JSON")
+    d = c.add_argument_group("single device to multi-device (see docs/distributed.md)")
+    d.add_argument("--distributed", action="store_true",
+                   help="also make the training script --main run one process per device (torchrun + DDP) and "
+                        "write run_distributed.sh")
+    d.add_argument("--main", metavar="SCRIPT", help="the training script (relative to INPUT); default: INPUT itself")
+    d.add_argument("--model-var", default="model", metavar="NAME", help="the model's variable (default: model)")
+    d.add_argument("--loader-var", metavar="NAME", help="the training DataLoader's variable, when there are several")
     c.set_defaults(func=cmd_convert)
 
     a = sub.add_parser("analyze", help="assess a CUDA project for one or more targets (read-only)",
@@ -404,6 +445,27 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--force", action="store_true", help="write into an existing report folder")
     a.add_argument("--json", action="store_true", help="print analysis.json to stdout")
     a.set_defaults(func=cmd_analyze)
+
+    k = sub.add_parser("check", help="exit 1 when files still need converting for a target (CI, pre-commit; "
+                                     "read-only)",
+                       description="Report what `convert --to TARGET` would change or cannot move in the given files "
+                                   "and folders, and exit 1 if there is any (advice is shown as notes and does not "
+                                   "fail; files that cannot be parsed do). Writes nothing but -o and --write-baseline. "
+                                   "See docs/check.md.")
+    k.add_argument("inputs", nargs="+", metavar="INPUT", help="files and folders (Python and shell scripts are checked)")
+    k.add_argument("-t", "--to", required=True, metavar="TARGET",
+                   help="npu, mlu, musa, xpu, mps, cpu, accelerator, or a target .toml file")
+    k.add_argument("--format", choices=("text", "json", "sarif"), default="text", help="report format (default: text)")
+    k.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE (the summary line still goes "
+                                                          "to stdout)")
+    k.add_argument("--baseline", metavar="FILE", help="suppress the findings recorded in FILE")
+    k.add_argument("--write-baseline", metavar="FILE", help="record the current findings in FILE (exit 0 unless a "
+                                                           "file cannot be parsed)")
+    k.add_argument("-e", "--exclude", action="append", metavar="GLOB", help="skip matching files; repeatable")
+    k.add_argument("--root", metavar="DIR", help="report paths relative to DIR (default: the current folder when "
+                                                 "it holds every INPUT)")
+    k.add_argument("-j", "--jobs", type=int, metavar="N", help="worker processes (default: CPU count)")
+    k.set_defaults(func=cmd_check)
 
     p = sub.add_parser("port-ext", help="port CUDA C++ extension sources and their build glue",
                        description="Port CUDA C/C++ extension sources (.cu .cuh .cpp .h ...), CMake and setup.py "
