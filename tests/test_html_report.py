@@ -357,3 +357,24 @@ def test_analyze_report_in_chromium(browser, tmp_path):
     assert pg.locator('#list-unsupported tr.finding').first.is_visible()
     assert seen["blocked"] == [] and seen["errors"] == [] and seen["dialogs"] == []
     pg.context.close()
+
+
+def test_excerpts_keep_what_collapse_keeps():
+    from torchport.report.html import collapse, excerpts
+
+    cases = [(1, {1}), (10, {1}), (10, {10}), (30, {5, 6, 20}), (30, {4, 12}), (8, {2, 7}), (50, {25}), (9, {99, 3})]
+    for n, hot in cases:
+        rows = [("eq", i, i) for i in range(1, n + 1)]
+        assert excerpts(n, hot) == collapse(rows, {h for h in hot if h <= n}, {}), (n, hot)
+
+
+def test_csp_hashes_match_the_inline_css_and_js():
+    import base64
+    import hashlib
+
+    from torchport.report import html
+
+    def sha(text):
+        return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
+
+    assert (html.CSS_HASH, html.JS_HASH) == (sha(html.CSS), sha(html.JS)), "CSS or JS changed: update the hashes"

@@ -51,9 +51,16 @@ def describe(id: str, name: str, category: str, doc: str, example=(), triggers=(
     RULES[id] = Rule(id, name, category, doc, tuple(example), (), tuple(t.lower() for t in triggers))
 
 
-def builtin_rules() -> dict:
+def conversion_rules() -> dict:
+    """The registry with the rules convert carries out (all a conversion needs; cheaper to load)."""
     from . import multicard, rules, shell  # noqa: F401  (registers the conversion rules)
-    from ..analyze import deps, native  # noqa: F401  (and what only analyze looks for)
-    from ..porting import api, buildglue, engine  # noqa: F401  (and what port-ext does)
 
     return RULES
+
+
+def builtin_rules() -> dict:
+    """Every rule: conversion, what only analyze looks for, and what port-ext does."""
+    from ..analyze import deps, native  # noqa: F401
+    from ..porting import api, buildglue, engine  # noqa: F401
+
+    return conversion_rules()

@@ -18,7 +18,7 @@ from ..core.finding import ERROR, Finding
 from ..core.textfile import decode, unified_diff
 from .apimap import ApiMap
 from .python import PythonConverter
-from .registry import builtin_rules
+from .registry import conversion_rules
 from .shell import SHELL_SUFFIXES, ShellConverter
 from .userrules import load_rule_files
 
@@ -44,7 +44,7 @@ class Converter:
         self.target = load_target(target)
         self.user = load_rule_files(rule_files, self.target.name)
         self.api = ApiMap(self.target, self.user.decisions, own_packages)
-        rules = [r for r in builtin_rules().values() if r.check is not None]
+        rules = [r for r in conversion_rules().values() if r.check is not None]
         rules += self.user.call_rules()
         # the reference engine must also see files that only use user-named APIs...
         words = tuple(sorted(self.user.trigger_words()))

@@ -14,9 +14,7 @@ shown, unchanged stretches collapse, and files, rows and lists are capped with a
 """
 from __future__ import annotations
 
-import base64
 import difflib
-import hashlib
 import json
 import re
 from collections import Counter
@@ -185,11 +183,11 @@ JS = """
 """
 
 
-def _sha256(text: str) -> str:
-    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
-
-
-CSP = (f"default-src 'none'; style-src {_sha256(CSS)}; script-src {_sha256(JS)}; img-src data:; "
+# sha256 of CSS and JS, as the Content-Security-Policy names them: constants, because loading hashlib costs a
+# small conversion more than writing its page; tests/test_html_report.py recomputes them (edit CSS/JS -> update).
+CSS_HASH = "'sha256-oeIxQ1rkoRYD0ArZiwl514XxfquYA3QO6hgPjl+3cLY='"
+JS_HASH = "'sha256-JsivlVFLgas+sElb23go270JJosKNbG303ZbzuMWoo4='"
+CSP = (f"default-src 'none'; style-src {CSS_HASH}; script-src {JS_HASH}; img-src data:; "
        "base-uri 'none'; form-action 'none'")
 
 
@@ -329,6 +327,20 @@ def collapse(rows: list, hot_old, hot_new, context: int = CONTEXT) -> list:
     return out
 
 
+def excerpts(n_lines: int, hot, context: int = CONTEXT) -> list:
+    """What collapse() keeps of an unchanged file of n_lines, computed from the hot lines alone."""
+    out, shown = [], 0   # shown: the last line already out
+    for line in sorted(h for h in hot if 1 <= h <= n_lines):
+        first, last = max(shown + 1, line - context), min(n_lines, line + context)
+        if first > shown + 1:
+            out.append(("gap", first - shown - 1, None))
+        out += [("eq", i, i) for i in range(first, last + 1)]
+        shown = max(shown, last)
+    if out and shown < n_lines:
+        out.append(("gap", n_lines - shown, None))
+    return out
+
+
 def _marks(findings) -> tuple:
     """CSS class and tooltip of a line number cell, from the findings on that line."""
     worst = max((group_of(f) for f in findings), key=_SEVERITY.get)
@@ -396,12 +408,12 @@ class Files:
             rows = align(a, b)
         else:
             b = a
-            rows = [("eq", i, i) for i in range(1, len(a) + 1)]
             hot_old.update(hot_new)
             hot_new = {}
-        if not any(kind != "eq" for kind, _, _ in rows) and not hot_old and not hot_new:
+        if not diff and not hot_old or diff and not any(kind != "eq" for kind, _, _ in rows) and not hot_old \
+                and not hot_new:
             return '<p class="note">No lines to show.</p>\n'
-        shown = collapse(rows, hot_old, hot_new)
+        shown = collapse(rows, hot_old, hot_new) if diff else excerpts(len(a), hot_old)
         limit = min(MAX_FILE_ROWS, MAX_ROWS - self.rows)
         cls = "diff" if diff else "listing"
         cols = '<col class="ln"><col><col class="ln"><col>' if diff else '<col class="ln"><col>'
