@@ -26,12 +26,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ..core.edits import apply as apply_edits
 from ..core.errors import UsageError
 from ..core.finding import ADVICE
 from .apimap import ApiMap
 from .context import FileContext
 from .python import SourceFile
-from .registry import describe
+from .registry import RULES, describe
 
 LAUNCHER = "run_distributed.sh"
 CATEGORY = "distributed-mode"
@@ -260,13 +261,13 @@ def plan(rel: str, text: str, target, model_var: str = "model", loader_var: Opti
             block_text += nl
     else:  # the last import ends the file without a newline
         pos, block_text = len(text), nl + block_text
-    ctx.insert(pos, block_text, _r("TP961"),
+    ctx.insert(pos, block_text, RULES["TP961"],
                "ranks from torchrun's environment" + ("; process group and device of this process"
                                                       if module_scope else ""), shown="; ".join(head[-3:]))
     if not module_scope:
         first = s.body_start(scope)
         ind = s.indent(first)
-        ctx.insert(s.line_start(first.lineno), "".join(ind + line + nl for line in init), _r("TP961"),
+        ctx.insert(s.line_start(first.lineno), "".join(ind + line + nl for line in init), RULES["TP961"],
                    "start the process group and select this process's device", shown="; ".join(init))
 
     # TP962: sampler before the loader, the loader uses it, set_epoch in the epoch loop
@@ -283,27 +284,28 @@ def plan(rel: str, text: str, target, model_var: str = "model", loader_var: Opti
                          f"{', '.join(ctx.text(k) for k in spread)}; torchport cannot tell whether they shuffle")
         kwargs = spread[0].value.id
         shuffle_text = f'{kwargs}.get("shuffle", False)'
-        ctx.replace(spread[0], f'**{{**{kwargs}, "shuffle": False}}', _r("TP962"),
+        ctx.replace(spread[0], f'**{{**{kwargs}, "shuffle": False}}', RULES["TP962"],
                     "the sampler shuffles, as the options asked")
     sampler_line = (f"{sampler} = {torch_ref}.utils.data.distributed.DistributedSampler({ctx.text(dataset)}, "
                     f"shuffle={shuffle_text})")
-    ctx.insert(s.line_start(assign.lineno), s.indent(assign) + sampler_line + nl, _r("TP962"),
+    ctx.insert(s.line_start(assign.lineno), s.indent(assign) + sampler_line + nl, RULES["TP962"],
                "each process loads its own shard of the dataset", shown=sampler_line)
     if not isinstance(dataset, ast.Name):
-        ctx.replace(dataset, f"{sampler}.dataset", _r("TP962"), "the dataset is built once, for the sampler")
+        ctx.replace(dataset, f"{sampler}.dataset", RULES["TP962"], "the dataset is built once, for the sampler")
     if shuffle is not None:
         ctx.replace((ctx.offset(shuffle.lineno, shuffle.col_offset), ctx.offset(shuffle.end_lineno,
-                     shuffle.end_col_offset)), f"sampler={sampler}", _r("TP962"), "the sampler shuffles")
+                     shuffle.end_col_offset)), f"sampler={sampler}", RULES["TP962"], "the sampler shuffles")
     else:
         last = max([*train.args, *(k.value for k in train.keywords)], key=lambda n: (n.end_lineno, n.end_col_offset))
-        ctx.insert(ctx.offset(last.end_lineno, last.end_col_offset), f", sampler={sampler}", _r("TP962"),
+        ctx.insert(ctx.offset(last.end_lineno, last.end_col_offset), f", sampler={sampler}", RULES["TP962"],
                    "the DataLoader draws from the sampler")
-    ctx.report(train, _r("TP962"), ADVICE, f"each of the {consts['WORLD_SIZE']} processes loads batch_size samples per "
+    ctx.report(train, RULES["TP962"], ADVICE,
+               f"each of the {consts['WORLD_SIZE']} processes loads batch_size samples per "
                f"step: the global batch is {consts['WORLD_SIZE']} times larger; scale the learning rate or divide "
                "batch_size", category=CATEGORY)
     for c in loaders:
         if c is not train:
-            ctx.report(c, _r("TP962"), ADVICE, "not sharded: every process iterates this whole DataLoader "
+            ctx.report(c, RULES["TP962"], ADVICE, "not sharded: every process iterates this whole DataLoader "
                        "(fine for evaluation; results are the same on every rank)", category=CATEGORY)
     for loop in sorted(epoch_loops, key=lambda n: n.lineno):
         if isinstance(loop, ast.While) or not isinstance(loop.target, ast.Name):
@@ -311,10 +313,10 @@ def plan(rel: str, text: str, target, model_var: str = "model", loader_var: Opti
                          "use `for epoch in range(...)`")
         first = s.body_start(loop)
         call = f"{sampler}.set_epoch({loop.target.id})"
-        ctx.insert(s.line_start(first.lineno), s.indent(first) + call + nl, _r("TP962"),
+        ctx.insert(s.line_start(first.lineno), s.indent(first) + call + nl, RULES["TP962"],
                    "a different shuffle in every epoch", shown=call)
     if not epoch_loops:
-        ctx.report(first_use, _r("TP962"), ADVICE, "no epoch loop around the training loop: one pass over the data, "
+        ctx.report(first_use, RULES["TP962"], ADVICE, "no epoch loop around the training loop: one pass over the data, "
                    "so set_epoch is not needed", category=CATEGORY)
 
     # TP963: each model wrapped in DDP before training starts
@@ -332,16 +334,16 @@ def plan(rel: str, text: str, target, model_var: str = "model", loader_var: Opti
     for node in ast.walk(s.tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and _DEVICE_INDEX.fullmatch(node.value):
             q = ctx.text(node)[0]
-            ctx.replace(node, f"{q}cuda{q}", _r("TP965"), "the bare device type is this process's device")
+            ctx.replace(node, f"{q}cuda{q}", RULES["TP965"], "the bare device type is this process's device")
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
             if node.func.attr == "cuda" and isinstance(node.args[0], ast.Constant) and len(node.args) == 1:
                 ctx.replace((ctx.offset(node.func.end_lineno, node.func.end_col_offset),
-                             ctx.offset(node.end_lineno, node.end_col_offset)), "()", _r("TP965"),
+                             ctx.offset(node.end_lineno, node.end_col_offset)), "()", RULES["TP965"],
                             "the current device is this process's device")
             elif s.qualname(node.func) == "torch.cuda.set_device":
-                ctx.replace(node.args[0], consts["LOCAL_RANK"], _r("TP965"), "this process's device")
+                ctx.replace(node.args[0], consts["LOCAL_RANK"], RULES["TP965"], "this process's device")
 
-    new, kept, _ = _apply(ctx, text)
+    new, kept, _ = apply_edits(text, ctx.edits)
     try:
         ast.parse(new)
     except SyntaxError as e:  # a bug of ours: never hand it on
@@ -350,18 +352,6 @@ def plan(rel: str, text: str, target, model_var: str = "model", loader_var: Opti
     findings = [e.finding for e in kept if e.finding is not None] + ctx.findings
     findings.sort(key=lambda f: (f.line, f.col, f.rule))
     return Plan(new, findings)
-
-
-def _r(rule_id: str):
-    from .registry import RULES
-
-    return RULES[rule_id]
-
-
-def _apply(ctx, text):
-    from ..core import edits as edit_ops
-
-    return edit_ops.apply(text, ctx.edits)
 
 
 def _wrap_model(s: _Script, scope, where: str, first_use, var: str, torch_ref: str) -> None:
@@ -384,12 +374,12 @@ def _wrap_model(s: _Script, scope, where: str, first_use, var: str, torch_ref: s
     if not s.starts_line(start):
         _refuse(rel, f"line {start.lineno}: put the statement that starts training on its own line")
     wrap = f"{var} = {torch_ref}.nn.parallel.DistributedDataParallel({var})"
-    ctx.insert(s.line_start(start.lineno), s.indent(start) + wrap + "\n", _r("TP963"),
+    ctx.insert(s.line_start(start.lineno), s.indent(start) + wrap + "\n", RULES["TP963"],
                "gradients are averaged across processes", shown=wrap)
     for st in assigns:
         for value in ast.walk(getattr(st, "value", None) or ast.Pass()):
             if isinstance(value, ast.Call) and s.qualname(value.func) in DATAPARALLEL and value.args:
-                ctx.replace(value, ctx.text(value.args[0]), _r("TP963"),
+                ctx.replace(value, ctx.text(value.args[0]), RULES["TP963"],
                             "DistributedDataParallel replaces DataParallel")
     after = (start.lineno, start.col_offset)
     later = [n for n in s.in_scope(scope) if hasattr(n, "lineno") and (n.lineno, n.col_offset) >= after]
@@ -402,14 +392,15 @@ def _wrap_model(s: _Script, scope, where: str, first_use, var: str, torch_ref: s
     for node in later:
         if (isinstance(node, ast.Call) and s.qualname(node.func) == "torch.save" and node.args
                 and isinstance(node.args[0], ast.Name) and node.args[0].id == var):
-            ctx.replace(node.args[0], f"{var}.module", _r("TP963"), "save the model, not its DDP wrapper")
+            ctx.replace(node.args[0], f"{var}.module", RULES["TP963"], "save the model, not its DDP wrapper")
         elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == var
                 and node.attr not in DDP_KEEPS):
-            ctx.replace(node.value, f"{var}.module", _r("TP963"), f"`{node.attr}` belongs to the wrapped model")
+            ctx.replace(node.value, f"{var}.module", RULES["TP963"], f"`{node.attr}` belongs to the wrapped model")
         elif isinstance(node, ast.Call):
             reached = _module_attributes(s, node, var)
             if reached:
-                ctx.report(node, _r("TP963"), ADVICE, f"passes the DistributedDataParallel wrapper to a function that "
+                ctx.report(node, RULES["TP963"], ADVICE,
+                           f"passes the DistributedDataParallel wrapper to a function that "
                            f"uses {', '.join(sorted(reached))} of it: reach those through `.module` there",
                            category=CATEGORY)
 
@@ -587,7 +578,7 @@ def _guard(s: _Script, run: list, cond: str) -> None:
     """`if cond:` around a run of statements (indented), or before a single one on its line."""
     ctx, first, last = s.ctx, run[0], run[-1]
     if not s.starts_line(first):
-        ctx.report(first, _r("TP964"), ADVICE, f"runs on every process; guard it with `if {cond}:`",
+        ctx.report(first, RULES["TP964"], ADVICE, f"runs on every process; guard it with `if {cond}:`",
                    category=CATEGORY)
         return
     ind = s.indent(first)
@@ -596,14 +587,14 @@ def _guard(s: _Script, run: list, cond: str) -> None:
     shown = f"if {cond}: " + "; ".join(ctx.text(st).splitlines()[0] for st in run)
     if len(run) == 1 and any(isinstance(n, (ast.Constant, ast.JoinedStr)) and n.end_lineno > n.lineno
                              for n in ast.walk(first)):  # indenting would change the string: one line
-        ctx.insert(start, f"if {cond}: ", _r("TP964"), "once, not once per process", shown=shown)
+        ctx.insert(start, f"if {cond}: ", RULES["TP964"], "once, not once per process", shown=shown)
         return
-    ctx.insert(start, f"if {cond}:\n{ind}{step}", _r("TP964"), "once, not once per process", shown=shown)
+    ctx.insert(start, f"if {cond}:\n{ind}{step}", RULES["TP964"], "once, not once per process", shown=shown)
     for line in range(first.lineno + 1, last.end_lineno + 1):
         begin = s.line_start(line)
         end = s.line_start(line + 1) if line < len(ctx.line_starts) else len(s.text)
         if s.text[begin:end].strip():
-            ctx.insert(begin, step, _r("TP964"), quiet=True)
+            ctx.insert(begin, step, RULES["TP964"], quiet=True)
 
 
 def launcher(main_rel: str, target) -> str:

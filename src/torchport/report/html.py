@@ -410,10 +410,9 @@ class Files:
             b = a
             hot_old.update(hot_new)
             hot_new = {}
-        if not diff and not hot_old or diff and not any(kind != "eq" for kind, _, _ in rows) and not hot_old \
-                and not hot_new:
-            return '<p class="note">No lines to show.</p>\n'
         shown = collapse(rows, hot_old, hot_new) if diff else excerpts(len(a), hot_old)
+        if all(kind == "gap" for kind, _, _ in shown):
+            return '<p class="note">No lines to show.</p>\n'
         limit = min(MAX_FILE_ROWS, MAX_ROWS - self.rows)
         cls = "diff" if diff else "listing"
         cols = '<col class="ln"><col><col class="ln"><col>' if diff else '<col class="ln"><col>'
