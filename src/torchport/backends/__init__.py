@@ -61,6 +61,7 @@ class Target:
     port: dict = field(default_factory=dict)         # port-ext build glue: extension class/module, env, compiler key
     runtime: dict = field(default_factory=dict)      # torchport run: noop = [CUDA calls that do nothing here]
     doctor: dict = field(default_factory=dict)       # torchport doctor: env = {VAR = fix}, smi_args = [...]
+    sim: dict = field(default_factory=dict)          # torchport sim: how the simulated device presents itself
     api_names: frozenset = frozenset()  # names of the namespace (from kb/api)
     api_modules: dict = field(default_factory=dict)  # submodule -> frozenset of names
     api_source: str = ""
@@ -93,7 +94,7 @@ def _parse(path: Path) -> Target:
         _fail(path, f"cannot read target file ({e})")
     except tomllib.TOMLDecodeError as e:
         _fail(path, f"invalid TOML: {e}")
-    unknown = set(data) - set(_STRINGS) - {"env", "names", "device_index", "port", "runtime", "doctor"}
+    unknown = set(data) - set(_STRINGS) - {"env", "names", "device_index", "port", "runtime", "doctor", "sim"}
     if unknown:
         _fail(path, f"unknown keys {sorted(unknown)}")
     for key in _REQUIRED:
@@ -131,9 +132,25 @@ def _parse(path: Path) -> Target:
         ops=data.get("ops", ""), dispatch_key=data.get("dispatch_key", ""),
         cuda_kernels=data.get("cuda_kernels", "rewrite"), torch_install=data.get("torch_install", ""),
         port=dict(data.get("port", {})), runtime=dict(data.get("runtime", {})), doctor=dict(data.get("doctor", {})),
+        sim=_sim_table(path, data.get("sim", {})),
         api_names=api_names, api_modules=api_modules, api_source=api_source,
         env=dict(env), names=names, path=str(path),
     )
+
+
+_SIM_KEYS = {"label": str, "device_name": str, "memory_gib": int, "amp_dtypes": list, "capability": list,
+             "properties": dict, "version": str, "source": str}
+
+
+def _sim_table(path: Path, table: dict) -> dict:
+    """The [sim] table: label (the device's name in vendor error messages), device_name, memory_gib,
+    amp_dtypes, capability ([] = the vendor returns None), properties, version, source."""
+    for key, value in table.items():
+        if key not in _SIM_KEYS:
+            _fail(path, f"sim.{key}: unknown key (known: {', '.join(sorted(_SIM_KEYS))})")
+        if not isinstance(value, _SIM_KEYS[key]):
+            _fail(path, f"sim.{key} must be a {_SIM_KEYS[key].__name__}")
+    return dict(table)
 
 
 def _load_api(path: Path, api: str):

@@ -1,0 +1,209 @@
+"""torchport sim: simulated npu / mlu / musa devices on the CPU, to execute migrated code without the hardware.
+
+    torchport sim --to npu -- python train.py          # converted code: `import torch_npu` finds our stand-in
+    torchport run --to npu --simulate train.py         # unmodified CUDA code through the run-time patches
+
+`install()` builds (once, cached) and loads the C++ extension (csrc/simdevice.cpp), renames
+PyTorch's PrivateUse1 device to the target's device type, registers `torch.<device>` with the
+vendor's API surface (namespace.py), tensor/module/storage methods, and the target's collective
+backend (collectives.py).  Operators the target lacks (the knowledge base's op list for this torch
+version) raise the vendor-style error, or run on the CPU and are counted with `cpu_fallback`.
+
+What it proves: placement, dispatch, API surface, missing operators, collectives and control flow.
+What it does not: numerics are the CPU's, and nothing here is timed like the device.  The stand-in
+vendor packages (packages/) are put on sys.path only by `torchport sim` / `run --simulate`.
+Options come from arguments, else TORCHPORT_SIM_* environment variables (set by the CLI so that
+child processes, such as torchrun's workers, simulate the same device).
+"""
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import sys
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from ..backends import load_target
+from ..core.errors import UsageError
+
+PACKAGES = Path(__file__).resolve().parent / "packages"
+RNG_MODES = ("host", "device")
+ENV = {"target": "TORCHPORT_SIM_TARGET", "devices": "TORCHPORT_SIM_DEVICES", "cpu_fallback": "TORCHPORT_SIM_CPU_FALLBACK",
+       "rng": "TORCHPORT_SIM_RNG", "report": "TORCHPORT_SIM_REPORT", "torch_version": "TORCHPORT_SIM_TORCH_VERSION"}
+_LOCK = threading.Lock()
+_ACTIVE: Optional["Simulator"] = None
+
+
+def simulated_targets() -> list:
+    """Targets that describe a simulated device (a [sim] table and a device of their own)."""
+    from ..backends import available_targets
+
+    return [n for n in available_targets() if load_target(n).sim and load_target(n).register]
+
+
+@dataclass
+class Simulator:
+    """One process's simulated device: what it is and what it counted."""
+
+    target: object
+    devices: int
+    cpu_fallback: bool
+    rng: str
+    ext: object
+    module: object
+    op_list: object = None
+    fallbacks: Counter = field(default_factory=Counter)    # (op, module) -> calls
+    tracker: object = None
+    warned: set = field(default_factory=set)
+
+    def on_fallback(self, op: str) -> None:
+        module = self.tracker.current if self.tracker is not None else ""
+        self.fallbacks[(op, module or "")] += 1
+        if op not in self.warned:
+            self.warned.add(op)
+            version = f" {self.op_list.vendor_version}" if self.op_list and self.op_list.vendor_version else ""
+            print(f"torchport sim: '{op}' is not in {self.target.name}{version}'s operator list; "
+                  f"running it on the CPU (--cpu-fallback)", file=sys.stderr)
+
+    def report(self) -> dict:
+        ops: dict = {}
+        for (op, module), calls in sorted(self.fallbacks.items()):
+            entry = ops.setdefault(op, {"op": op, "calls": 0, "modules": []})
+            entry["calls"] += calls
+            if module and module not in entry["modules"]:
+                entry["modules"].append(module)
+        memory = {str(i): self.ext.memory_stats(i) for i in range(self.devices)}
+        ol = self.op_list
+        return {"schema": 1, "simulated": True, "target": self.target.name, "device": self.target.device,
+                "devices": self.devices, "cpu_fallback": self.cpu_fallback, "rng": self.rng, "pid": os.getpid(),
+                "rank": os.environ.get("RANK"),
+                "op_list": {"vendor_version": ol.vendor_version, "torch_version": ol.torch_version,
+                            "source": ol.source, "note": ol.note} if ol else None,
+                "fallback_ops": sorted(ops.values(), key=lambda e: (-e["calls"], e["op"])),
+                "memory": memory,
+                "note": "simulated device: numerics are the CPU's, performance is not the device's"}
+
+
+def _option(value, key: str, default):
+    if value is not None:
+        return value
+    raw = os.environ.get(ENV[key])
+    return raw if raw not in (None, "") else default
+
+
+def install(target: Optional[str] = None, *, devices: Optional[int] = None, cpu_fallback: Optional[bool] = None,
+            rng: Optional[str] = None, torch_version: Optional[str] = None) -> Simulator:
+    """Simulate `target`'s device in this process (once; a second call returns the same simulator)."""
+    global _ACTIVE
+    with _LOCK:
+        name = _option(target, "target", None)
+        if _ACTIVE is not None:
+            if name and load_target(name).name != _ACTIVE.target.name:
+                raise UsageError(f"this process already simulates {_ACTIVE.target.name}")
+            return _ACTIVE
+        if not name:
+            raise UsageError(f"no target to simulate: give one (or set {ENV['target']})")
+        t = load_target(name)
+        if not (t.sim and t.register):
+            raise UsageError(f"'{t.name}' has no simulated device (simulated targets: {', '.join(simulated_targets())}): "
+                             f"{'run it directly, no simulation is needed' if t.name in ('cpu', 'mps', 'xpu', 'accelerator') else 'add a [sim] table'}")
+        try:
+            count = int(_option(devices, "devices", 1))
+        except ValueError:
+            raise UsageError(f"{ENV['devices']} must be a number") from None
+        if not 1 <= count <= 16:
+            raise UsageError(f"the simulator has 1 to 16 devices (got {count})")
+        fallback = str(_option(cpu_fallback, "cpu_fallback", False)).lower() in ("1", "true", "yes")
+        rng_mode = _option(rng, "rng", "host")
+        if rng_mode not in RNG_MODES:
+            raise UsageError(f"rng must be one of {', '.join(RNG_MODES)} (got '{rng_mode}')")
+        _ACTIVE = _start(t, count, fallback, rng_mode, _option(torch_version, "torch_version", None))
+        return _ACTIVE
+
+
+def _start(t, count: int, fallback: bool, rng_mode: str, torch_version: Optional[str]) -> Simulator:
+    import torch
+
+    from ..kb import operators
+    from . import build, collectives, namespace
+
+    if torch._C._get_privateuse1_backend_name() not in ("privateuseone", t.device):
+        raise UsageError(f"PrivateUse1 is already taken by '{torch._C._get_privateuse1_backend_name()}' in this process")
+    ext = build.load()
+    ext.configure(count, int(t.sim.get("memory_gib", 32)) << 30, t.sim.get("label", t.device.upper()),
+                  rng_mode == "device")
+    if torch._C._get_privateuse1_backend_name() != t.device:
+        torch.utils.rename_privateuse1_backend(t.device)
+    module = namespace.build(t, ext, rng_mode == "device")
+    torch._register_device_module(t.device, module)
+    sys.modules[f"torch.{t.device}"] = module
+    torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True,
+                                                         for_packed_sequence=True)
+    ops = operators.op_list(t, torch_version or torch.__version__.split("+")[0])
+    sim = Simulator(t, count, fallback, rng_mode, ext, module, ops)
+    if fallback:
+        from ..debug.modules import ModuleTracker
+
+        sim.tracker = ModuleTracker()
+        sim.tracker.__enter__()
+    ext.set_operators(host_kernels(ops), ops is not None, fallback, sim.on_fallback if fallback else None)
+    if torch.distributed.is_available():
+        collectives.register(t.backend, t.device, ext.host_alias)
+    folder = os.environ.get(ENV["report"])
+    if folder:
+        atexit.register(_write_report, sim, Path(folder))
+    return sim
+
+
+def host_kernels(ops) -> list:
+    """The ops of the target's list that get a host kernel: those with a CPU kernel of their own in
+    PyTorch.  The others are composite (torch decomposes them on any device) or cannot run here."""
+    if ops is None:
+        return []
+    from ..kb.operators import aten
+
+    table = aten()["ops"]
+    return sorted(op for op in ops.ops if "CPU" in (table.get(op) or {}).get("dispatch", ()))
+
+
+def _write_report(sim: Simulator, folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f".sim-{os.getpid()}.json.tmp"
+        tmp.write_text(json.dumps(sim.report(), indent=1) + "\n", encoding="utf-8")
+        os.replace(tmp, folder / f"sim-{os.getpid()}.json")
+    except OSError:
+        pass
+
+
+def active() -> Optional[Simulator]:
+    """The simulator of this process, or None."""
+    return _ACTIVE
+
+
+def stand_in(package: str, namespace: dict) -> None:
+    """Fill a stand-in vendor package (packages/<register>/__init__.py): simulate its target."""
+    target = next((n for n in simulated_targets() if load_target(n).register == package), None)
+    if target is None:
+        raise ImportError(f"{package}: no simulated target registers this package")
+    sim = install(target)
+    t = sim.target
+    namespace[t.device] = sim.module
+    sys.modules[f"{package}.{t.device}"] = sim.module
+    namespace["__version__"] = f"{sim.op_list.vendor_version if sim.op_list else ''}+torchport.simulated"
+    namespace["_torchport_simulated"] = True
+
+    def __getattr__(name):   # noqa: N807 - module-level attribute hook
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise AttributeError(f"module '{package}' has no attribute '{name}' in the torchport simulator "
+                             f"(the simulator models {package}.{t.device} only)")
+
+    namespace["__getattr__"] = __getattr__
+
+
+__all__ = ["install", "active", "stand_in", "simulated_targets", "Simulator", "PACKAGES", "ENV", "RNG_MODES"]

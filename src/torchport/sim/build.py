@@ -1,0 +1,126 @@
+"""Build and load the simulated device's C++ extension (csrc/simdevice.cpp), cached per torch version.
+
+The first use compiles it with torch.utils.cpp_extension (about a minute on 2 cores); later uses
+import the cached library directly.  The cache folder's name holds the torch version, the Python
+version and a hash of the source, so a different torch or a changed source builds anew; a
+`build.json` beside the library records what it was built for and is checked before loading.
+Cache root: $TORCHPORT_CACHE, else $XDG_CACHE_HOME/torchport, else ~/.cache/torchport.
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import importlib.machinery
+import importlib.util
+import io
+import json
+import os
+import shutil
+import sys
+import sysconfig
+import time
+from pathlib import Path
+
+from ..core.errors import UsageError
+
+SOURCE = Path(__file__).resolve().parent / "csrc" / "simdevice.cpp"
+
+
+def cache_root() -> Path:
+    if os.environ.get("TORCHPORT_CACHE"):
+        return Path(os.environ["TORCHPORT_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "torchport"
+
+
+def _identity(torch_version: str) -> dict:
+    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:12]
+    py = f"{sys.version_info.major}{sys.version_info.minor}"
+    return {"torch": torch_version, "python": py, "source": digest,
+            "name": f"torchport_simdevice_{digest}"}
+
+
+def build_dir(torch_version: str) -> Path:
+    ident = _identity(torch_version)
+    return cache_root() / "sim" / f"torch-{ident['torch']}-py{ident['python']}-{ident['source']}"
+
+
+def compiler() -> str:
+    """The C++ compiler torch.utils.cpp_extension will call, or '' when there is none."""
+    cxx = os.environ.get("CXX") or "c++"
+    return shutil.which(cxx) or ""
+
+
+def _suffix() -> str:
+    return sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+
+
+def _import_library(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path, loader=importlib.machinery.ExtensionFileLoader(name, str(path)))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _other_builds(torch_version: str) -> list:
+    root = cache_root() / "sim"
+    if not root.is_dir():
+        return []
+    mine = build_dir(torch_version).name
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and p.name != mine and (p / "build.json").is_file())
+
+
+def load(verbose: bool = False):
+    """The extension module: from the cache, or built now.  UsageError says what is missing."""
+    import torch
+
+    version = torch.__version__
+    ident = _identity(version)
+    folder = build_dir(version)
+    library = folder / f"{ident['name']}{_suffix()}"
+    record = folder / "build.json"
+    if record.is_file() and library.is_file():
+        built = json.loads(record.read_text(encoding="utf-8"))
+        if built.get("torch") != version:
+            raise UsageError(f"the simulator build in {folder} is for torch {built.get('torch')}, "
+                             f"this is torch {version}: delete that folder to rebuild")
+        return _import_library(library, ident["name"])
+    if not compiler():
+        others = _other_builds(version)
+        extra = f" (the cache has builds only for other versions: {', '.join(others)})" if others else ""
+        raise UsageError(f"the simulated device needs a C++ compiler to build once for torch {version}: "
+                         f"none found (install g++, or set CXX){extra}")
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)       # one build at a time (torchrun starts several processes)
+        if record.is_file() and library.is_file():
+            return _import_library(library, ident["name"])
+        return _build(folder, ident, record, verbose)
+
+
+def _build(folder: Path, ident: dict, record: Path, verbose: bool):
+    from torch.utils import cpp_extension
+
+    start = time.perf_counter()
+    log = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(log) if not verbose else contextlib.nullcontext():
+            module = cpp_extension.load(ident["name"], [str(SOURCE)], build_directory=str(folder),
+                                        extra_cflags=["-O2"], verbose=verbose)
+    except (RuntimeError, OSError, SystemExit) as e:
+        first = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
+        raise UsageError(f"building the simulated device failed ({first}); "
+                         f"run `torchport sim --build --verbose` to see the compiler output") from None
+    seconds = time.perf_counter() - start
+    record.write_text(json.dumps({**ident, "seconds": round(seconds, 1), "built": time.strftime("%Y-%m-%d %H:%M:%S")},
+                                 indent=1) + "\n", encoding="utf-8")
+    return module
+
+
+def build_info() -> dict:
+    """What build.json says about the cached build for this torch, or {} when there is none."""
+    import torch
+
+    record = build_dir(torch.__version__) / "build.json"
+    return json.loads(record.read_text(encoding="utf-8")) if record.is_file() else {}

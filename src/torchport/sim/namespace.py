@@ -1,0 +1,326 @@
+"""The simulated vendor namespace (`torch.npu`, `torch.mlu`, `torch.musa`): the vendor's API surface.
+
+Which names exist comes from the target's API list in the knowledge base (kb/api/<target>.json):
+a name the vendor has and the simulator models is a working function; a name the vendor has and
+the simulator does not model raises `NotModelled` when used; a name the vendor lacks does not exist
+(AttributeError, as on the real package).  Memory statistics come from the simulator's allocator
+(there is no caching allocator, so reserved == allocated); streams and events are torch.Stream and
+torch.Event on the simulated device (work is synchronous; events time what ran between them).
+"""
+from __future__ import annotations
+
+import functools
+import json
+import sys
+import types
+from dataclasses import dataclass, field
+
+import torch
+
+from ..backends import KB_API
+
+
+class NotModelled(RuntimeError):
+    """A vendor API that exists on the real device but is not modelled by the simulator."""
+
+
+class _Unmodelled:
+    """Stands for a vendor name the simulator does not model: exists, fails when used."""
+
+    def __init__(self, qualname: str, children=frozenset()):
+        self._qualname = qualname
+        self._children = children
+
+    def _fail(self):
+        raise NotModelled(f"{self._qualname} exists on the real device but is not modelled by the torchport "
+                          f"simulator: run this part on the hardware, or avoid it in simulated runs")
+
+    def __call__(self, *args, **kwargs):
+        self._fail()
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if self._children and name not in self._children:
+            raise AttributeError(f"module '{self._qualname}' has no attribute '{name}'")
+        return _Unmodelled(f"{self._qualname}.{name}")
+
+    def __repr__(self):
+        return f"<{self._qualname}: not modelled by the torchport simulator>"
+
+
+class VendorModule(types.ModuleType):
+    """A module whose missing attributes are answered from the vendor's API list."""
+
+    def __init__(self, name: str, listed=frozenset(), submodules=None, source: str = ""):
+        super().__init__(name)
+        self._listed = frozenset(listed)
+        self._submodules = dict(submodules or {})
+        self._source = source
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if name in self._submodules:
+            return _Unmodelled(f"{self.__name__}.{name}", self._submodules[name])
+        if name in self._listed:
+            return _Unmodelled(f"{self.__name__}.{name}")
+        raise AttributeError(f"module '{self.__name__}' has no attribute '{name}' "
+                             f"(not in the vendor's API list, {self._source})")
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | self._listed | set(self._submodules))
+
+
+@dataclass(frozen=True)
+class SimulatedDeviceProperties:
+    """What get_device_properties returns; `name` says it is simulated."""
+
+    name: str
+    total_memory: int
+    major: int = 0
+    minor: int = 0
+    multi_processor_count: int = 0
+    simulated: bool = True
+    extra: dict = field(default_factory=dict)
+
+    def __getattr__(self, name):
+        try:
+            return self.extra[name]
+        except KeyError:
+            raise AttributeError(f"simulated device properties have no '{name}'") from None
+
+
+def build(target, ext, rng_per_device: bool) -> VendorModule:
+    """The torch.<device> module for `target`, backed by the extension `ext`."""
+    device_type = target.device
+    api_list = _api_list(target)
+    listed = frozenset(api_list["names"]) | frozenset(api_list.get("referenced_names", ()))
+    subs = {k: frozenset(v) for k, v in api_list.get("modules", {}).items()}
+    mod = VendorModule(target.namespace, listed, subs, api_list.get("version", target.api_source))
+    sim = target.sim
+    capacity = int(sim.get("memory_gib", 32)) << 30
+    amp_dtypes = [getattr(torch, d) for d in sim.get("amp_dtypes", ["float16", "bfloat16"])]
+    label = f"{sim.get('device_name', target.title)} (torchport simulated)"
+
+    def index(device=None) -> int:
+        if device is None:
+            return ext.current_device()
+        if isinstance(device, int):
+            return device
+        d = torch.device(device)
+        if d.type != device_type:
+            raise ValueError(f"Expected a {device_type} device, but got: {d}")
+        return ext.current_device() if d.index is None else d.index
+
+    def generator(device=None) -> torch.Generator:
+        return ext.generator(index(device))
+
+    f = {}   # the modelled API: name -> object
+
+    # device management
+    f["is_available"] = lambda: True
+    f["is_initialized"] = lambda: True
+    f["init"] = lambda: None
+    f["device_count"] = lambda: ext.device_count()
+    f["current_device"] = lambda: ext.current_device()
+    f["set_device"] = lambda device: ext.set_device(index(device))
+    f["synchronize"] = lambda device=None: None
+    f["get_device_name"] = lambda device=None: (index(device), label)[1]
+
+    def get_device_properties(device=None):
+        index(device)
+        extra = dict(sim.get("properties", {}))
+        return SimulatedDeviceProperties(label, capacity, extra=extra)
+
+    f["get_device_properties"] = get_device_properties
+
+    def get_device_capability(device=None):
+        index(device)
+        cap = sim.get("capability")
+        if cap is None:
+            raise NotModelled(f"{target.namespace}.get_device_capability is not modelled by the torchport simulator "
+                              f"for {target.name}: capability numbers are the vendor's own")
+        return tuple(cap) if cap else None
+
+    f["get_device_capability"] = get_device_capability
+
+    class device:   # noqa: N801 - the vendor's spelling
+        """Context manager that changes the current device."""
+
+        def __init__(self, device):
+            self.idx = -1 if device is None else index(device)
+            self.prev = -1
+
+        def __enter__(self):
+            self.prev = ext.current_device()
+            if self.idx >= 0:
+                ext.set_device(self.idx)
+
+        def __exit__(self, *exc):
+            ext.set_device(self.prev)
+            return False
+
+    class device_of(device):   # noqa: N801
+        def __init__(self, obj):
+            super().__init__(obj.get_device() if obj.device.type == device_type else None)
+
+    f["device"], f["device_of"] = device, device_of
+
+    # memory: the allocator's own counts (no caching: reserved == allocated)
+    def stats(device=None):
+        return ext.memory_stats(index(device))
+
+    f["memory_allocated"] = lambda device=None: stats(device)["allocated"]
+    f["max_memory_allocated"] = lambda device=None: stats(device)["peak"]
+    f["memory_reserved"] = lambda device=None: stats(device)["allocated"]
+    f["max_memory_reserved"] = lambda device=None: stats(device)["peak"]
+    f["memory_cached"], f["max_memory_cached"] = f["memory_reserved"], f["max_memory_reserved"]
+    f["reset_peak_memory_stats"] = lambda device=None: ext.reset_peak(index(device))
+    f["reset_max_memory_allocated"] = f["reset_peak_memory_stats"]
+    f["reset_max_memory_cached"] = f["reset_peak_memory_stats"]
+    f["empty_cache"] = lambda: None
+    f["ipc_collect"] = lambda: None
+
+    def mem_get_info(device=None):
+        s = stats(device)
+        return s["capacity"] - s["allocated"], s["capacity"]
+
+    def memory_stats(device=None):
+        s = stats(device)
+        out = {}
+        for kind in ("allocated_bytes", "reserved_bytes", "active_bytes"):
+            out[f"{kind}.all.current"] = s["allocated"]
+            out[f"{kind}.all.peak"] = s["peak"]
+        out.update({"allocation.all.allocated": s["allocations"], "allocation.all.freed": s["frees"],
+                    "num_ooms": s["oom"], "num_alloc_retries": 0})
+        return out
+
+    def memory_summary(device=None, abbreviated=False):
+        s = stats(device)
+        return (f"{label}: device {index(device)}, {s['allocated']} bytes allocated, peak {s['peak']}, "
+                f"{s['allocations']} allocations, {s['frees']} frees, capacity {s['capacity']} "
+                f"(simulated: host memory, no caching allocator)")
+
+    f["mem_get_info"], f["memory_stats"], f["memory_summary"] = mem_get_info, memory_stats, memory_summary
+    f["utilization"] = lambda device=None: (index(device), 0)[1]   # nothing runs on a device here
+
+    # random numbers
+    def manual_seed(seed):
+        generator().manual_seed(int(seed))
+
+    def manual_seed_all(seed):
+        if not rng_per_device:
+            torch.default_generator.manual_seed(int(seed))
+            return
+        for i in range(ext.device_count()):
+            ext.generator(i).manual_seed(int(seed))
+
+    def seed_all():
+        s = generator().seed()
+        manual_seed_all(s)
+
+    f["manual_seed"], f["manual_seed_all"], f["seed_all"] = manual_seed, manual_seed_all, seed_all
+    f["seed"] = lambda: generator().seed()
+    f["initial_seed"] = lambda: generator().initial_seed()
+    f["get_rng_state"] = lambda device=device_type: generator(device).get_state()
+    f["set_rng_state"] = lambda new_state, device=device_type: generator(device).set_state(new_state)
+    f["get_rng_state_all"] = lambda: [ext.generator(i).get_state() for i in range(ext.device_count())]
+
+    def set_rng_state_all(new_states):
+        for i, state in enumerate(new_states):
+            ext.generator(i).set_state(state)
+
+    f["set_rng_state_all"] = set_rng_state_all
+    f["default_generators"] = tuple(ext.generator(i) for i in range(ext.device_count()))
+
+    # streams and events
+    # torch.Stream / torch.Event check exact types, so the vendor names make plain instances of them
+    class Stream:
+        """A stream of the simulated device (work runs synchronously: always idle)."""
+
+        def __new__(cls, device=None, priority=0, **kwargs):
+            return torch.Stream(device=torch.device(device_type, index(device)), priority=priority)
+
+    class Event:
+        """An event of the simulated device; with enable_timing, elapsed_time measures host time."""
+
+        def __new__(cls, enable_timing=False, blocking=False, interprocess=False):
+            return torch.Event(device=torch.device(device_type, ext.current_device()),
+                               enable_timing=enable_timing, blocking=blocking, interprocess=interprocess)
+
+    def current_stream(device=None):
+        return torch.accelerator.current_stream(torch.device(device_type, index(device)))
+
+    def default_stream(device=None):
+        i = index(device)
+        return torch.Stream(stream_id=0, device_index=i, device_type=current_stream(i).device_type)
+
+    def set_stream(stream):
+        if stream is not None:
+            torch.accelerator.set_stream(stream)
+
+    class StreamContext:
+        def __init__(self, stream):
+            self.stream, self.prev = stream, None
+
+        def __enter__(self):
+            if self.stream is not None:
+                self.prev = current_stream(self.stream.device)
+                torch.accelerator.set_stream(self.stream)
+            return self.stream
+
+        def __exit__(self, *exc):
+            if self.prev is not None:
+                torch.accelerator.set_stream(self.prev)
+            return False
+
+    f.update(Stream=Stream, Event=Event, current_stream=current_stream, default_stream=default_stream,
+             set_stream=set_stream, StreamContext=StreamContext, stream=lambda stream: StreamContext(stream))
+
+    # mixed precision
+    f["get_amp_supported_dtype"] = lambda: list(amp_dtypes)
+    f["is_bf16_supported"] = lambda including_emulation=True: torch.bfloat16 in amp_dtypes
+    f["_is_in_bad_fork"] = lambda: False
+    f["_lazy_init"] = lambda: None
+    f["_is_simulated"] = True
+
+    for name, obj in f.items():
+        if name.startswith("_") or name in listed:
+            setattr(mod, name, obj)
+    if "amp" in subs:
+        amp = _amp_module(target, subs["amp"])
+        mod.amp = amp
+        sys.modules[f"{target.namespace}.amp"] = amp
+    return mod
+
+
+def _amp_module(target, names) -> VendorModule:
+    device_type = target.device
+    mod = VendorModule(f"{target.namespace}.amp", names, source=target.api_source)
+
+    class autocast(torch.amp.autocast):   # noqa: N801
+        def __init__(self, enabled=True, dtype=torch.float16, cache_enabled=True):
+            super().__init__(device_type, enabled=enabled, dtype=dtype, cache_enabled=cache_enabled)
+
+    class GradScaler(torch.amp.GradScaler):
+        def __init__(self, init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000,
+                     enabled=True):
+            super().__init__(device_type, init_scale=init_scale, growth_factor=growth_factor,
+                             backoff_factor=backoff_factor, growth_interval=growth_interval, enabled=enabled)
+
+    modelled = {"autocast": autocast, "GradScaler": GradScaler,
+                "custom_fwd": functools.partial(torch.amp.custom_fwd, device_type=device_type),
+                "custom_bwd": functools.partial(torch.amp.custom_bwd, device_type=device_type)}
+    for name, obj in modelled.items():
+        if name in names:
+            setattr(mod, name, obj)
+    return mod
+
+
+def _api_list(target) -> dict:
+    path = KB_API / f"{target.name}.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"names": []}
+
+
+__all__ = ["NotModelled", "VendorModule", "SimulatedDeviceProperties", "build"]
