@@ -211,11 +211,27 @@ def cmd_port_ext(args) -> int:
 def cmd_run(args) -> int:
     from .runtime.launch import run
 
+    simulate = None
+    if args.simulate:
+        simulate = {"devices": args.devices, "cpu_fallback": args.cpu_fallback}
+    elif args.devices != 1 or args.cpu_fallback:
+        raise UsageError("--devices and --cpu-fallback need --simulate")
     return run(args.to, args.argv, module=args.module, report=args.report, policy=args.policy,
-               on_missing=args.on_missing)
+               on_missing=args.on_missing, simulate=simulate)
 
 
-_RUN_VALUED = ("--to", "-t", "--report", "--policy", "--on-missing")
+def cmd_sim(args) -> int:
+    from .sim import launch
+
+    if args.build:
+        return launch.build(verbose=args.verbose)
+    if not args.to:
+        raise UsageError("sim needs --to TARGET (npu, mlu or musa)")
+    return launch.run(args.to, args.sim_command, devices=args.devices, cpu_fallback=args.cpu_fallback, rng=args.rng,
+                      torch_version=args.torch_version, report=args.report)
+
+
+_RUN_VALUED = ("--to", "-t", "--report", "--policy", "--on-missing", "--devices")
 
 
 def split_run_argv(argv: list) -> tuple:
@@ -231,7 +247,7 @@ def split_run_argv(argv: list) -> tuple:
         if token.split("=", 1)[0] in _RUN_VALUED:
             i += 1 if "=" in token else 2
             continue
-        if token in ("-h", "--help"):
+        if token in ("-h", "--help", "--simulate", "--cpu-fallback"):
             i += 1
             continue
         return argv[:i], argv[i:]
@@ -502,7 +518,34 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--on-missing", choices=("raise", "warn"),
                    help="a CUDA API with no counterpart raises (default) or warns and returns None")
     r.add_argument("-m", dest="module", metavar="MODULE", help="run a module as __main__ (like python -m)")
+    r.add_argument("--simulate", action="store_true", help="run on torchport's simulated TARGET device "
+                                                           "(npu, mlu, musa; see `torchport sim`)")
+    r.add_argument("--devices", type=int, default=1, metavar="N", help="simulated devices (with --simulate)")
+    r.add_argument("--cpu-fallback", action="store_true", help="with --simulate: ops the target lacks run on the "
+                                                               "CPU and are counted instead of raising")
     r.set_defaults(func=cmd_run, argv=[])
+
+    sm = sub.add_parser("sim", help="run converted code on a simulated npu/mlu/musa device (CPU-backed)",
+                        usage="torchport sim --to TARGET [--devices N] [--cpu-fallback] [--rng host|device] "
+                              "[--report FILE] -- COMMAND [ARGS...]\n       torchport sim --build [--verbose]",
+                        description="Run COMMAND (python train.py, torchrun ..., a shell script) with a simulated "
+                                    "TARGET device: `import torch_npu` (torch_mlu, torch_musa) finds torchport's "
+                                    "stand-in, which registers the device, torch.<target> and its collective "
+                                    "backend. Numerics are the CPU's; performance is not the device's. "
+                                    "See docs/sim.md.")
+    sm.add_argument("-t", "--to", metavar="TARGET", help="npu, mlu or musa")
+    sm.add_argument("--devices", type=int, default=1, metavar="N", help="number of simulated devices (default 1)")
+    sm.add_argument("--cpu-fallback", action="store_true", help="ops the target lacks run on the CPU and are "
+                                                                "counted (default: they raise the vendor's error)")
+    sm.add_argument("--rng", choices=("host", "device"), default="host",
+                    help="host (default): device random numbers come from the host generator, so a run matches "
+                         "its cpu conversion; device: one generator per device, as on hardware")
+    sm.add_argument("-v", "--torch-version", metavar="X", help="use the target's operator list for this torch "
+                                                                "version (default: the installed torch)")
+    sm.add_argument("--report", metavar="FILE", help="write the merged report (JSON, or Markdown for .md)")
+    sm.add_argument("--build", action="store_true", help="build (or find) the simulator's extension and exit")
+    sm.add_argument("--verbose", action="store_true", help="with --build: show the compiler output")
+    sm.set_defaults(func=cmd_sim, sim_command=[])
 
     o = sub.add_parser("ops", help="operator support")
     osub = o.add_subparsers(dest="ops_command", metavar="OPS_COMMAND")
@@ -579,7 +622,7 @@ def main(argv=None) -> int:
     rest = None
     if argv[:1] == ["run"]:
         argv, rest = split_run_argv(argv)
-    elif (argv[:2] == ["ops", "record"] or argv[:1] == ["profile"]) and "--" in argv:
+    elif (argv[:2] == ["ops", "record"] or argv[:1] in (["profile"], ["sim"])) and "--" in argv:
         at = argv.index("--")
         argv, rest = argv[:at], argv[at + 1:]
     elif argv[:2] == ["profile", "diff"]:
@@ -588,6 +631,8 @@ def main(argv=None) -> int:
     if rest is not None:
         if argv[:1] == ["run"]:
             args.argv = rest
+        elif argv[:1] == ["sim"]:
+            args.sim_command = rest
         else:
             args.script_command = rest
     if not getattr(args, "func", None):

@@ -22,14 +22,16 @@ import traceback
 from pathlib import Path
 from typing import Optional
 
+from ..core.command import interpreter_words
 from ..core.errors import UsageError
 from . import environment
 from .stats import markdown, merge
 
 
 def run(target: str, argv: list, *, module: Optional[str] = None, report: Optional[str] = None,
-        policy: Optional[str] = None, on_missing: Optional[str] = None) -> int:
-    """Run `argv` (script and its arguments, or the module's arguments) for `target`; the exit code."""
+        policy: Optional[str] = None, on_missing: Optional[str] = None, simulate: Optional[dict] = None) -> int:
+    """Run `argv` (script and its arguments, or the module's arguments) for `target`; the exit code.
+    `simulate` ({"devices": N, "cpu_fallback": bool}) runs it on torchport's simulated device."""
     if module is None and not argv:
         raise UsageError("run needs a script (or -m MODULE, or a program such as torchrun)")
     script = argv[0] if module is None else None
@@ -40,6 +42,8 @@ def run(target: str, argv: list, *, module: Optional[str] = None, report: Option
             raise UsageError(f"script not found: {script}")
     if report is not None and Path(report).is_dir():
         raise UsageError(f"--report {report} is a folder: give a file name (.json or .md)")
+    if simulate is not None:
+        _simulate(target, simulate)
     report_dir = tempfile.mkdtemp(prefix="torchport-run-") if report else None
     from . import patch
 
@@ -59,6 +63,18 @@ def run(target: str, argv: list, *, module: Optional[str] = None, report: Option
         os.environ.pop(environment.REPORT_DIR, None)
         if report_dir:
             shutil.rmtree(report_dir, ignore_errors=True)
+
+
+def _simulate(target: Optional[str], options: dict) -> None:
+    """Put the simulated device's stand-in vendor package where `patch()` imports it, here and in children."""
+    from ..sim import PACKAGES
+    from ..sim.launch import environment as sim_environment
+
+    if not target:
+        raise UsageError("--simulate needs --to TARGET (npu, mlu or musa)")
+    os.environ.update(sim_environment(target, devices=options.get("devices", 1),
+                                      cpu_fallback=options.get("cpu_fallback", False)))
+    sys.path.insert(0, str(PACKAGES))
 
 
 def run_here(script: Optional[str], module: Optional[str], argv: list, passthrough: tuple = ()) -> int:
@@ -114,17 +130,14 @@ def _write_report(folder: str, path: Path) -> None:
         path.write_text(json.dumps(merged, indent=1) + "\n", encoding="utf-8")
 
 
-PYTHONS = {"python", "python3", os.path.basename(sys.executable)}
-
-
 class _StepsDone(BaseException):
     """Raised from the optimizer hook to end a script early (not an error)."""
 
 
 def split_command(argv: list) -> tuple:
-    """(script, module, args) from `python train.py a b`, `train.py a b` or `python -m pkg a b`."""
-    if argv and argv[0] in PYTHONS:
-        argv = argv[1:]
+    """(script, module, args) from `python train.py a b`, `train.py a b` or `python -m pkg a b`; any
+    interpreter spelling works (`/usr/bin/python3 -u`, `python3.11`, `/usr/bin/env python`)."""
+    argv = argv[interpreter_words(argv):]
     if not argv:
         raise UsageError("a command is needed: -- python train.py ARGS")
     if argv[0] == "-m":

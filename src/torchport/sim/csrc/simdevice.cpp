@@ -94,6 +94,7 @@ struct SimAllocator final : at::Allocator {
   void copy_data(void* dst, const void* src, std::size_t count) const override { std::memcpy(dst, src, count); }
 };
 SimAllocator g_allocator;
+REGISTER_ALLOCATOR(c10::DeviceType::PrivateUse1, &g_allocator);
 
 // Pinned host memory: ordinary host memory, remembered so is_pinned() answers truthfully.
 std::mutex g_pinned_lock;

@@ -1,0 +1,146 @@
+"""`torchport sim`: run a command with the simulated device, and merge what its processes report.
+
+The command runs as a child process whose environment puts the stand-in vendor packages
+(packages/) first on PYTHONPATH and says what to simulate (TORCHPORT_SIM_*), so every Python
+process it starts (torchrun's workers included) imports our `torch_npu` / `torch_mlu` /
+`torch_musa` and simulates the same device.  Each process writes a report at exit into a temporary
+folder; they are merged into `--report FILE` and summed up in one line on stderr.
+This module imports no torch: the child does.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Optional
+
+from ..core.errors import UsageError
+from . import ENV, PACKAGES, RNG_MODES, simulated_targets
+
+def environment(target: str, *, devices: int = 1, cpu_fallback: bool = False, rng: str = "host",
+                torch_version: Optional[str] = None, report_dir: Optional[str] = None) -> dict:
+    """The environment variables that make a process (and its children) simulate `target`."""
+    if target not in simulated_targets():
+        from ..backends import load_target
+
+        t = load_target(target)   # an unknown name fails here with the list of targets
+        raise UsageError(f"'{t.name}' has no simulated device (simulated targets: {', '.join(simulated_targets())})"
+                         + ("; it runs here as it is" if t.name in ("cpu", "mps", "xpu", "accelerator") else ""))
+    if not 1 <= devices <= 16:
+        raise UsageError(f"--devices must be between 1 and 16 (got {devices})")
+    if rng not in RNG_MODES:
+        raise UsageError(f"--rng must be one of {', '.join(RNG_MODES)}")
+    path = os.environ.get("PYTHONPATH", "")
+    env = {"PYTHONPATH": str(PACKAGES) + (os.pathsep + path if path else ""), ENV["target"]: target,
+           ENV["devices"]: str(devices), ENV["cpu_fallback"]: "1" if cpu_fallback else "0", ENV["rng"]: rng}
+    if torch_version:
+        env[ENV["torch_version"]] = torch_version
+    if report_dir:
+        env[ENV["report"]] = report_dir
+    return env
+
+
+def resolve_command(argv: list) -> list:
+    """The command to start: a bare `python`/`python3` means the interpreter running torchport
+    (the one that has torch); paths and other names are kept as given."""
+    if not argv:
+        raise UsageError("sim needs a command after --: torchport sim --to npu -- python train.py")
+    if argv[0] in ("python", "python3"):
+        return [sys.executable, *argv[1:]]
+    if shutil.which(argv[0]) is None and not Path(argv[0]).is_file():
+        raise UsageError(f"command not found: {argv[0]}")
+    return list(argv)
+
+
+def run(target: str, argv: list, *, devices: int = 1, cpu_fallback: bool = False, rng: str = "host",
+        torch_version: Optional[str] = None, report: Optional[str] = None) -> int:
+    """Run `argv` with the simulated `target`; its exit code.  Prints one summary line on stderr."""
+    command = resolve_command(argv)
+    if report is not None and Path(report).is_dir():
+        raise UsageError(f"--report {report} is a folder: give a file name (.json or .md)")
+    folder = tempfile.mkdtemp(prefix="torchport-sim-")
+    try:
+        env = {**os.environ, **environment(target, devices=devices, cpu_fallback=cpu_fallback, rng=rng,
+                                           torch_version=torch_version, report_dir=folder)}
+        try:
+            code = subprocess.call(command, env=env)
+        except OSError as e:
+            raise UsageError(f"cannot start {command[0]}: {e.strerror}") from None
+        merged = merge(folder)
+        merged["exit_code"] = code
+        print(summary(merged), file=sys.stderr)
+        if report:
+            write(merged, Path(report))
+        return code
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def merge(folder: str) -> dict:
+    """All processes' reports in one: fallback ops summed, memory peaks per process."""
+    reports = []
+    for f in sorted(Path(folder).glob("sim-*.json")):
+        try:
+            reports.append(json.loads(f.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            continue
+    ops: dict = {}
+    for r in reports:
+        for e in r.get("fallback_ops", []):
+            entry = ops.setdefault(e["op"], {"op": e["op"], "calls": 0, "modules": []})
+            entry["calls"] += e["calls"]
+            entry["modules"] += [m for m in e["modules"] if m not in entry["modules"]]
+    first = reports[0] if reports else {}
+    return {"schema": 1, "simulated": True, "target": first.get("target"), "device": first.get("device"),
+            "processes": len(reports), "cpu_fallback": first.get("cpu_fallback"), "op_list": first.get("op_list"),
+            "fallback_ops": sorted(ops.values(), key=lambda e: (-e["calls"], e["op"])),
+            "peak_memory": {f"rank {r.get('rank') or 0} pid {r.get('pid')}":
+                            {d: m["peak"] for d, m in r.get("memory", {}).items()} for r in reports},
+            "note": "simulated device: numerics are the CPU's, performance is not the device's"}
+
+
+def summary(merged: dict) -> str:
+    ol = merged.get("op_list") or {}
+    version = f", op list {ol.get('vendor_version')} for torch {ol.get('torch_version')}" if ol else ""
+    line = (f"torchport sim: simulated {merged.get('device') or '?'} ({merged['processes']} process"
+            f"{'es' if merged['processes'] != 1 else ''}{version}), exit {merged.get('exit_code')}")
+    ops = merged["fallback_ops"]
+    if merged["processes"] == 0:
+        line += "; no process started the simulated device (did the program import the vendor package?)"
+    elif ops:
+        shown = ", ".join(f"{e['op']} x{e['calls']}" for e in ops[:5])
+        line += f"; {len(ops)} op(s) the target lacks ran on the CPU: {shown}{' ...' if len(ops) > 5 else ''}"
+    return line
+
+
+def write(merged: dict, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix == ".md":
+        rows = [f"| `{e['op']}` | {e['calls']} | {', '.join(e['modules'][:5])} |" for e in merged["fallback_ops"]]
+        text = "\n".join([f"# torchport sim: {merged.get('target')} (simulated)", "", merged["note"] + ".", "",
+                          summary(merged), "", "| op the target lacks (ran on the CPU) | calls | modules |",
+                          "| --- | --- | --- |", *(rows or ["| (none) | | |"])]) + "\n"
+    else:
+        text = json.dumps(merged, indent=1) + "\n"
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def build(verbose: bool = False) -> int:
+    """`torchport sim --build`: build (or find) the extension for this torch; prints where and how long."""
+    import time
+
+    from . import build as builder
+
+    start = time.perf_counter()
+    builder.load(verbose=verbose)
+    info = builder.build_info()
+    took = time.perf_counter() - start
+    print(f"torchport sim: extension for torch {info.get('torch')} ready in {took:.1f} s "
+          f"(first build took {info.get('seconds')} s) at {builder.build_dir(info.get('torch', ''))}", file=sys.stderr)
+    return 0
