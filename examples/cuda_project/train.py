@@ -59,7 +59,7 @@ def main(argv=None):
         scaler.step(opt)
         scaler.update()
         torch.cuda.synchronize()
-        print(f"step {step} loss {loss.item():.4f} on {x.device.type}")
+        print(f"step {step} loss {loss.item():.8f} on {x.device.type}")
     if args.save:
         torch.save(model.state_dict(), args.save)
         state = torch.load(args.save, map_location="cuda:0")

@@ -32,6 +32,12 @@ def run(target: str, argv: list, *, module: Optional[str] = None, report: Option
         policy: Optional[str] = None, on_missing: Optional[str] = None, simulate: Optional[dict] = None) -> int:
     """Run `argv` (script and its arguments, or the module's arguments) for `target`; the exit code.
     `simulate` ({"devices": N, "cpu_fallback": bool}) runs it on torchport's simulated device."""
+    if module is None and interpreter_words(argv):   # `python3 train.py`, `/usr/bin/env python -m pkg`: run it here
+        argv = argv[interpreter_words(argv):]
+        if argv[:1] == ["-m"]:
+            if len(argv) < 2:
+                raise UsageError("-m needs a module name")
+            module, argv = argv[1], argv[2:]
     if module is None and not argv:
         raise UsageError("run needs a script (or -m MODULE, or a program such as torchrun)")
     script = argv[0] if module is None else None

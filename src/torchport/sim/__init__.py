@@ -129,7 +129,7 @@ def _start(t, count: int, fallback: bool, rng_mode: str, torch_version: Optional
     import torch
 
     from ..kb import operators
-    from . import build, collectives, namespace
+    from . import build, collectives, kernels, namespace
 
     if torch._C._get_privateuse1_backend_name() not in ("privateuseone", t.device):
         raise UsageError(f"PrivateUse1 is already taken by '{torch._C._get_privateuse1_backend_name()}' in this process")
@@ -141,6 +141,7 @@ def _start(t, count: int, fallback: bool, rng_mode: str, torch_version: Optional
     module = namespace.build(t, ext, rng_mode == "device")
     torch._register_device_module(t.device, module)
     sys.modules[f"torch.{t.device}"] = module
+    namespace.provide_converted_names(t)
     torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True,
                                                          for_packed_sequence=True)
     ops = operators.op_list(t, torch_version or torch.__version__.split("+")[0])
@@ -150,13 +151,27 @@ def _start(t, count: int, fallback: bool, rng_mode: str, torch_version: Optional
 
         sim.tracker = ModuleTracker()
         sim.tracker.__enter__()
-    ext.set_operators(host_kernels(ops), ops is not None, fallback, sim.on_fallback if fallback else None)
+    unknown = ext.set_operators(host_kernels(ops), ops is not None, fallback, sim.on_fallback if fallback else None,
+                                _lacking_note(t, ops))
+    kernels.register(ops.ops if ops else None)
+    if unknown:   # host_kernels only lists ops of this torch's aten.json; a mismatch means stale data
+        print(f"torchport sim: {len(unknown)} op(s) of the {t.name} list are unknown to torch {torch.__version__}: "
+              f"{', '.join(unknown[:5])}", file=sys.stderr)
     if torch.distributed.is_available():
         collectives.register(t.backend, t.device, ext.host_alias)
     folder = os.environ.get(ENV["report"])
     if folder:
         atexit.register(_write_report, sim, Path(folder))
     return sim
+
+
+def _lacking_note(t, ops) -> str:
+    if ops is None:
+        return ""
+    on_hardware = ("on the hardware it runs on the CPU with a warning (slow)" if ops.fallback == "cpu"
+                   else "this is an error on the hardware too" if ops.fallback == "error" else "")
+    return (f"torchport simulated {t.device}: {t.name} {ops.vendor_version} (torch {ops.torch_version}) lacks this "
+            f"operator; {on_hardware}; `torchport sim --cpu-fallback` runs it on the CPU and counts it")
 
 
 def host_kernels(ops) -> list:
@@ -190,6 +205,10 @@ def stand_in(package: str, namespace: dict) -> None:
     target = next((n for n in simulated_targets() if load_target(n).register == package), None)
     if target is None:
         raise ImportError(f"{package}: no simulated target registers this package")
+    wanted = os.environ.get(ENV["target"])
+    if wanted and load_target(wanted).name != target:   # as on a machine that has only the other vendor's stack
+        raise ImportError(f"No module named '{package}' (torchport is simulating {load_target(wanted).name}, "
+                          f"whose package is {load_target(wanted).register})")
     sim = install(target)
     t = sim.target
     namespace[t.device] = sim.module

@@ -18,7 +18,6 @@ import json
 import os
 import shutil
 import sys
-import sysconfig
 import time
 from pathlib import Path
 
@@ -53,7 +52,7 @@ def compiler() -> str:
 
 
 def _suffix() -> str:
-    return sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+    return ".so"   # what torch.utils.cpp_extension.load names the library, whatever the Python
 
 
 def _import_library(path: Path, name: str):
@@ -86,6 +85,11 @@ def load(verbose: bool = False):
             raise UsageError(f"the simulator build in {folder} is for torch {built.get('torch')}, "
                              f"this is torch {version}: delete that folder to rebuild")
         return _import_library(library, ident["name"])
+    from torch.utils import cpp_extension
+
+    if not cpp_extension.is_ninja_available():
+        raise UsageError("the simulated device needs ninja to build once (pip install ninja, or "
+                         "pip install 'torchport[sim]')")
     if not compiler():
         others = _other_builds(version)
         extra = f" (the cache has builds only for other versions: {', '.join(others)})" if others else ""

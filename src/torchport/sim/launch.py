@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Optional
 
+from ..core.command import interpreter_words
 from ..core.errors import UsageError
 from . import ENV, PACKAGES, RNG_MODES, simulated_targets
 
@@ -45,12 +46,17 @@ def environment(target: str, *, devices: int = 1, cpu_fallback: bool = False, rn
 
 
 def resolve_command(argv: list) -> list:
-    """The command to start: a bare `python`/`python3` means the interpreter running torchport
-    (the one that has torch); paths and other names are kept as given."""
+    """The command to start.  Python found on PATH (`python`, `python3.11`, `/usr/bin/env python3`)
+    means the interpreter running torchport, the one that has torch; an interpreter given by its path
+    is kept (the stand-in packages find torchport even there); other programs are kept as given."""
     if not argv:
         raise UsageError("sim needs a command after --: torchport sim --to npu -- python train.py")
-    if argv[0] in ("python", "python3"):
-        return [sys.executable, *argv[1:]]
+    words = interpreter_words(argv)
+    if words:
+        at = 1 if Path(argv[0]).name == "env" else 0          # where the interpreter's name is
+        if at or "/" not in argv[0]:
+            return [sys.executable, *argv[at + 1:]]
+        return list(argv)
     if shutil.which(argv[0]) is None and not Path(argv[0]).is_file():
         raise UsageError(f"command not found: {argv[0]}")
     return list(argv)
@@ -71,7 +77,7 @@ def run(target: str, argv: list, *, devices: int = 1, cpu_fallback: bool = False
         except OSError as e:
             raise UsageError(f"cannot start {command[0]}: {e.strerror}") from None
         merged = merge(folder)
-        merged["exit_code"] = code
+        merged["exit_code"], merged["requested"] = code, target
         print(summary(merged), file=sys.stderr)
         if report:
             write(merged, Path(report))
@@ -106,7 +112,7 @@ def merge(folder: str) -> dict:
 def summary(merged: dict) -> str:
     ol = merged.get("op_list") or {}
     version = f", op list {ol.get('vendor_version')} for torch {ol.get('torch_version')}" if ol else ""
-    line = (f"torchport sim: simulated {merged.get('device') or '?'} ({merged['processes']} process"
+    line = (f"torchport sim: simulated {merged.get('device') or merged.get('requested') or '?'} ({merged['processes']} process"
             f"{'es' if merged['processes'] != 1 else ''}{version}), exit {merged.get('exit_code')}")
     ops = merged["fallback_ops"]
     if merged["processes"] == 0:

@@ -295,6 +295,46 @@ def build(target, ext, rng_per_device: bool) -> VendorModule:
     return mod
 
 
+# Names `torchport convert` writes for a target (its [names] `new` values) that are settings or
+# profiler markers: in the simulator a setting is stored and has no effect (numerics are the CPU's),
+# a marker does nothing.  Anything else the converter writes must exist or be NotModelled.
+SETTINGS = {"allow_tf32": False, "allow_hf32": False, "enabled": True, "benchmark": False, "deterministic": False}
+MARKERS = ("range_push", "range_pop", "mark", "range_start", "range_end", "range")
+
+
+def provide_converted_names(target) -> list:
+    """Create what the converter's target names need under torch.backends.* and the vendor namespace;
+    the names that still cannot be reached (for the tests: should be none)."""
+    missing = []
+    for name in sorted(d.value for d in target.names.values() if d.kind == "new" and d.value.startswith("torch.")):
+        parts = name.split(".")
+        leaf = parts[-1]
+        if name.startswith((f"{target.namespace}.", "torch.backends.")) and (leaf in SETTINGS or leaf in MARKERS):
+            obj = torch
+            for i, part in enumerate(parts[1:-1], 1):
+                nxt = getattr(obj, part, None)
+                if nxt is None or isinstance(nxt, _Unmodelled):
+                    qual = ".".join(parts[: i + 1])
+                    nxt = sys.modules[qual] = types.ModuleType(qual, "made by the torchport simulator")
+                    setattr(obj, part, nxt)
+                obj = nxt
+            if not hasattr(obj, leaf) or isinstance(getattr(obj, leaf), _Unmodelled):
+                setattr(obj, leaf, SETTINGS.get(leaf, _marker))
+            continue
+        obj = torch
+        try:
+            for part in parts[1:]:
+                obj = getattr(obj, part)
+        except AttributeError:
+            missing.append(name)
+    return missing
+
+
+def _marker(*args, **kwargs):
+    """A profiler range/mark: nothing to record on the simulated device."""
+    return 0
+
+
 def _amp_module(target, names) -> VendorModule:
     device_type = target.device
     mod = VendorModule(f"{target.namespace}.amp", names, source=target.api_source)

@@ -13,6 +13,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <ATen/native/CPUFallback.h>
+#include <ATen/core/op_registration/adaption.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/as_strided_cpu_dispatch.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
@@ -374,6 +375,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 bool g_check_ops = false;                     // false: no operator data, every op runs
 bool g_cpu_fallback = false;                  // lacking ops run on the CPU (counted) instead of raising
 py::object* g_on_fallback = nullptr;          // Python callback(op name) for counting
+std::string g_lacking_note;                   // why the simulated device raises, and what the hardware does
 std::unique_ptr<torch::Library> g_target_ops; // the kernels registered for the target's op list
 
 void use_device_generator(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
@@ -388,9 +390,54 @@ void use_device_generator(const c10::OperatorHandle& op, torch::jit::Stack* stac
   }
 }
 
+// A device kernel sees tensors of one device: PyTorch's own check (and message) for the arguments,
+// letting 0-dim CPU tensors through as TensorIterator does on CUDA.
+std::optional<c10::Device> check_same_device(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const auto& args = op.schema().arguments();
+  size_t base = stack->size() - args.size();
+  std::optional<c10::Device> common;
+  std::string method = "wrapper_" + g_label + "_" + op.schema().operator_name().name.substr(6);
+  auto check = [&](const at::Tensor& t, const std::string& arg) {
+    if (!t.defined() || (t.device().is_cpu() && t.dim() == 0)) return;
+    c10::impl::check_and_update_common_device(common, t, method.c_str(), arg.c_str());
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    const auto& v = (*stack)[base + i];
+    if (v.isTensor()) {
+      check(v.toTensor(), args[i].name());
+    } else if (v.isTensorList()) {
+      for (const at::Tensor& t : v.toTensorList()) check(t, args[i].name());
+    } else if (v.isOptionalTensorList()) {
+      for (std::optional<at::Tensor> t : v.toOptionalTensorList()) if (t) check(*t, args[i].name());
+    }
+  }
+  return common;
+}
+
+// at::native::cpu_fallback returns outputs on the device of the first tensor argument; when that is a
+// 0-dim CPU tensor (`1 - x`), the outputs belong on the device the other arguments are on.
+bool first_tensor_on_cpu(const c10::OperatorHandle& op, const torch::jit::Stack* stack) {
+  size_t n = op.schema().arguments().size();
+  for (size_t i = stack->size() - n; i < stack->size(); ++i) {
+    const auto& v = (*stack)[i];
+    if (v.isTensor() && v.toTensor().defined()) return v.toTensor().device().is_cpu();
+  }
+  return false;
+}
+
 void run_on_host(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  auto device = check_same_device(op, stack);
+  bool misplaced = device && device->is_privateuseone() && first_tensor_on_cpu(op, stack);
   if (g_rng_per_device.load() && op.hasTag(at::Tag::nondeterministic_seeded)) use_device_generator(op, stack);
   at::native::cpu_fallback(op, stack);
+  if (!misplaced) return;
+  size_t n = op.schema().returns().size();
+  for (size_t i = stack->size() - n; i < stack->size(); ++i) {
+    auto& v = (*stack)[i];
+    if (v.isTensor() && v.toTensor().defined() && v.toTensor().device().is_cpu()) {
+      v = c10::IValue(to_device(v.toTensor(), *device));
+    }
+  }
 }
 
 void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
@@ -398,9 +445,7 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     const auto& name = op.schema().operator_name();
     std::string full = name.name + (name.overload_name.empty() ? "" : "." + name.overload_name);
     TORCH_CHECK_NOT_IMPLEMENTED(g_cpu_fallback, "Could not run '", full, "' with arguments from the '", g_label,
-                                "' backend. [torchport simulated device: the target's operator list for this "
-                                "version lacks this operator; `torchport sim --cpu-fallback` runs it on the CPU "
-                                "and counts it]");
+                                "' backend. [", g_lacking_note, "]");
     if (g_on_fallback) {
       py::gil_scoped_acquire gil;
       (*g_on_fallback)(full);
@@ -452,7 +497,7 @@ void configure(int devices, int64_t capacity, const std::string& label, bool rng
 
 // Register a host kernel for each op the target implements; returns the names this torch lacks.
 std::vector<std::string> set_operators(std::vector<std::string> supported, bool check, bool cpu_fallback,
-                                       py::object on_fallback) {
+                                       py::object on_fallback, std::string lacking_note) {
   static const std::unordered_set<std::string> owned = {
       "empty.memory_format", "empty_strided", "_copy_from", "_copy_from_and_resize", "as_strided", "resize_", "view",
       "_reshape_alias", "set_.source_Storage", "set_.source_Storage_storage_offset", "set_", "set_.source_Tensor",
@@ -476,6 +521,7 @@ std::vector<std::string> set_operators(std::vector<std::string> supported, bool 
   }
   g_check_ops = check;
   g_cpu_fallback = cpu_fallback;
+  g_lacking_note = lacking_note;
   delete g_on_fallback;
   g_on_fallback = on_fallback.is_none() ? nullptr : new py::object(on_fallback);
   return unknown;

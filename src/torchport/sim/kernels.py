@@ -1,0 +1,150 @@
+"""Device kernels for ops the vendors implement and PyTorch's CPU does not (CUDA-only ops).
+
+PyTorch sends a PrivateUse1 device down its GPU paths: an LSTM/GRU cell calls the fused cell op,
+SyncBatchNorm calls the batch_norm_stats family.  The vendors implement these ops; the CPU has no
+kernel for them.  Each function here computes the op with ordinary tensor ops on the simulated
+device (which run as host kernels), following the op's definition in PyTorch.  A kernel is
+registered only when the target's op list has the op: a vendor that lacks it still fails.
+"""
+from __future__ import annotations
+
+import torch
+
+
+def _bias(gates, bias):
+    return gates if bias is None else gates + bias
+
+
+def fused_lstm_cell(input_gates, hidden_gates, cx, input_bias=None, hidden_bias=None):
+    gates = _bias(input_gates, input_bias) + (hidden_gates if hidden_bias is None else hidden_gates + hidden_bias)
+    i, f, g, o = gates.chunk(4, 1)
+    i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
+    cy = f * cx + i * g
+    hy = o * cy.tanh()
+    return hy, cy, torch.cat([i, f, g, o], 1)
+
+
+def fused_lstm_cell_backward_impl(grad_hy, grad_cy, cx, cy, workspace, has_bias):
+    i, f, g, o = workspace.chunk(4, 1)
+    tanh_cy = cy.tanh()
+    gcy = torch.zeros_like(cy) if grad_cy is None else grad_cy.clone()
+    if grad_hy is not None:
+        gcy = gcy + grad_hy * o * (1 - tanh_cy * tanh_cy)
+        go = grad_hy * tanh_cy * o * (1 - o)
+    else:
+        go = torch.zeros_like(o)
+    gi = gcy * g * i * (1 - i)
+    gf = gcy * cx * f * (1 - f)
+    gg = gcy * i * (1 - g * g)
+    grad_gates = torch.cat([gi, gf, gg, go], 1)
+    grad_bias = grad_gates.sum(0) if has_bias else grad_gates.new_empty(0)
+    return grad_gates, gcy * f, grad_bias
+
+
+def fused_gru_cell(input_gates, hidden_gates, hx, input_bias=None, hidden_bias=None):
+    ir, ii, in_ = _bias(input_gates, input_bias).chunk(3, 1)
+    hr, hi, hn = _bias(hidden_gates, hidden_bias).chunk(3, 1)
+    r = (ir + hr).sigmoid()
+    z = (ii + hi).sigmoid()
+    n = (in_ + r * hn).tanh()
+    hy = n + z * (hx - n)
+    return hy, torch.cat([r, z, n, hx, hn], 1)
+
+
+def fused_gru_cell_backward(grad_hy, workspace, has_bias):
+    r, z, n, hx, hn = workspace.chunk(5, 1)
+    gz = grad_hy * (hx - n) * z * (1 - z)
+    gn = grad_hy * (1 - z) * (1 - n * n)
+    gr = gn * hn * r * (1 - r)
+    grad_input = torch.cat([gr, gz, gn], 1)
+    grad_hidden = torch.cat([gr, gz, gn * r], 1)
+    empty = grad_input.new_empty(0)
+    return (grad_input, grad_hidden, grad_hy * z,
+            grad_input.sum(0) if has_bias else empty, grad_hidden.sum(0) if has_bias else empty)
+
+
+# SyncBatchNorm's statistics ops (per channel, dimension 1)
+def _dims(x):
+    return [d for d in range(x.dim()) if d != 1]
+
+
+def _channel(v, x):
+    return v.view([1, -1] + [1] * (x.dim() - 2))
+
+
+def batch_norm_stats(input, eps):
+    x = input.float()
+    mean = x.mean(_dims(x))
+    var = x.var(_dims(x), unbiased=False)
+    return mean, (var + eps).rsqrt()
+
+
+def batch_norm_elemt(input, weight, bias, mean, invstd, eps):
+    out = (input - _channel(mean, input)) * _channel(invstd, input)
+    if weight is not None:
+        out = out * _channel(weight, input)
+    if bias is not None:
+        out = out + _channel(bias, input)
+    return out.to(input.dtype)
+
+
+def batch_norm_gather_stats_with_counts(input, mean, invstd, running_mean, running_var, momentum, eps, counts):
+    counts = counts.to(mean.dtype).view(-1, 1)
+    total = counts.sum()
+    var = invstd.pow(-2) - eps
+    gmean = (counts * mean).sum(0) / total
+    gvar = (counts * (var + mean * mean)).sum(0) / total - gmean * gmean
+    with torch.no_grad():
+        if running_mean is not None:
+            running_mean.mul_(1 - momentum).add_(gmean.to(running_mean.dtype) * momentum)
+        if running_var is not None:
+            unbiased = gvar * total / (total - 1).clamp(min=1)
+            running_var.mul_(1 - momentum).add_(unbiased.to(running_var.dtype) * momentum)
+    return gmean, (gvar + eps).rsqrt()
+
+
+def batch_norm_backward_reduce(grad_out, input, mean, invstd, weight, input_g, weight_g, bias_g):
+    dims = _dims(input)
+    sum_dy = grad_out.float().sum(dims)
+    sum_dy_xmu = (grad_out.float() * (input.float() - _channel(mean, input))).sum(dims)
+    empty = sum_dy.new_empty(0)
+    return (sum_dy if input_g else empty, sum_dy_xmu if input_g else empty,
+            (sum_dy_xmu * invstd) if weight_g else empty, sum_dy if bias_g else empty)
+
+
+def batch_norm_backward_elemt(grad_out, input, mean, invstd, weight, sum_dy, sum_dy_xmu, count):
+    n = count.to(sum_dy.dtype).sum()
+    mean_dy = _channel(sum_dy / n, input)
+    mean_dy_xmu = _channel(sum_dy_xmu / n, input)
+    inv = _channel(invstd, input)
+    scale = inv if weight is None else inv * _channel(weight, input)
+    grad = (grad_out - mean_dy - (input - _channel(mean, input)) * inv * inv * mean_dy_xmu) * scale
+    return grad.to(input.dtype)
+
+
+KERNELS = {
+    "_thnn_fused_lstm_cell": fused_lstm_cell,
+    "_thnn_fused_lstm_cell_backward_impl": fused_lstm_cell_backward_impl,
+    "_thnn_fused_gru_cell": fused_gru_cell,
+    "_thnn_fused_gru_cell_backward": fused_gru_cell_backward,
+    "batch_norm_stats": batch_norm_stats,
+    "batch_norm_elemt": batch_norm_elemt,
+    "batch_norm_gather_stats_with_counts": batch_norm_gather_stats_with_counts,
+    "batch_norm_backward_reduce": batch_norm_backward_reduce,
+    "batch_norm_backward_elemt": batch_norm_backward_elemt,
+}
+
+_LIBRARY = None
+
+
+def register(supported) -> list:
+    """Register the kernels of KERNELS whose op the target has; the registered names."""
+    global _LIBRARY
+    if _LIBRARY is None:
+        _LIBRARY = torch.library.Library("aten", "IMPL")
+    done = []
+    for name, fn in KERNELS.items():
+        if supported is None or name in supported:
+            _LIBRARY.impl(name, fn, "PrivateUse1")
+            done.append(name)
+    return done

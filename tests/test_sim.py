@@ -1,0 +1,299 @@
+"""torchport sim: the simulated npu/mlu/musa devices, proven by executing converted and unmodified code.
+
+Every run here is a real process on the simulated device (the C++ extension is built once per
+torch version and cached).  Losses are compared with the cpu target's, which must be equal: the
+simulator's numerics are the CPU's and, by default, device random numbers come from the host
+generator.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+import torchport
+from torchport.core.command import interpreter_words
+
+pytest.importorskip("torch")
+
+VENDORS = ["npu", "mlu", "musa"]
+EXAMPLE = ROOT / "examples" / "cuda_project"
+FIXTURES = ROOT / "tests" / "fixtures"
+TORCHPORT = [sys.executable, "-m", "torchport"]
+
+
+def run(args, cwd=None, env=None, timeout=600):
+    return subprocess.run(args, cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def losses(text: str) -> list:
+    return [float(v) for v in re.findall(r"loss (-?\d+\.\d+)", text)]
+
+
+@pytest.fixture(scope="session")
+def built():
+    """The simulator's extension, built (or found in the cache) once for the session."""
+    p = run([*TORCHPORT, "sim", "--build"])
+    assert p.returncode == 0, p.stderr
+    assert "ready" in p.stderr
+    return True
+
+
+@pytest.fixture(scope="module")
+def converted(tmp_path_factory):
+    """The bundled example converted to cpu and each vendor target."""
+    base = tmp_path_factory.mktemp("example")
+    for target in ["cpu", *VENDORS]:
+        assert torchport.convert(EXAMPLE, target, base / target).summary()["errors"] == 0
+    return base
+
+
+@pytest.fixture(scope="module")
+def cpu_losses(converted):
+    p = run([sys.executable, "train.py", "--steps", "3"], cwd=converted / "cpu")
+    assert p.returncode == 0, p.stderr
+    values = losses(p.stdout)
+    assert len(values) == 3
+    return values
+
+
+# ---------------------------------------------------------------- converted code on the simulated device
+@pytest.mark.parametrize("target", VENDORS)
+def test_converted_example_trains_like_its_cpu_conversion(built, converted, cpu_losses, target, tmp_path):
+    report = tmp_path / "sim.json"
+    p = run([*TORCHPORT, "sim", "--to", target, "--report", str(report), "--", "python", "train.py", "--steps", "3",
+             "--save", str(tmp_path / "ck.pt")], cwd=converted / target)
+    assert p.returncode == 0, p.stderr
+    assert f"on {target}" in p.stdout, "the converted example must run on the simulated device, not on the CPU"
+    assert losses(p.stdout) == pytest.approx(cpu_losses, abs=1e-6)
+    peak = int(re.search(r"peak memory (\d+)", p.stdout).group(1))
+    assert peak > 0, "memory statistics come from the simulated allocator"
+    merged = json.loads(report.read_text())
+    assert merged["simulated"] is True and merged["device"] == target and merged["processes"] == 1
+    assert merged["fallback_ops"] == []
+    assert f"simulated {target}" in p.stderr
+
+
+def test_converted_example_with_amp(built, converted):
+    p = run([*TORCHPORT, "sim", "--to", "npu", "--", "python", "train.py", "--steps", "2", "--amp"],
+            cwd=converted / "npu")
+    assert p.returncode == 0, p.stderr
+    assert len(losses(p.stdout)) == 2 and all(v == v for v in losses(p.stdout))
+
+
+def test_unconverted_example_fails_on_the_simulated_device(built):
+    """The simulator is not a CUDA emulator: code that was not migrated still asks for CUDA."""
+    p = run([*TORCHPORT, "sim", "--to", "npu", "--", "python", "train.py", "--steps", "1"], cwd=EXAMPLE)
+    assert p.returncode != 0
+    assert "CUDA" in p.stderr or "cuda" in p.stderr
+
+
+# ---------------------------------------------------------------- unmodified CUDA code: run --simulate
+@pytest.mark.parametrize("target", VENDORS)
+def test_unmodified_cuda_example_under_run_simulate(built, cpu_losses, target):
+    p = run([*TORCHPORT, "run", "--to", target, "--simulate", "train.py", "--steps", "3"], cwd=EXAMPLE)
+    assert p.returncode == 0, p.stderr
+    assert f"on {target}" in p.stdout
+    assert losses(p.stdout) == pytest.approx(cpu_losses, abs=1e-6)
+
+
+def test_unmodified_training_script_with_amp_pinned_loader_jit_and_checkpoint(built, tmp_path):
+    script = FIXTURES / "runtime" / "train_cuda.py"
+    ref = run([*TORCHPORT, "run", "--to", "cpu", str(script), "--ckpt", str(tmp_path / "a.pt")])
+    assert ref.returncode == 0, ref.stderr
+    p = run([*TORCHPORT, "run", "--to", "npu", "--simulate", str(script), "--ckpt", str(tmp_path / "b.pt")])
+    assert p.returncode == 0, p.stderr
+    assert "device npu" in p.stdout and "autocast torch.float16" in p.stdout
+    assert "float64 stays torch.float64" in p.stdout and "reloaded 4 tensors" in p.stdout
+    assert len(losses(p.stdout)) == len(losses(ref.stdout)) == 3
+
+
+# ---------------------------------------------------------------- collectives: torchrun with 2 processes
+@pytest.fixture(scope="module")
+def ddp_reference():
+    p = run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+             str(FIXTURES / "runtime" / "ddp_cpu.py")])
+    assert p.returncode == 0, p.stderr
+    values = losses(p.stdout)
+    assert len(values) == 5
+    return values
+
+
+@pytest.mark.parametrize("target", VENDORS)
+def test_converted_ddp_script_trains_under_torchrun(built, ddp_reference, target, tmp_path):
+    out = tmp_path / target
+    torchport.convert(FIXTURES / "runtime" / "ddp_nccl.py", target, out)
+    script = out / "ddp_nccl.py"
+    text = script.read_text()
+    assert f'backend="{load_backend(target)}"' in text or f"backend='{load_backend(target)}'" in text
+    report = tmp_path / "ddp.json"
+    p = run([*TORCHPORT, "sim", "--to", target, "--devices", "2", "--report", str(report), "--",
+             "python", "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", str(script)])
+    assert p.returncode == 0, p.stderr
+    assert losses(p.stdout) == pytest.approx(ddp_reference, abs=1e-6)
+    assert json.loads(report.read_text())["processes"] == 2
+
+
+def test_unmodified_nccl_ddp_script_under_run_simulate(built, ddp_reference):
+    p = run([*TORCHPORT, "run", "--to", "musa", "--simulate", "--devices", "2", "-m", "torch.distributed.run",
+             "--standalone", "--nproc_per_node", "2", str(FIXTURES / "runtime" / "ddp_nccl.py")])
+    assert p.returncode == 0, p.stderr
+    assert losses(p.stdout) == pytest.approx(ddp_reference, abs=1e-6)
+
+
+def load_backend(target):
+    from torchport.backends import load_target
+
+    return load_target(target).backend
+
+
+# ---------------------------------------------------------------- the API surface and device behaviour
+@pytest.mark.parametrize("target", VENDORS)
+def test_vendor_namespace_and_device_behaviour(built, target, tmp_path):
+    kb = json.loads((ROOT / "src" / "torchport" / "kb" / "api" / f"{target}.json").read_text())
+    listed = set(kb["names"]) | set(kb.get("referenced_names", [])) | set(kb["modules"])
+    p = run([*TORCHPORT, "sim", "--to", target, "--devices", "2", "--", "python",
+             str(FIXTURES / "sim" / "api_probe.py")],
+            env={"PROBE_DIR": str(tmp_path), "PROBE_UNMODELLED": "caching_allocator_alloc"})
+    assert p.returncode == 0, p.stderr
+    assert "caching_allocator_alloc" in listed   # a vendor API the simulator does not model
+    facts = json.loads(p.stdout.split("PROBE ", 1)[1])
+    assert facts["version"].endswith("+torchport.simulated") and "simulated" in facts["name"]
+    assert facts["device_count"] == 2
+    assert set(facts["public"]) <= listed, "the simulator must not invent vendor APIs"
+    assert len(facts["public"]) >= 30
+    assert facts["unlisted"].startswith("AttributeError") and facts["hasattr_unlisted"] is False
+    assert facts["unmodelled"].startswith("NotModelled") and "not modelled" in facts["unmodelled"]
+    assert facts["converted_names_missing"] == []
+    assert facts["tensor"] == [f"{target}:0", True, f"{target}:0", f"{target}:0"]
+    mem = facts["memory"]
+    assert mem["grew"] == mem["freed"] == 4 << 20 and mem["peak_at_least"] and mem["stats_current"]
+    assert facts["oom_type"] == "torch.OutOfMemoryError" and "out of memory" in facts["oom"]
+    assert facts["set_device"] == [1, f"{target}:1"] and facts["device_ctx"] == f"{target}:0"
+    assert "invalid device ordinal 7" in facts["bad_index"]
+    assert "simulated" in facts["properties"][0] and facts["properties"][1] == mem["total"]
+    assert 45 <= facts["elapsed_ms"] < 5000, "events time what ran between them"
+    assert facts["stream_inside"] and facts["stream_after"] and facts["stream_query"]
+    assert facts["rng_replay"]
+    assert facts["autocast_fp16"] == "torch.float16" and facts["autocast_bf16"] == "torch.bfloat16"
+    assert facts["scaler_scale"] > 0
+    assert facts["load"] == [f"{target}:0", "cpu"]
+    assert facts["pinned"] == [True, False]
+    assert "Expected all tensors to be on the same device" in facts["mismatch"]
+    assert f"{target}:0" in facts["mismatch"] and "cpu" in facts["mismatch"]
+
+
+# ---------------------------------------------------------------- missing operators agree with ops check
+@pytest.mark.parametrize("target", VENDORS)
+def test_lacking_operators_agree_with_ops_check(built, target, tmp_path):
+    script = FIXTURES / "sim" / "lacking_ops.py"
+    ops_file = tmp_path / "ops.json"
+    rec = run([*TORCHPORT, "ops", "record", "-o", str(ops_file), "--", sys.executable, str(script)],
+              env={"DEVICE": "cpu"})
+    assert rec.returncode == 0, rec.stderr
+    check = run([*TORCHPORT, "ops", "check", str(ops_file), "--to", target, "--all", "--json"])
+    rows = json.loads(check.stdout)["ops"]
+    lacking = {r["op"] for r in rows if r["status"] in ("missing", "cpu-fallback")}
+    assert lacking, "the fixture must use an op this target lacks, or the test proves nothing"
+
+    failing = run([*TORCHPORT, "sim", "--to", target, "--", "python", str(script)], env={"DEVICE": target})
+    assert failing.returncode == 1
+    first = re.search(r"Could not run '(aten::[\w.]+)' with arguments from the '(\w+)' backend", failing.stderr)
+    assert first and first.group(1).split("::")[1] in lacking
+    assert "torchport simulated" in failing.stderr
+
+    report = tmp_path / "fallback.json"
+    fell = run([*TORCHPORT, "sim", "--to", target, "--cpu-fallback", "--report", str(report), "--", "python",
+                str(script)], env={"DEVICE": target})
+    assert fell.returncode == 0, fell.stderr
+    counted = {e["op"].split("::")[1] for e in json.loads(report.read_text())["fallback_ops"]}
+    assert counted == lacking
+    reference = run([sys.executable, str(script)], env={"DEVICE": "cpu"})
+    assert losses(fell.stdout) == losses(reference.stdout)
+
+
+# ---------------------------------------------------------------- bad input: one line, exit 2
+@pytest.mark.parametrize("args", [
+    ["sim", "--to", "cpu", "--", "python", "x.py"],
+    ["sim", "--to", "mps", "--", "python", "x.py"],
+    ["sim", "--to", "nope", "--", "python", "x.py"],
+    ["sim", "--to", "npu"],
+    ["sim", "--to", "npu", "--devices", "0", "--", "python", "x.py"],
+    ["sim", "--to", "npu", "--", "no-such-program-here"],
+    ["run", "--to", "cpu", "--simulate", "x.py"],
+    ["run", "--to", "npu", "--devices", "2", "x.py"],
+])
+def test_bad_input_is_one_line_and_exit_2(args, tmp_path):
+    (tmp_path / "x.py").write_text("print('hi')\n")
+    p = run([*TORCHPORT, *args], cwd=tmp_path)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
+    assert p.stdout == ""
+
+
+def test_no_compiler_is_a_clear_error(tmp_path):
+    p = run([*TORCHPORT, "sim", "--build"], env={"TORCHPORT_CACHE": str(tmp_path / "cache"),
+                                                 "CXX": str(tmp_path / "no-compiler")})
+    assert p.returncode == 2
+    assert "C++ compiler" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_build_for_another_torch_is_refused(tmp_path):
+    import torch
+
+    from torchport.sim import build
+
+    os.environ["TORCHPORT_CACHE"] = str(tmp_path / "cache")
+    try:
+        folder = build.build_dir(torch.__version__)
+        folder.mkdir(parents=True)
+        ident = build._identity(torch.__version__)
+        (folder / f"{ident['name']}{build._suffix()}").write_bytes(b"not a library")
+        (folder / "build.json").write_text(json.dumps({**ident, "torch": "2.12.0"}))
+    finally:
+        os.environ.pop("TORCHPORT_CACHE")
+    p = run([*TORCHPORT, "sim", "--build"], env={"TORCHPORT_CACHE": str(tmp_path / "cache")})
+    assert p.returncode == 2 and "torch 2.12.0" in p.stderr and torch.__version__ in p.stderr
+
+
+def test_target_without_sim_table_is_refused_in_process():
+    from torchport.core.errors import UsageError
+    from torchport.sim import install
+
+    with pytest.raises(UsageError, match="no simulated device"):
+        install("cpu")
+
+
+# ---------------------------------------------------------------- interpreter spellings after --
+@pytest.mark.parametrize("argv,words", [
+    (["python", "t.py"], 1), (["python3.11", "t.py"], 1), (["/usr/bin/python3", "-u", "t.py"], 2),
+    (["/usr/bin/env", "python", "t.py"], 2), ([sys.executable, "-m", "pkg"], 1), (["t.py"], 0),
+    (["torchrun", "t.py"], 0), (["env"], 0),
+])
+def test_interpreter_words(argv, words):
+    assert interpreter_words(argv) == words
+
+
+def test_ops_record_accepts_a_full_interpreter_path(tmp_path):
+    script = tmp_path / "t.py"
+    script.write_text("import torch\nprint((torch.ones(2) + 1).sum().item())\n")
+    out = tmp_path / "ops.json"
+    p = run([*TORCHPORT, "ops", "record", "-o", str(out), "--", sys.executable, "-u", str(script)])
+    assert p.returncode == 0, p.stderr
+    assert any(o["op"].startswith("aten::add") for o in json.loads(out.read_text())["ops"])
+
+
+def test_sim_resolves_bare_python_to_torchports_interpreter(built, tmp_path):
+    script = tmp_path / "t.py"
+    script.write_text("import sys, torch, torch_mlu\nprint(sys.executable, torch.ones(1, device='mlu').device)\n")
+    for spelling in (["python"], ["python3"], [sys.executable], [shutil.which("env") or "/usr/bin/env",
+                                                                  sys.executable]):
+        p = run([*TORCHPORT, "sim", "--to", "mlu", "--", *spelling, str(script)])
+        assert p.returncode == 0, (spelling, p.stderr)
+        assert "mlu:0" in p.stdout
