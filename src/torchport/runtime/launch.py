@@ -48,8 +48,7 @@ def run(target: str, argv: list, *, module: Optional[str] = None, report: Option
             raise UsageError(f"script not found: {script}")
     if report is not None and Path(report).is_dir():
         raise UsageError(f"--report {report} is a folder: give a file name (.json or .md)")
-    if simulate is not None:
-        _simulate(target, simulate)
+    sim_dir = _simulate(target, simulate) if simulate is not None else None
     report_dir = tempfile.mkdtemp(prefix="torchport-run-") if report else None
     from . import patch
 
@@ -61,26 +60,44 @@ def run(target: str, argv: list, *, module: Optional[str] = None, report: Option
             code = subprocess.call([program, *argv[1:]])
         else:
             code = run_here(script, module, argv)
+        simulated = _simulated(sim_dir, target, code) if sim_dir else None
         if report_dir:
             session.stats.write(report_dir)
-            _write_report(report_dir, Path(report))
+            _write_report(report_dir, Path(report), simulated)
         return code
     finally:
         os.environ.pop(environment.REPORT_DIR, None)
-        if report_dir:
-            shutil.rmtree(report_dir, ignore_errors=True)
+        for folder in (report_dir, sim_dir):
+            if folder:
+                shutil.rmtree(folder, ignore_errors=True)
 
 
-def _simulate(target: Optional[str], options: dict) -> None:
-    """Put the simulated device's stand-in vendor package where `patch()` imports it, here and in children."""
+def _simulate(target: Optional[str], options: dict) -> str:
+    """Put the simulated device's stand-in vendor package where `patch()` imports it, here and in
+    children; the folder where the simulating processes write their reports."""
     from ..sim import PACKAGES
     from ..sim.launch import environment as sim_environment
 
     if not target:
         raise UsageError("--simulate needs --to TARGET (npu, mlu or musa)")
-    os.environ.update(sim_environment(target, devices=options.get("devices", 1),
-                                      cpu_fallback=options.get("cpu_fallback", False)))
+    env = sim_environment(target, devices=options.get("devices", 1), cpu_fallback=options.get("cpu_fallback", False))
+    folder = tempfile.mkdtemp(prefix="torchport-sim-")
+    os.environ.update({**env, "TORCHPORT_SIM_REPORT": folder})
     sys.path.insert(0, str(PACKAGES))
+    return folder
+
+
+def _simulated(folder: str, target: str, code: int) -> dict:
+    """What the simulated device reported (this process and its children), summed up on stderr."""
+    from .. import sim
+    from ..sim import launch as sim_launch
+
+    if sim.active() is not None:
+        sim.write_report(sim.active(), Path(folder))
+    merged = sim_launch.merge(folder)
+    merged["exit_code"], merged["requested"] = code, target
+    print(sim_launch.summary(merged), file=sys.stderr)
+    return merged
 
 
 def run_here(script: Optional[str], module: Optional[str], argv: list, passthrough: tuple = ()) -> int:
@@ -121,7 +138,7 @@ def run_here(script: Optional[str], module: Optional[str], argv: list, passthrou
             sys.path[0] = saved_path0
 
 
-def _write_report(folder: str, path: Path) -> None:
+def _write_report(folder: str, path: Path, simulated: Optional[dict] = None) -> None:
     reports = []
     for f in sorted(Path(folder).glob("*.json")):
         try:
@@ -129,9 +146,14 @@ def _write_report(folder: str, path: Path) -> None:
         except (OSError, ValueError):
             continue
     merged = merge(reports)
+    if simulated is not None:
+        merged["simulated"] = simulated
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.suffix == ".md":
-        path.write_text(markdown(merged), encoding="utf-8")
+        from ..sim.launch import summary
+
+        note = f"\n{summary(simulated)} ({simulated['note']})\n" if simulated else ""
+        path.write_text(markdown(merged) + note, encoding="utf-8")
     else:
         path.write_text(json.dumps(merged, indent=1) + "\n", encoding="utf-8")
 

@@ -161,7 +161,7 @@ def _start(t, count: int, fallback: bool, rng_mode: str, torch_version: Optional
         collectives.register(t.backend, t.device, ext.host_alias)
     folder = os.environ.get(ENV["report"])
     if folder:
-        atexit.register(_write_report, sim, Path(folder))
+        atexit.register(write_report, sim, Path(folder))
     return sim
 
 
@@ -170,8 +170,13 @@ def _lacking_note(t, ops) -> str:
         return ""
     on_hardware = ("on the hardware it runs on the CPU with a warning (slow)" if ops.fallback == "cpu"
                    else "this is an error on the hardware too" if ops.fallback == "error" else "")
+    import torch
+
+    running = torch.__version__.split("+")[0]
+    mismatch = (f"; the list is for torch {ops.torch_version} and this is torch {running}, whose decompositions "
+                f"may call ops that list does not name" if ops.torch_version.split("+")[0] != running else "")
     return (f"torchport simulated {t.device}: {t.name} {ops.vendor_version} (torch {ops.torch_version}) lacks this "
-            f"operator; {on_hardware}; `torchport sim --cpu-fallback` runs it on the CPU and counts it")
+            f"operator; {on_hardware}; `torchport sim --cpu-fallback` runs it on the CPU and counts it{mismatch}")
 
 
 def host_kernels(ops) -> list:
@@ -185,9 +190,11 @@ def host_kernels(ops) -> list:
     return sorted(op for op in ops.ops if "CPU" in (table.get(op) or {}).get("dispatch", ()))
 
 
-def _write_report(sim: Simulator, folder: Path) -> None:
+def write_report(sim: Simulator, folder: Path) -> None:
+    """Write this process's report into `folder` (sim-<pid>.json, atomically)."""
+    if not folder.is_dir():   # the launcher made it and is done with it
+        return
     try:
-        folder.mkdir(parents=True, exist_ok=True)
         tmp = folder / f".sim-{os.getpid()}.json.tmp"
         tmp.write_text(json.dumps(sim.report(), indent=1) + "\n", encoding="utf-8")
         os.replace(tmp, folder / f"sim-{os.getpid()}.json")
@@ -225,4 +232,4 @@ def stand_in(package: str, namespace: dict) -> None:
     namespace["__getattr__"] = __getattr__
 
 
-__all__ = ["install", "active", "stand_in", "simulated_targets", "Simulator", "PACKAGES", "ENV", "RNG_MODES"]
+__all__ = ["install", "active", "stand_in", "write_report", "simulated_targets", "Simulator", "PACKAGES", "ENV", "RNG_MODES"]

@@ -100,6 +100,8 @@ def load(verbose: bool = False):
         fcntl.flock(lock, fcntl.LOCK_EX)       # one build at a time (torchrun starts several processes)
         if record.is_file() and library.is_file():
             return _import_library(library, ident["name"])
+        # cpp_extension's own lock file outlives a build that was killed; holding our lock, it is stale
+        (folder / "lock").unlink(missing_ok=True)
         return _build(folder, ident, record, verbose)
 
 

@@ -268,7 +268,8 @@ at::Tensor host_alias(const at::Tensor& t) {
   if (!t.defined() || !t.is_privateuseone()) return t;
   auto storage = t.storage();
   c10::Storage cpu_storage(c10::Storage::use_byte_size_t(), storage.nbytes(),
-                           at::DataPtr(storage.mutable_data(), c10::Device(c10::DeviceType::CPU)), nullptr, false);
+                           at::DataPtr(storage.mutable_data(), c10::Device(c10::DeviceType::CPU)),
+                           c10::GetCPUAllocator(), true);   // resizable: an out= kernel may grow it (copied back)
   at::Tensor alias = at::empty({0}, t.options().device(c10::DeviceType::CPU));
   alias.set_(cpu_storage, t.storage_offset(), t.sizes(), t.strides());
   return alias;
@@ -414,28 +415,84 @@ std::optional<c10::Device> check_same_device(const c10::OperatorHandle& op, torc
   return common;
 }
 
-// at::native::cpu_fallback returns outputs on the device of the first tensor argument; when that is a
-// 0-dim CPU tensor (`1 - x`), the outputs belong on the device the other arguments are on.
-bool first_tensor_on_cpu(const c10::OperatorHandle& op, const torch::jit::Stack* stack) {
-  size_t n = op.schema().arguments().size();
-  for (size_t i = stack->size() - n; i < stack->size(); ++i) {
-    const auto& v = (*stack)[i];
-    if (v.isTensor() && v.toTensor().defined()) return v.toTensor().device().is_cpu();
+// A host kernel: the CPU kernel runs on CPU tensors that alias the device tensors' memory (no copies).
+// In-place and out= arguments are therefore updated where they live, optional mutated arguments
+// (batch norm's running statistics) included; a view comes back as a view of the device tensor; a
+// new result becomes a device tensor; an out= argument the CPU kernel reallocated is copied back.
+struct Aliased {
+  at::Tensor device, host;
+  bool written;
+};
+
+const void* data_of(const at::Tensor& t) { return t.storage().data_ptr().get(); }
+
+c10::IValue on_device(const at::Tensor& t, const std::vector<Aliased>& args, std::optional<c10::Device> device) {
+  if (!t.defined() || !t.device().is_cpu() || !device || !device->is_privateuseone()) return t;
+  if (t.storage().nbytes() > 0) {
+    for (const auto& a : args) {
+      if (a.host.defined() && data_of(a.host) == data_of(t)) {   // a view of an argument
+        if (a.written && t.is_same(a.host)) return a.device;
+        return at::cpu::as_strided_symint(a.device, c10::fromIntArrayRefSlow(t.sizes()), c10::fromIntArrayRefSlow(t.strides()), c10::SymInt(t.storage_offset()));
+      }
+    }
   }
-  return false;
+  return to_device(t, *device);
 }
 
 void run_on_host(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   auto device = check_same_device(op, stack);
-  bool misplaced = device && device->is_privateuseone() && first_tensor_on_cpu(op, stack);
   if (g_rng_per_device.load() && op.hasTag(at::Tag::nondeterministic_seeded)) use_device_generator(op, stack);
-  at::native::cpu_fallback(op, stack);
-  if (!misplaced) return;
-  size_t n = op.schema().returns().size();
-  for (size_t i = stack->size() - n; i < stack->size(); ++i) {
+  const auto& schema = op.schema();
+  size_t nargs = schema.arguments().size();
+  size_t base = stack->size() - nargs;
+  std::vector<Aliased> args;
+  for (size_t i = 0; i < nargs; ++i) {
+    auto& v = (*stack)[base + i];
+    const auto* alias = schema.arguments()[i].alias_info();
+    bool written = alias && alias->isWrite();
+    if (v.isTensor()) {
+      const at::Tensor& t = v.toTensor();
+      if (t.defined() && t.is_privateuseone()) {
+        args.push_back({t, host_alias(t), written});
+        v = c10::IValue(args.back().host);
+      }
+    } else if (v.isTensorList()) {
+      c10::List<at::Tensor> hosts;
+      for (const at::Tensor& t : v.toTensorList()) {
+        at::Tensor h = host_alias(t);
+        if (t.defined() && t.is_privateuseone()) args.push_back({t, h, written});
+        hosts.push_back(h);
+      }
+      v = c10::IValue(hosts);
+    } else if (v.isOptionalTensorList()) {
+      c10::List<std::optional<at::Tensor>> hosts;
+      for (std::optional<at::Tensor> t : v.toOptionalTensorList()) {
+        if (t && t->defined() && t->is_privateuseone()) {
+          args.push_back({*t, host_alias(*t), written});
+          hosts.push_back(args.back().host);
+        } else {
+          hosts.push_back(t);
+        }
+      }
+      v = c10::IValue(hosts);
+    }
+  }
+  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+  for (auto& a : args) {   // an out= argument the CPU kernel resized onto new memory
+    if (a.written && (data_of(a.host) != data_of(a.device) || a.host.sizes() != a.device.sizes())) {
+      copy_from_and_resize(a.host, a.device);
+      a.host = host_alias(a.device);
+    }
+  }
+  size_t nret = schema.returns().size();
+  for (size_t i = stack->size() - nret; i < stack->size(); ++i) {
     auto& v = (*stack)[i];
-    if (v.isTensor() && v.toTensor().defined() && v.toTensor().device().is_cpu()) {
-      v = c10::IValue(to_device(v.toTensor(), *device));
+    if (v.isTensor()) {
+      v = on_device(v.toTensor(), args, device);
+    } else if (v.isTensorList()) {
+      c10::List<at::Tensor> out;
+      for (const at::Tensor& t : v.toTensorList()) out.push_back(on_device(t, args, device).toTensor());
+      v = c10::IValue(out);
     }
   }
 }

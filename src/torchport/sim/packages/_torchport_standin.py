@@ -1,0 +1,11 @@
+"""Shared body of the stand-in vendor packages in this folder (on sys.path only under `torchport sim`)."""
+try:
+    from torchport.sim import stand_in
+except ModuleNotFoundError:   # an interpreter without torchport installed: use the copy this file is part of
+    import sys
+    from pathlib import Path
+
+    sys.path.append(str(Path(__file__).resolve().parents[3]))
+    from torchport.sim import stand_in
+
+__all__ = ["stand_in"]
