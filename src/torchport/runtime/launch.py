@@ -32,8 +32,11 @@ def run(target: str, argv: list, *, module: Optional[str] = None, report: Option
         policy: Optional[str] = None, on_missing: Optional[str] = None, simulate: Optional[dict] = None) -> int:
     """Run `argv` (script and its arguments, or the module's arguments) for `target`; the exit code.
     `simulate` ({"devices": N, "cpu_fallback": bool}) runs it on torchport's simulated device."""
-    if module is None and interpreter_words(argv):   # `python3 train.py`, `/usr/bin/env python -m pkg`: run it here
-        argv = argv[interpreter_words(argv):]
+    words = interpreter_words(argv) if module is None else 0
+    rest = argv[words:]
+    if words and (rest[:1] == ["-m"] or (rest and Path(rest[0]).is_file())):
+        # `python3 train.py`, `/usr/bin/env python -m pkg`: run it here (`python -c ...` stays a program)
+        argv = rest
         if argv[:1] == ["-m"]:
             if len(argv) < 2:
                 raise UsageError("-m needs a module name")
