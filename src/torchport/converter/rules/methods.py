@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from ...core.finding import ADVICE
 from ..registry import rule
@@ -70,8 +71,15 @@ def _tail(ctx, node, attr_start):
 @rule("TP502", "is-cuda", "tensor-method", nodes=(ast.Attribute,), triggers=("is_cuda",),
       example=("if x.is_cuda:\n    pass\n", "if x.is_npu:\n    pass\n"))
 def is_cuda(node, ctx):
-    """`x.is_cuda` -> `x.is_npu` (or a device-type comparison for targets without the property)."""
+    """`x.is_cuda` -> `x.is_npu` (or a device-type comparison for targets without the property).
+
+    A tensor's `is_cuda` cannot be assigned: where the file assigns `<receiver>.is_cuda = ...`
+    (`self.is_cuda = device.type == "cuda"`), that receiver's `is_cuda` is the user's own attribute
+    and its reads stay as they are (the value assigned is converted by the device rules)."""
     if node.attr != "is_cuda" or not isinstance(node.ctx, ast.Load):
+        return
+    receiver = re.escape(ctx.text(node.value))
+    if re.search(rf"(?<![\w.]){receiver}\s*\.\s*is_cuda\s*(?::[^=\n]*)?=(?!=)", ctx.source):
         return
     t = ctx.target
     start = ctx.span(node)[1] - len("is_cuda")

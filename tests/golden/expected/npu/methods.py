@@ -13,3 +13,13 @@ def move(model, batch, args):
     movers = list(map(lambda t: t.npu(), [images, target]))
     to_gpu = torch.Tensor.cuda
     return model, images, target, extra, pair, on_gpu, movers, to_gpu
+
+
+class Prefetcher:
+    """timm's PrefetchLoader: is_cuda is the class's own attribute, assigned from a device check."""
+
+    def __init__(self, device):
+        self.is_cuda = device.type == "npu"
+
+    def ready(self, x):
+        return self.is_cuda and x.is_npu
