@@ -59,9 +59,9 @@ def main() -> int:
     dev_model = model(torch).to(args.target)
     dev_model.load_state_dict({k: v.to(args.target) for k, v in cpu_model.state_dict().items()})
     runs = {}
+    images, labels = torch.randn(16, 3, 32, 32), torch.randint(0, 10, (16,))
     for name, m, device in (("cpu", cpu_model, "cpu"), ("sim", dev_model, args.target)):
-        x = torch.randn(16, 3, 32, 32).to(device)
-        y = torch.randint(0, 10, (16,)).to(device)
+        x, y = images.to(device), labels.to(device)
         opt = torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9)
         runs[name] = (m, x, y, opt)
 
@@ -72,7 +72,7 @@ def main() -> int:
         opt.zero_grad()
         loss.backward()
         opt.step()
-        return time.perf_counter() - t, float(loss)
+        return time.perf_counter() - t, loss.item()
 
     for name in runs:   # warm-up
         step(name)
