@@ -104,14 +104,20 @@ def build(target, ext, rng_per_device: bool) -> VendorModule:
     label = f"{sim.get('device_name', target.title)} (torchport simulated)"
 
     def index(device=None) -> int:
+        """The device index `device` names (None: the current device), checked against the count."""
         if device is None:
             return ext.current_device()
         if isinstance(device, int):
-            return device
-        d = torch.device(device)
-        if d.type != device_type:
-            raise ValueError(f"Expected a {device_type} device, but got: {d}")
-        return ext.current_device() if d.index is None else d.index
+            i = device
+        else:
+            d = torch.device(device)
+            if d.type != device_type:
+                raise ValueError(f"Expected a {device_type} device, but got: {d}")
+            i = ext.current_device() if d.index is None else d.index
+        if not 0 <= i < ext.device_count():
+            raise RuntimeError(f"invalid device ordinal {i} (the simulated {device_type} has {ext.device_count()} "
+                               f"device(s); set them with --devices)")
+        return i
 
     def generator(device=None) -> torch.Generator:
         return ext.generator(index(device))
@@ -126,7 +132,12 @@ def build(target, ext, rng_per_device: bool) -> VendorModule:
     f["current_device"] = lambda: ext.current_device()
     f["set_device"] = lambda device: ext.set_device(index(device))
     f["synchronize"] = lambda device=None: None
-    f["get_device_name"] = lambda device=None: (index(device), label)[1]
+
+    def get_device_name(device=None):
+        index(device)   # validates the device
+        return label
+
+    f["get_device_name"] = get_device_name
 
     def get_device_properties(device=None):
         index(device)
@@ -203,7 +214,12 @@ def build(target, ext, rng_per_device: bool) -> VendorModule:
                 f"(simulated: host memory, no caching allocator)")
 
     f["mem_get_info"], f["memory_stats"], f["memory_summary"] = mem_get_info, memory_stats, memory_summary
-    f["utilization"] = lambda device=None: (index(device), 0)[1]   # nothing runs on a device here
+
+    def utilization(device=None):
+        index(device)
+        return 0   # no device is busy: the work ran on the host
+
+    f["utilization"] = utilization
 
     # random numbers
     def manual_seed(seed):
