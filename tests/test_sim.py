@@ -224,8 +224,10 @@ def test_lacking_operators_agree_with_ops_check(built, target, tmp_path):
     fell = run([*TORCHPORT, "sim", "--to", target, "--cpu-fallback", "--report", str(report), "--", "python",
                 str(script)], env={"DEVICE": target})
     assert fell.returncode == 0, fell.stderr
-    counted = {e["op"].split("::")[1] for e in json.loads(report.read_text())["fallback_ops"]}
+    fallback_ops = json.loads(report.read_text())["fallback_ops"]
+    counted = {e["op"].split("::")[1] for e in fallback_ops}
     assert counted == lacking
+    assert all(e["modules"] == ["Summary"] and e["calls"] == 1 for e in fallback_ops), fallback_ops
     reference = run([sys.executable, str(script)], env={"DEVICE": "cpu"})
     assert losses(fell.stdout) == losses(reference.stdout)
 

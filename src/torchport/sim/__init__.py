@@ -88,6 +88,38 @@ class Simulator:
                 "note": "simulated device: numerics are the CPU's, performance is not the device's"}
 
 
+class ForwardModules:
+    """The module running now, by attribute path (`backbone.conv1`), from global forward hooks.
+    Forward only: backward runs on autograd's device threads, where no Python hook is put (hooks on
+    those threads made the interpreter abort at exit now and then); backward ops count as "(backward)"."""
+
+    def __init__(self):
+        from torch.nn.modules import module as nn_module
+
+        self.paths: dict = {}
+        self.stack: list = []
+        self._handles = [nn_module.register_module_forward_pre_hook(self._enter),
+                         nn_module.register_module_forward_hook(self._leave)]
+
+    def _enter(self, module, args):
+        if not self.stack and id(module) not in self.paths:   # a root: name everything below it
+            for path, m in module.named_modules():
+                self.paths.setdefault(id(m), path or type(module).__name__)
+        self.stack.append(self.paths.get(id(module), type(module).__name__))
+
+    def _leave(self, module, args, output):
+        if self.stack:
+            self.stack.pop()
+
+    @property
+    def current(self) -> str:
+        import torch
+
+        if torch._C._current_graph_task_id() != -1:
+            return "(backward)"
+        return self.stack[-1] if self.stack else ""
+
+
 def _option(value, key: str, default):
     if value is not None:
         return value
@@ -147,10 +179,7 @@ def _start(t, count: int, fallback: bool, rng_mode: str, torch_version: Optional
     ops = operators.op_list(t, torch_version or torch.__version__.split("+")[0])
     sim = Simulator(t, count, fallback, rng_mode, ext, module, ops)
     if fallback:
-        from ..debug.modules import ModuleTracker
-
-        sim.tracker = ModuleTracker()
-        sim.tracker.__enter__()
+        sim.tracker = ForwardModules()
     unknown = ext.set_operators(host_kernels(ops), ops is not None, fallback, sim.on_fallback if fallback else None,
                                 _lacking_note(t, ops))
     kernels.register(ops.ops if ops else None)

@@ -377,7 +377,9 @@ bool g_check_ops = false;                     // false: no operator data, every 
 bool g_cpu_fallback = false;                  // lacking ops run on the CPU (counted) instead of raising
 py::object* g_on_fallback = nullptr;          // Python callback(op name) for counting
 std::string g_lacking_note;                   // why the simulated device raises, and what the hardware does
-std::unique_ptr<torch::Library> g_target_ops; // the kernels registered for the target's op list
+// The kernels registered for the target's op list.  Never destroyed at exit (as PyTorch's own
+// registrations): deregistering after the dispatcher's statics are gone aborts the process.
+torch::Library* g_target_ops = nullptr;
 
 void use_device_generator(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const auto& args = op.schema().arguments();
@@ -559,11 +561,11 @@ std::vector<std::string> set_operators(std::vector<std::string> supported, bool 
       "empty.memory_format", "empty_strided", "_copy_from", "_copy_from_and_resize", "as_strided", "resize_", "view",
       "_reshape_alias", "set_.source_Storage", "set_.source_Storage_storage_offset", "set_", "set_.source_Tensor",
       "convolution_overrideable", "convolution_backward_overrideable", "record_stream"};
-  g_target_ops.reset();
+  delete g_target_ops;
+  g_target_ops = nullptr;
   std::vector<std::string> unknown;
   if (check) {
-    g_target_ops = std::make_unique<torch::Library>(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1,
-                                                    __FILE__, __LINE__);
+    g_target_ops = new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
     for (const auto& key : supported) {
       if (owned.count(key)) continue;
       auto dot = key.find('.');
