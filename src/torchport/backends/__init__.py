@@ -25,15 +25,15 @@ HERE = Path(__file__).resolve().parent
 KB_API = HERE.parent / "kb" / "api"
 
 # Decision kinds a [names] entry may carry (exactly one of them).
-NAME_DECISIONS = ("new", "unsupported", "keep")
+NAME_DECISIONS = ("new", "unsupported", "keep", "same")
 
 
 @dataclass(frozen=True)
 class NameDecision:
     """What a target does with one CUDA-specific qualified name (and names under it)."""
 
-    kind: str          # new | unsupported | keep
-    value: str         # the new qualified name, the tip, or the advice text
+    kind: str          # new | unsupported | keep | same (unchanged and silent: it means the same there)
+    value: str         # the new qualified name, the tip, the advice text, or why it means the same
     note: str = ""     # extra message shown with a `new` rewrite
     rule: str = ""     # id of the user rule that made this decision ("" for target data)
 
@@ -54,6 +54,8 @@ class Target:
     is_attr: str = ""                   # x.is_cuda -> x.<is_attr>; empty: compare device type
     amp: str = "torch.amp"              # "namespace": <namespace>.amp exists; "torch.amp": use torch.amp + device
     device_index: bool = True           # "cuda:1" -> "<device>:1"; False: the index is dropped ("cpu")
+    host: bool = False                  # the target is the host (cpu): code that asks "is this CUDA?" keeps
+                                        # asking, the host answers no, and the project's own CPU path runs
     ops: str = ""                       # kb/ops/<ops>.json: the aten ops the target implements
     dispatch_key: str = ""              # or: its dispatch key in kb/ops/aten.json (built-in backends)
     cuda_kernels: str = "rewrite"       # "port": a tool ports CUDA kernels (musa); "rewrite": by hand
@@ -94,7 +96,7 @@ def _parse(path: Path) -> Target:
         _fail(path, f"cannot read target file ({e})")
     except tomllib.TOMLDecodeError as e:
         _fail(path, f"invalid TOML: {e}")
-    unknown = set(data) - set(_STRINGS) - {"env", "names", "device_index", "port", "runtime", "doctor", "sim"}
+    unknown = set(data) - set(_STRINGS) - {"env", "names", "device_index", "host", "port", "runtime", "doctor", "sim"}
     if unknown:
         _fail(path, f"unknown keys {sorted(unknown)}")
     for key in _REQUIRED:
@@ -129,6 +131,7 @@ def _parse(path: Path) -> Target:
         visible_devices_env=data.get("visible_devices_env", ""), smi=data.get("smi", ""),
         tensor_method=data.get("tensor_method", ""), is_attr=data.get("is_attr", ""),
         amp=data.get("amp", "torch.amp"), device_index=bool(data.get("device_index", True)),
+        host=bool(data.get("host", False)),
         ops=data.get("ops", ""), dispatch_key=data.get("dispatch_key", ""),
         cuda_kernels=data.get("cuda_kernels", "rewrite"), torch_install=data.get("torch_install", ""),
         port=dict(data.get("port", {})), runtime=dict(data.get("runtime", {})), doctor=dict(data.get("doctor", {})),

@@ -19,6 +19,7 @@ MAP = "map"                  # rewrite to `new`
 ADAPT = "adapt"              # rewrite to `new` and adapt the call (insert the device)
 UNSUPPORTED = "unsupported"  # no counterpart: leave it, report with a tip
 KEEP = "keep"                # leave it, report advice
+SAME = "same"                # leave it, silently: the name means the same on the target
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,8 @@ class ApiMap:
             decision = self.decisions.get(prefix)
             if decision is None:
                 continue
+            if decision.kind == SAME:
+                return None
             if decision.kind == "new":
                 return self._with_note(Resolution(MAP, q, category, decision.value + q[len(prefix):],
                                                   self.fmt(decision.note), rule=decision.rule))

@@ -57,6 +57,8 @@ class FileContext:
         self.edits: list[Edit] = []
         self.findings: list[Finding] = []     # findings without an edit
         self.parent: Optional[ast.AST] = None  # set by the walker before each check
+        self.tree: Optional[ast.Module] = None
+        self.parents = dict                      # () -> {id(node): parent}, for the data-flow rules
         self.needs_imports: set = set()           # top-level packages a rewrite named but the file lacks
         self.needs_register = False
         self.first_torch_import: Optional[ast.stmt] = None

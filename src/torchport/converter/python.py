@@ -78,6 +78,7 @@ class SourceFile:
         self._line_starts = None
         self._imports = None
         self._bindings = None
+        self._parents = None
         self._relevant: dict = {}
 
     @property
@@ -108,6 +109,12 @@ class SourceFile:
         if self._bindings is None:
             self._bindings = collect_bindings(self.import_nodes())
         return self._bindings
+
+    def parents(self) -> dict:
+        """{id(node): parent node} over the whole tree (built on first use: data flow needs it)."""
+        if self._parents is None:
+            self._parents = {id(child): node for node in ast.walk(self.tree) for child in ast.iter_child_nodes(node)}
+        return self._parents
 
     def walk_plan(self, lines: list) -> list:
         key = ("plan", tuple(lines))
@@ -178,6 +185,7 @@ class PythonConverter:
         tree = src.tree
         ctx = FileContext(path, source, self.api, newline, src.line_starts)
         ctx.launch = launch
+        ctx.tree, ctx.parents = tree, src.parents
         ctx.user_rules = self.user_rules
         self._collect_imports(ctx, src)
         lines = self._relevant_lines(ctx, src)

@@ -12,11 +12,13 @@ import ast
 import re
 
 from ...core.finding import ADVICE
+from ..flow import loop_slot, reads, scope_of, sources
 from ..registry import rule
 from .api import device_argument
 
-# "cuda", "cuda:0", and index templates "cuda:{}", "cuda:{0}", "cuda:{rank}", "cuda:%d", "cuda:%s"
-DEVICE_STRING = re.compile(r"cuda(?::(?:\d+|\{[^{}]*\}|%[ds]))?\Z")
+# "cuda", "cuda:0", index templates "cuda:{}", "cuda:{0}", "cuda:{rank}", "cuda:%d", "cuda:%s",
+# and the bare prefix "cuda:" ("cuda:" + str(rank), device.replace("cuda:", ""))
+DEVICE_STRING = re.compile(r"cuda(?::(?:\d+|\{[^{}]*\}|%[ds])?)?\Z")
 PLAIN_DEVICE = re.compile(r"cuda(?::\d+)?\Z")
 # names of variables, parameters, keywords and options that hold a device
 DEVICE_NAME = re.compile(r"(?:^|_)(?:device|devices|dev|map_location|loc|location)(?:_type|_str|_name|_map)?$",
@@ -35,6 +37,11 @@ DEVICE_CALLS = {
     "torch.Generator": (0, "device"),
 }
 PATH_CALLS = {"join", "Path", "PurePath", "joinpath"}
+# str methods whose result is the same kind of string, and those that search a string for another
+SAME_STRING = ("lower", "upper", "strip", "lstrip", "rstrip", "casefold")
+STRING_QUERIES = ("replace", "startswith", "endswith", "split", "rsplit", "partition", "rpartition",
+                  "removeprefix", "removesuffix", "find", "rfind", "index", "rindex", "count")
+DEVICE, QUERY = "device", "query"  # how a position uses a device value (device_slot)
 _QUOTE = re.compile(r"([rRuUbBfF]*)('''|\"\"\"|'|\")")
 
 
@@ -149,7 +156,7 @@ def _indexed_template(node):
         return node
     inner = node.func.value if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
         and node.func.attr == "format" else node.left if isinstance(node, ast.BinOp) \
-        and isinstance(node.op, ast.Mod) else None
+        and isinstance(node.op, (ast.Mod, ast.Add)) else None
     if isinstance(inner, ast.Constant) and isinstance(inner.value, str) and inner.value.startswith("cuda:") \
             and DEVICE_STRING.match(inner.value):
         return inner
@@ -157,7 +164,15 @@ def _indexed_template(node):
 
 
 def rewrite_device(ctx, node, r) -> bool:
-    """Rewrite a device-valued expression; returns whether it held a CUDA device string."""
+    """Rewrite the device strings an expression can take its value from (through local names,
+    conditionals, `or`, sequences and dict lookups); returns whether there was one."""
+    done = False
+    for leaf in sources(ctx.parents(), node):
+        done = _rewrite_leaf(ctx, leaf, r) or done
+    return done
+
+
+def _rewrite_leaf(ctx, node, r) -> bool:
     if node is None or id(node) in ctx.handled:
         return False
     ctx.handled.add(id(node))
@@ -178,18 +193,13 @@ def rewrite_device(ctx, node, r) -> bool:
             ctx.handled.add(id(receiver))
             return _rewrite_format(ctx, node, r)
         return False
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mod, ast.Add)):
         left = node.left
-        if isinstance(left, ast.Constant) and isinstance(left.value, str) and DEVICE_STRING.match(left.value):
+        if isinstance(left, ast.Constant) and isinstance(left.value, str) and DEVICE_STRING.match(left.value) \
+                and (isinstance(node.op, ast.Mod) or left.value == "cuda:"):
             ctx.handled.add(id(left))
-            return _rewrite_literal(ctx, left, r, "percent")
+            return _rewrite_literal(ctx, left, r, "percent" if isinstance(node.op, ast.Mod) else "")
         return False
-    if isinstance(node, ast.IfExp):
-        a = rewrite_device(ctx, node.body, r)
-        b = rewrite_device(ctx, node.orelse, r)
-        return a or b
-    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-        return any([rewrite_device(ctx, e, r) for e in node.elts])
     return False
 
 
@@ -203,15 +213,92 @@ def holds_device_string(node) -> bool:
 
 
 def is_device_valued(node) -> bool:
-    """Does this expression hold a device or a device type (x.device.type, device, str(device))?"""
+    """Does this expression hold a device or a device type (x.device.type, device, str(device),
+    device.lower(), device.split(":")[0])?"""
     if isinstance(node, ast.Attribute) and node.attr == "type":
         inner = node.value
         return bool(DEVICE_NAME.search(last_name(inner))) or isinstance(inner, ast.Call)
-    if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)):
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        return bool(DEVICE_NAME.search(last_name(node)))
+    if isinstance(node, ast.Subscript):
+        whole = node.value
+        if isinstance(whole, ast.Call) and isinstance(whole.func, ast.Attribute) \
+                and whole.func.attr in ("split", "rsplit", "partition", "rpartition"):
+            return is_device_valued(whole.func.value)
         return bool(DEVICE_NAME.search(last_name(node)))
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "str" and node.args:
         return is_device_valued(node.args[0])
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in SAME_STRING:
+        return is_device_valued(node.func.value)
     return False
+
+
+def lookup_default(call):
+    """The default of a lookup by a device-named key: `getattr(args, "device", D)`,
+    `cfg.get("device", D)`, `kwargs.pop("device", D)`, `os.environ.get("DEVICE", D)` -> D (else None)."""
+    func = call.func
+    if isinstance(func, ast.Name) and func.id == "getattr" and len(call.args) == 3:
+        key, default = call.args[1], call.args[2]
+    elif isinstance(func, ast.Attribute) and func.attr in ("get", "pop", "setdefault", "getenv") and len(call.args) == 2:
+        key, default = call.args
+    else:
+        return None
+    named = isinstance(key, ast.Constant) and isinstance(key.value, str) and DEVICE_NAME.search(key.value)
+    return default if named else None
+
+
+def device_spec(ctx, call):
+    """(positional index, keyword) of a call's device argument, or None."""
+    q = ctx.qualname(call.func)
+    spec = DEVICE_CALLS.get(q) if q else None
+    if spec is None and q and q.startswith("torch.cuda."):
+        spec = (0, "device")
+    if spec is None and isinstance(call.func, ast.Attribute) and call.func.attr == "to" and q is None:
+        spec = (0, "device")
+    return spec
+
+
+def device_slot(ctx, expr) -> str:
+    """DEVICE where `expr`'s value is used as a device, QUERY where it is compared with or searched
+    in a device value, "" elsewhere.  Looks through `a if c else b` and `a or b` around it."""
+    parents = ctx.parents()
+    child, parent = expr, parents.get(id(expr))
+    while isinstance(parent, (ast.IfExp, ast.BoolOp)) and child is not getattr(parent, "test", None):
+        child, parent = parent, parents.get(id(parent))
+    if isinstance(parent, (ast.For, ast.AsyncFor, ast.comprehension)) and parent.iter is child:
+        loop = parent if not isinstance(parent, ast.comprehension) else parents.get(id(parent))
+        return loop_slot(loop, parent.target, lambda use: device_slot(ctx, use), (DEVICE, QUERY))
+    if isinstance(parent, ast.keyword):
+        call = parents.get(id(parent))
+        spec = device_spec(ctx, call)
+        option = option_name(call)
+        if parent.arg and DEVICE_NAME.search(parent.arg) or spec and parent.arg == spec[1] \
+                or option and DEVICE_NAME.search(option) and parent.arg in ("default", "choices", "const"):
+            return DEVICE
+        return ""
+    if isinstance(parent, ast.Call):
+        spec = device_spec(ctx, parent)
+        if spec and len(parent.args) > spec[0] and parent.args[spec[0]] is child or lookup_default(parent) is child:
+            return DEVICE
+        func = parent.func
+        if isinstance(func, ast.Attribute) and func.attr in STRING_QUERIES and parent.args and parent.args[0] is child \
+                and is_device_valued(func.value):
+            return QUERY
+        return ""
+    if isinstance(parent, ast.Compare):
+        operands = [parent.left, *parent.comparators]
+        i = next(k for k, o in enumerate(operands) if o is child)
+        return QUERY if any(is_device_valued(o) for o in operands[max(0, i - 1):i] + operands[i + 1:i + 2]) else ""
+    if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is child:
+        targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+        return DEVICE if any(DEVICE_NAME.search(last_name(t)) for t in targets) else ""
+    if isinstance(parent, ast.Dict):
+        keys = [k for k, v in zip(parent.keys, parent.values) if v is child]
+        return DEVICE if keys and DEVICE_NAME.search(last_name(keys[0])) else ""
+    if isinstance(parent, ast.Return):
+        fn = scope_of(parents, parent)
+        return DEVICE if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and DEVICE_NAME.search(fn.name) else ""
+    return ""
 
 
 @rule("TP201", "device-arguments", "device-string", nodes=(ast.Call,), triggers=("cuda",),
@@ -220,19 +307,15 @@ def is_device_valued(node) -> bool:
 def device_arguments(node, ctx):
     """Device strings passed as devices: `torch.device(...)`, `.to(...)`, `device=`, `map_location=`.
 
-    Also `torch.autocast("cuda")`, `torch.amp.GradScaler("cuda")`, `torch.set_default_device`,
+    Also defaults of lookups by a device-named key (`getattr(args, "device", "cuda")`,
+    `cfg.get("device", "cuda")`), `torch.autocast("cuda")`, `torch.amp.GradScaler("cuda")`, `torch.set_default_device`,
     `torch.Generator(device=...)`, the first argument of `torch.cuda.*` calls, and any
     keyword named like a device (`device_type=`, `output_device=`, `pin_memory_device=`).
     In a `map_location` dict only the values change: the keys name where the
     checkpoint was saved.
     """
     r = device_arguments.rule
-    q = ctx.qualname(node.func)
-    spec = DEVICE_CALLS.get(q) if q else None
-    if spec is None and q and q.startswith("torch.cuda."):
-        spec = (0, "device")
-    if spec is None and isinstance(node.func, ast.Attribute) and node.func.attr == "to" and q is None:
-        spec = (0, "device")
+    spec = device_spec(ctx, node)
     if spec is not None:
         pos, keyword = spec
         if len(node.args) > pos and not isinstance(node.args[pos], ast.Starred):
@@ -248,6 +331,9 @@ def device_arguments(node, ctx):
                     rewrite_device(ctx, v, r)
             else:
                 rewrite_device(ctx, k.value, r)
+    default = lookup_default(node)
+    if default is not None:
+        rewrite_device(ctx, default, r)
     if option_name(node) and DEVICE_NAME.search(option_name(node)):
         for k in node.keywords:
             if k.arg in ("default", "choices", "const"):
@@ -288,16 +374,30 @@ def device_variables(node, ctx):
         rewrite_device(ctx, node.value, r)
 
 
-@rule("TP204", "device-comparisons", "device-string", nodes=(ast.Compare,), triggers=("cuda",),
-      example=('if x.device.type == "cuda":\n    pass\n', 'if x.device.type == "npu":\n    pass\n'))
+@rule("TP204", "device-comparisons", "device-string", nodes=(ast.Compare, ast.Call), triggers=("cuda",),
+      example=('if x.device.type == "cuda":\n    pass\nindex = device.replace("cuda:", "")\n',
+               'if x.device.type == "npu":\n    pass\nindex = device.replace("npu:", "")\n'))
 def device_comparisons(node, ctx):
-    """Comparisons with device values: `x.device.type == "cuda"`, `"cuda" in str(device)`, `device in ("cuda", "cpu")`."""
-    operands = [node.left, *node.comparators]
-    for left, right in zip(operands, operands[1:]):
-        if is_device_valued(left):
-            rewrite_device(ctx, right, device_comparisons.rule)
-        elif is_device_valued(right):
-            rewrite_device(ctx, left, device_comparisons.rule)
+    """Device values compared or searched: `device.type == "cuda"`, `device.replace("cuda:", "")`.
+
+    Also `"cuda" in str(device)`, `device in ("cuda", "cpu")`, `device.startswith("cuda")`.
+    On the host target (cpu) they stay: no device is "cuda" there, so the project's CPU branch runs
+    (turned into `== "cpu"` they would merge the two branches)."""
+    if isinstance(node, ast.Call):
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and func.attr in STRING_QUERIES and node.args
+                and is_device_valued(func.value)):
+            return
+        others = [node.args[0]]
+    else:
+        operands = [node.left, *node.comparators]
+        others = [right if is_device_valued(left) else left
+                  for left, right in zip(operands, operands[1:]) if is_device_valued(left) or is_device_valued(right)]
+    for other in others:
+        if ctx.target.host:
+            ctx.handled.update(id(n) for n in ast.walk(other))
+        else:
+            rewrite_device(ctx, other, device_comparisons.rule)
 
 
 def _device_choice(node) -> bool:
@@ -310,13 +410,15 @@ def _device_choice(node) -> bool:
 
 @rule("TP205", "device-templates", "device-string", nodes=(ast.Call, ast.BinOp, ast.JoinedStr, ast.IfExp),
       triggers=("cuda",),
-      example=('loc = "cuda:{}".format(rank)\nd = f"cuda:{rank}"\ne = "cuda:%d" % rank\nf = "cuda" if ok else "cpu"\n',
-               'loc = "npu:{}".format(rank)\nd = f"npu:{rank}"\ne = "npu:%d" % rank\nf = "npu" if ok else "cpu"\n'))
+      example=('loc = "cuda:{}".format(rank)\nd = f"cuda:{rank}"\ne = "cuda:%d" % rank\nf = "cuda" if ok else "cpu"\n'
+               'g = "cuda:" + str(rank)\n',
+               'loc = "npu:{}".format(rank)\nd = f"npu:{rank}"\ne = "npu:%d" % rank\nf = "npu" if ok else "cpu"\n'
+               'g = "npu:" + str(rank)\n'))
 def device_templates(node, ctx):
     """Expressions that can only mean a device, wherever they appear.
 
-    `"cuda:{}".format(r)`, `f"cuda:{r}"`, `"cuda:%d" % r` (exactly these shapes, no
-    other text) and `"cuda" if ... else "cpu"`.
+    `"cuda:{}".format(r)`, `f"cuda:{r}"`, `"cuda:%d" % r`, `"cuda:" + str(r)` (exactly these
+    shapes, no other text) and `"cuda" if ... else "cpu"`.
     """
     r = device_templates.rule
     if isinstance(node, ast.IfExp):
@@ -333,9 +435,45 @@ def device_templates(node, ctx):
                 and isinstance(func.value.value, str) and func.value.value.startswith("cuda:"):
             rewrite_device(ctx, node, r)
         return
-    if isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str) \
-            and node.left.value.startswith("cuda:"):
+    if isinstance(node.left, ast.Constant) and isinstance(node.left.value, str) and (
+            isinstance(node.op, ast.Mod) and node.left.value.startswith("cuda:")
+            or isinstance(node.op, ast.Add) and node.left.value == "cuda:"):
         rewrite_device(ctx, node, r)
+
+
+@rule("TP207", "device-data-flow", "device-string",
+      nodes=(ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor), triggers=("cuda",),
+      example=('def pick(i):\n    arg = f"cuda:{i}"\n    return torch.device(arg)\n\n\n'
+               'def index(device):\n    for prefix in "cuda:", "none":\n        device = device.replace(prefix, "")\n'
+               '    return device\n',
+               'def pick(i):\n    arg = f"npu:{i}"\n    return torch.device(arg)\n\n\n'
+               'def index(device):\n    for prefix in "npu:", "none":\n        device = device.replace(prefix, "")\n'
+               '    return device\n'))
+def device_data_flow(node, ctx):
+    """Device strings bound to a name that is then used as a device, or compared with or searched in one.
+
+    `arg = "cuda:0"` ... `torch.device(arg)` (yolov5's select_device), and
+    `for prefix in "cuda:", "none": device = device.replace(prefix, "")` (ultralytics), within
+    one function (see converter/flow.py for what local data flow follows)."""
+    if isinstance(node, (ast.For, ast.AsyncFor)):
+        names = [node.target]
+        bound = node.iter.elts if isinstance(node.iter, (ast.Tuple, ast.List, ast.Set)) else []
+    else:
+        names = node.targets if isinstance(node, ast.Assign) else [node.target]
+        bound = [node.value]
+    names = [t.id for t in names if isinstance(t, ast.Name) and not DEVICE_NAME.search(t.id)]
+    parents = ctx.parents()
+    literals = [leaf for value in bound for leaf in sources(parents, value)
+                if id(leaf) not in ctx.handled and holds_device_string(leaf)]
+    if not names or not literals:
+        return
+    scope = scope_of(parents, node)
+    slots = {device_slot(ctx, use) for name in names for use in reads(scope, name)}
+    if DEVICE in slots or QUERY in slots and not ctx.target.host:
+        for leaf in literals:
+            rewrite_device(ctx, leaf, device_data_flow.rule)
+    elif QUERY in slots:
+        ctx.handled.update(id(leaf) for leaf in literals)
 
 
 @rule("TP206", "device-strings-elsewhere", "device-string", nodes=(ast.Constant,), triggers=("cuda",))

@@ -5,6 +5,7 @@ import ast
 import re
 
 from ...core.finding import ADVICE
+from ..flow import loop_slot, reads, scope_of, sources
 from ..registry import rule
 from .devices import last_name, option_name, param_defaults
 
@@ -13,25 +14,28 @@ BACKEND_CALLS = {  # callee -> positional index of its backend argument
     "torch.distributed.init_process_group": 0,
     "torch.distributed.new_group": 2,
     "torch.distributed.new_subgroups": 3,
+    "torch.distributed.is_backend_available": 0,
 }
 _PAIR = re.compile(r"\s*(\w+)\s*:\s*(\w+)\s*")
+# the collective backends torch.distributed knows (any case: PyTorch lowercases the name)
+BACKENDS = {"nccl", "gloo", "mpi", "ucc", "hccl", "cncl", "mccl", "xccl"}
 
 
 def backend_text(ctx, value: str):
     """New source text for a backend string literal, or None when it is not a CUDA backend."""
     t = ctx.target
-    if value == "nccl":
+    if value.lower() == "nccl":
         if t.backend_expr:
             return t.backend_expr.format(torch=ctx.torch_name())
         return repr(t.backend).replace("'", '"')
     pairs = value.split(",")
-    if len(pairs) > 1 and all(_PAIR.fullmatch(p) for p in pairs) and "cuda:nccl" in value.replace(" ", ""):
+    if len(pairs) > 1 and all(_PAIR.fullmatch(p) for p in pairs) and "cuda:nccl" in value.replace(" ", "").lower():
         if not t.device:
             return None
         out = {}
         for p in pairs:
             dev, backend = _PAIR.fullmatch(p).groups()
-            if (dev, backend) == ("cuda", "nccl"):
+            if (dev, backend.lower()) == ("cuda", "nccl"):
                 dev, backend = t.device, t.backend
             out.setdefault(dev, backend)
         return repr(",".join(f"{d}:{b}" for d, b in out.items())).replace("'", '"')
@@ -39,14 +43,15 @@ def backend_text(ctx, value: str):
 
 
 def rewrite_backend(ctx, node, r) -> bool:
-    if node is None or id(node) in ctx.handled:
-        return False
-    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-        return any([rewrite_backend(ctx, e, r) for e in node.elts])
-    if isinstance(node, ast.IfExp):
-        a, b = rewrite_backend(ctx, node.body, r), rewrite_backend(ctx, node.orelse, r)
-        return a or b
-    if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+    """Rewrite the "nccl" strings an expression can take its value from (see flow.sources)."""
+    done = False
+    for leaf in sources(ctx.parents(), node):
+        done = _rewrite_backend_leaf(ctx, leaf, r) or done
+    return done
+
+
+def _rewrite_backend_leaf(ctx, node, r) -> bool:
+    if id(node) in ctx.handled or not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
         return False
     new = backend_text(ctx, node.value)
     if new is None:
@@ -62,6 +67,38 @@ def rewrite_backend(ctx, node, r) -> bool:
     return True
 
 
+def backend_choice(node) -> bool:
+    """`"nccl" if cond else "gloo"`: both branches backend names."""
+    return all(isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value.lower() in BACKENDS
+               for e in (node.body, node.orelse))
+
+
+def backend_slot(ctx, expr) -> bool:
+    """Is `expr`'s value used as a collective backend (looking through `a if c else b`, `a or b`,
+    `{...}.get(k, default)` and loops over it)?"""
+    parents = ctx.parents()
+    child, parent = expr, parents.get(id(expr))
+    while isinstance(parent, (ast.IfExp, ast.BoolOp)) and child is not getattr(parent, "test", None) \
+            or isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) and parent.func.attr == "get" \
+            and isinstance(parent.func.value, ast.Dict) and child in parent.args[1:2]:
+        child, parent = parent, parents.get(id(parent))
+    if isinstance(parent, (ast.For, ast.AsyncFor, ast.comprehension)) and parent.iter is child:
+        loop = parent if not isinstance(parent, ast.comprehension) else parents.get(id(parent))
+        return bool(loop_slot(loop, parent.target, lambda use: "backend" if backend_slot(ctx, use) else "", ("backend",)))
+    if isinstance(parent, ast.keyword):
+        call = parents.get(id(parent))
+        return bool(parent.arg and BACKEND_NAME.search(parent.arg))
+    if isinstance(parent, ast.Call):
+        pos = BACKEND_CALLS.get(ctx.qualname(parent.func))
+        return pos is not None and len(parent.args) > pos and parent.args[pos] is child
+    if isinstance(parent, ast.Compare):
+        return any(_is_backend_valued(o) for o in (parent.left, *parent.comparators) if o is not child)
+    if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is child:
+        targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+        return any(BACKEND_NAME.search(last_name(t)) for t in targets)
+    return False
+
+
 def _is_backend_valued(node) -> bool:
     if isinstance(node, ast.Call):
         func = node.func
@@ -71,7 +108,8 @@ def _is_backend_valued(node) -> bool:
 
 
 @rule("TP301", "backend-strings", "distributed",
-      nodes=(ast.Call, ast.Compare, ast.Assign, ast.AnnAssign, ast.FunctionDef, ast.AsyncFunctionDef, ast.Dict),
+      nodes=(ast.Call, ast.Compare, ast.Assign, ast.AnnAssign, ast.FunctionDef, ast.AsyncFunctionDef, ast.Dict,
+             ast.IfExp, ast.For),
       triggers=("nccl",),
       example=('dist.init_process_group("nccl", init_method=url)\nif dist.get_backend() == "nccl":\n    pass\n',
                'dist.init_process_group("hccl", init_method=url)\nif dist.get_backend() == "hccl":\n    pass\n'))
@@ -81,8 +119,11 @@ def backend_strings(node, ctx):
     In `init_process_group`/`new_group` (positional or `backend=`), any `backend=`-like
     keyword, defaults of `backend` parameters, assignments to backend variables,
     argparse options named like a backend (`--dist-backend`, default and choices),
-    comparisons with `get_backend()` or backend variables, and combined specs
-    (`"cpu:gloo,cuda:nccl"`).  Any other "nccl" text is left alone.
+    comparisons with `get_backend()` or backend variables, combined specs
+    (`"cpu:gloo,cuda:nccl"`), choices between backends (`"nccl" if ok else "gloo"`), and values
+    that reach one of those through a local name, `or`, or a dict lookup
+    (`{"npu": "hccl"}.get(kind, "nccl")`).  Any case ("NCCL").  Any other "nccl" text is left alone.
+    On the host target (cpu) comparisons stay, like device comparisons: the NCCL-only branch is skipped.
     """
     r = backend_strings.rule
     if isinstance(node, ast.Call):
@@ -100,10 +141,11 @@ def backend_strings(node, ctx):
     elif isinstance(node, ast.Compare):
         operands = [node.left, *node.comparators]
         for left, right in zip(operands, operands[1:]):
-            if _is_backend_valued(left):
-                rewrite_backend(ctx, right, r)
-            elif _is_backend_valued(right):
-                rewrite_backend(ctx, left, r)
+            other = right if _is_backend_valued(left) else left if _is_backend_valued(right) else None
+            if other is not None and ctx.target.host:  # `get_backend() == "nccl"` stays: false on the host
+                ctx.handled.update(id(n) for n in ast.walk(other))
+            elif other is not None:
+                rewrite_backend(ctx, other, r)
     elif isinstance(node, ast.Dict):
         for key, value in zip(node.keys, node.values):
             if isinstance(key, ast.Constant) and isinstance(key.value, str) and BACKEND_NAME.search(key.value):
@@ -118,9 +160,23 @@ def backend_strings(node, ctx):
                            "module is imported; use None and choose the backend inside the function")
             else:
                 rewrite_backend(ctx, default, r)
+    elif isinstance(node, ast.IfExp):
+        if backend_choice(node):
+            rewrite_backend(ctx, node, r)
+    elif isinstance(node, ast.For):
+        if isinstance(node.iter, (ast.Tuple, ast.List, ast.Set)) and isinstance(node.target, ast.Name) \
+                and loop_slot(node, node.target, lambda use: "backend" if backend_slot(ctx, use) else "", ("backend",)):
+            rewrite_backend(ctx, node.iter, r)
     else:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        if node.value is not None and any(BACKEND_NAME.search(last_name(t)) for t in targets):
+        if node.value is None:
+            return
+        if any(BACKEND_NAME.search(last_name(t)) for t in targets):
+            rewrite_backend(ctx, node.value, r)
+            return
+        scope = scope_of(ctx.parents(), node)
+        names = [t.id for t in targets if isinstance(t, ast.Name)]
+        if any(backend_slot(ctx, use) for name in names for use in reads(scope, name)):
             rewrite_backend(ctx, node.value, r)
 
 
@@ -147,7 +203,24 @@ def nccl_availability(node, ctx):
 @rule("TP303", "nccl-other", "distributed", nodes=(ast.Constant,), triggers=("nccl",))
 def nccl_other(node, ctx):
     """A bare "nccl" string outside a backend position: reported for review, not changed."""
-    if id(node) in ctx.handled or node.value != "nccl" or isinstance(ctx.parent, ast.Expr):
+    if id(node) in ctx.handled or not isinstance(node.value, str) or node.value.lower() != "nccl" \
+            or isinstance(ctx.parent, ast.Expr):
         return
     ctx.report(node, nccl_other.rule, ADVICE,
                f'"nccl" outside a recognised backend position: check whether it should be {backend_text(ctx, "nccl")}')
+
+
+DDP = {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"}
+
+
+@rule("TP304", "ddp-device-ids", "distributed", nodes=(ast.Call,), triggers=("device_ids", "output_device"))
+def ddp_device_ids(node, ctx):
+    """On the host target (cpu): `DistributedDataParallel(..., device_ids=[rank], output_device=rank)`
+    -> `device_ids=None, output_device=None`.  PyTorch refuses device ids for a CPU module
+    ("device_ids and output_device arguments only work with single-device/multiple-device GPU modules
+    or CPU modules"); the other targets keep them (their modules live on the indexed device)."""
+    if not ctx.target.host or ctx.qualname(node.func) not in DDP:
+        return
+    for k in node.keywords:
+        if k.arg in ("device_ids", "output_device") and not (isinstance(k.value, ast.Constant) and k.value.value is None):
+            ctx.replace(k.value, "None", ddp_device_ids.rule, "a CPU module takes no device ids")

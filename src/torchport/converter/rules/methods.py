@@ -75,8 +75,14 @@ def is_cuda(node, ctx):
 
     A tensor's `is_cuda` cannot be assigned: where the file assigns `<receiver>.is_cuda = ...`
     (`self.is_cuda = device.type == "cuda"`), that receiver's `is_cuda` is the user's own attribute
-    and its reads stay as they are (the value assigned is converted by the device rules)."""
+    and its reads stay as they are (the value assigned is converted by the device rules).
+    On the host target (cpu) `is_cuda` stays: it is False there, so the project's CPU branch runs;
+    an `assert x.is_cuda` is reported, since it now fails."""
     if node.attr != "is_cuda" or not isinstance(node.ctx, ast.Load):
+        return
+    if ctx.target.host:
+        if isinstance(ctx.parent, ast.Assert):
+            ctx.report(node, is_cuda.rule, ADVICE, f"asserts a CUDA tensor: on {ctx.target.title} this assertion fails")
         return
     receiver = re.escape(ctx.text(node.value))
     if re.search(rf"(?<![\w.]){receiver}\s*\.\s*is_cuda\s*(?::[^=\n]*)?=(?!=)", ctx.source):

@@ -3,6 +3,6 @@ from torch import cuda
 
 
 def info():
-    if torch.cpu.is_available():
+    if cuda.is_available():
         return torch.cpu.current_device(), cuda.memory_allocated()
     return None

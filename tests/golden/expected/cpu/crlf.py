@@ -3,6 +3,6 @@ import torch
 
 def f(x):
     """Move to cuda."""
-    if torch.cpu.is_available():
+    if torch.cuda.is_available():
         x = x.to("cpu")
     return x, torch.device("cpu")

@@ -19,7 +19,7 @@ def load(path, rank, device="cpu", *, map_location="cpu"):
     loc = "cpu"
     loc2 = "cpu"
     loc3 = "cpu"
-    choice = "cpu" if torch.cpu.is_available() else "cpu"
+    choice = "cpu" if torch.cuda.is_available() else "cpu"
     ckpt = torch.load(path, map_location="cpu")
     ckpt2 = torch.load(path, map_location={"cuda:1": "cpu"})
     x = torch.zeros(3, device="cpu").to("cpu")
@@ -27,9 +27,9 @@ def load(path, rank, device="cpu", *, map_location="cpu"):
     torch.set_default_device("cpu")
     g = torch.Generator(device="cpu")
     cfg = {"device": "cpu", "name": "cuda"}
-    if x.device.type == "cpu" or "cpu" in str(dev):
+    if x.device.type == "cuda" or "cuda" in str(dev):
         pass
-    if dev.type in ("cpu", "xpu"):
+    if dev.type in ("cuda", "xpu"):
         pass
     print("running on cuda:0", "barracuda", "https://example.com/cuda/", os.path.join("cuda", "x"))
     names = ["cuda", "cuda:1"]

@@ -8,7 +8,7 @@ def move(model, batch, args):
     target = batch["target"].to("cpu", non_blocking=True)
     extra = batch["extra"].to(device="cpu")
     pair = batch["pair"].to("cpu", non_blocking=True)
-    on_gpu = images.is_cpu and not target.is_cpu
+    on_gpu = images.is_cuda and not target.is_cuda
     movers = list(map(lambda t: t.to("cpu"), [images, target]))
     to_gpu = torch.Tensor.cuda
     return model, images, target, extra, pair, on_gpu, movers, to_gpu
@@ -18,7 +18,7 @@ class Prefetcher:
     """timm's PrefetchLoader: is_cuda is the class's own attribute, assigned from a device check."""
 
     def __init__(self, device):
-        self.is_cuda = device.type == "cpu"
+        self.is_cuda = device.type == "cuda"
 
     def ready(self, x):
-        return self.is_cuda and x.is_cpu
+        return self.is_cuda and x.is_cuda

@@ -4,4 +4,4 @@
 def lazy_device():
     import torch
 
-    return torch.device("cpu" if torch.cpu.is_available() else "cpu")
+    return torch.device("cpu" if torch.cuda.is_available() else "cpu")

@@ -11,6 +11,6 @@ log = logging.getLogger(__name__)
 
 
 def to_device(x):
-    if HAS_TORCH and torch.cpu.is_available():
+    if HAS_TORCH and torch.cuda.is_available():
         return x.to("cpu")
     return x

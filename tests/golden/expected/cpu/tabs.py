@@ -3,6 +3,6 @@ import torch
 
 class M:
 	def f(self, x):
-		if torch.cpu.is_available():
+		if torch.cuda.is_available():
 			return x.to("cpu")
 		return x

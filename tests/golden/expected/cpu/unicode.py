@@ -4,4 +4,4 @@ import torch
 
 def f(x):
     """Açıklama: İ"""
-    return x.to("cpu"), torch.cpu.device_count()
+    return x.to("cpu"), torch.cuda.device_count()

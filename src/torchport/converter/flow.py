@@ -1,0 +1,126 @@
+"""Local data flow for the string rules: which values an expression can have, and where a name is read.
+
+Scopes are the module, functions and lambdas; a name belongs to the innermost scope that binds it
+(closures read it from an outer one).  Bindings seen: `name = value` (also annotated and `:=`) and
+`for name in <literal sequence>`, each element of which is a value.  Nothing wider (attributes,
+call results, other files): a name bound in a way not seen here just has fewer known values.
+"""
+from __future__ import annotations
+
+import ast
+
+SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+def scope_of(parents: dict, node):
+    """The innermost module, function or lambda holding `node`."""
+    p = parents.get(id(node))
+    while p is not None and not isinstance(p, SCOPES):
+        p = parents.get(id(p))
+    return p
+
+
+def _own_nodes(scope):
+    """The nodes of a scope, without those of functions and classes nested in it."""
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (*FUNCTIONS, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _parameters(scope) -> set:
+    if not isinstance(scope, FUNCTIONS):
+        return set()
+    a = scope.args
+    return {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if p is not None}
+
+
+def values(scope, name: str) -> list:
+    """The expressions `name` is bound to in `scope` (loop elements one by one)."""
+    out = []
+    for node in _own_nodes(scope):
+        if isinstance(node, ast.Assign):
+            if any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+                out.append(node.value)
+        elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)):
+            if isinstance(node.target, ast.Name) and node.target.id == name and node.value is not None:
+                out.append(node.value)
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            if isinstance(node.target, ast.Name) and node.target.id == name \
+                    and isinstance(node.iter, (ast.Tuple, ast.List, ast.Set)):
+                out.extend(node.iter.elts)
+    return out
+
+
+def binds(scope, name: str) -> bool:
+    """Does `scope` bind `name` (parameter, assignment target, loop variable, import...)?"""
+    if name in _parameters(scope):
+        return True
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, (ast.Store, ast.Del))
+               for n in _own_nodes(scope))
+
+
+def reads(scope, name: str) -> list:
+    """Name nodes reading `name` in `scope`, and in nested functions that do not bind it themselves."""
+    out, stack = [], [scope]
+    while stack:
+        for node in _own_nodes(stack.pop()):
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+                out.append(node)
+            elif isinstance(node, FUNCTIONS) and not binds(node, name):
+                stack.append(node)
+    return out
+
+
+def binding_scope(parents: dict, name_node):
+    """The scope whose binding a Name read refers to, or None (a builtin, a global bound elsewhere)."""
+    scope = scope_of(parents, name_node)
+    while scope is not None:
+        if binds(scope, name_node.id):
+            return scope
+        scope = scope_of(parents, scope)
+    return None
+
+
+def sources(parents: dict, expr, seen=None) -> list:
+    """The leaf expressions `expr` can take its value from: through local names, `a if c else b`,
+    `a or b`, literal sequences, `[...] + [...]`, and lookups in a dict literal (`{...}[k]`,
+    `{...}.get(k, default)`).  A leaf is whatever is not one of those (a literal, a call, ...)."""
+    seen = set() if seen is None else seen
+    if expr is None or id(expr) in seen:
+        return []
+    seen.add(id(expr))
+    if isinstance(expr, ast.IfExp):
+        parts = [expr.body, expr.orelse]
+    elif isinstance(expr, ast.BoolOp):
+        parts = expr.values
+    elif isinstance(expr, (ast.Tuple, ast.List, ast.Set)):
+        parts = expr.elts
+    elif isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add) \
+            and isinstance(expr.left, (ast.List, ast.Tuple, ast.Name, ast.BinOp, ast.IfExp)) \
+            and not isinstance(expr.right, ast.Constant):
+        parts = [expr.left, expr.right]
+    elif isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Dict):
+        parts = expr.value.values
+    elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "get" \
+            and isinstance(expr.func.value, ast.Dict):
+        parts = [*expr.func.value.values, *expr.args[1:2]]
+    elif isinstance(expr, ast.Name) and isinstance(expr.ctx, ast.Load):
+        scope = binding_scope(parents, expr)
+        parts = values(scope, expr.id) if scope is not None else []
+    else:
+        return [expr]
+    return [leaf for part in parts for leaf in sources(parents, part, seen)]
+
+
+def loop_slot(loop, target, slot_of, kinds) -> str:
+    """How a loop (`for x in seq`, `[... for x in seq]`) uses the elements of `seq`: the first of
+    `kinds` that `slot_of` finds among the reads of its variable `x`."""
+    if not isinstance(target, ast.Name):
+        return ""
+    found = {slot_of(n) for n in ast.walk(loop)
+             if isinstance(n, ast.Name) and n.id == target.id and isinstance(n.ctx, ast.Load)}
+    return next((k for k in kinds if k in found), "")

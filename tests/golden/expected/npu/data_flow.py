@@ -1,0 +1,93 @@
+"""Device and backend strings that reach a device through local data flow (issue 13, class 1 and 2)."""
+import os
+
+import torch
+import torch_npu  # noqa: F401
+import torch.distributed as dist
+
+
+def select_device(device=""):
+    """ultralytics: the prefix is stripped through a loop variable; the guard picks the device."""
+    if isinstance(device, torch.device):
+        if device.type == "npu" and device.index is None:
+            return ""
+    device = str(device).lower()
+    for remove in "npu:", "none", "(", ")", " ":
+        device = device.replace(remove, "")
+    if device == "npu":
+        device = "0"
+    cpu = device == "cpu"
+    if not cpu and torch.npu.is_available():
+        devices = device.split(",") if device else [str(torch.npu.current_device())]
+        arg = f"npu:{devices[0]}"
+    else:
+        arg = "cpu"
+    return torch.device(arg)
+
+
+def yolov5_select(device=""):
+    cuda = device != "cpu" and torch.npu.is_available()
+    if cuda:
+        arg = 'npu:0'
+    else:
+        arg = 'cpu'
+    return torch.device(arg)
+
+
+def rank_device(rank):
+    return torch.device("npu:" + str(rank))
+
+
+def all_devices():
+    names = ["cpu"] + (["npu"] if torch.npu.is_available() else [])
+    return [torch.device(n) for n in names]
+
+
+def is_gpu(device):
+    return str(device).startswith("npu") or device.split(":")[0] == "npu"
+
+
+def setup_ddp(device_type, rank, world):
+    dist.init_process_group(backend={"npu": "hccl"}.get(device_type, "hccl" if dist.is_backend_available("hccl") else "gloo"),
+                            rank=rank, world_size=world)
+
+
+def detectron2_launch(world):
+    dist.init_process_group(backend="hccl", world_size=world)
+
+
+def try_backends():
+    chosen = "hccl"
+    for name in ("hccl", "gloo"):
+        if dist.is_backend_available(name):
+            chosen = name
+    dist.init_process_group(chosen)
+
+
+def host_queries(x):
+    """On the host target these keep asking about CUDA: the CPU answers no."""
+    if torch.npu.is_available() and torch.npu.device_count() > 1 and x.is_npu:
+        return "multi"
+    assert x.is_npu, "needs a GPU tensor"
+    return os.environ.get("RANK", "0")
+
+
+def wrap(model, rank):
+    """DistributedDataParallel device ids: a CPU module takes none (host target only)."""
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    return DDP(model, device_ids=[rank], output_device=rank, find_unused_parameters=True)
+
+
+def lookups(args, cfg):
+    """Defaults of lookups by a device-named key (timm: getattr(args, 'device', 'cuda'))."""
+    return getattr(args, "device", "npu"), cfg.get("device", "npu:0"), os.environ.get("DEVICE", "npu")
+
+
+def retry_on_oom(step):
+    """Recovery keyed on CUDA's out-of-memory wording (yolox, detectron2)."""
+    try:
+        return step()
+    except RuntimeError as e:
+        if "out of memory. " not in str(e):
+            raise
+        return None

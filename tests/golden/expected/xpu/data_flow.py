@@ -1,0 +1,92 @@
+"""Device and backend strings that reach a device through local data flow (issue 13, class 1 and 2)."""
+import os
+
+import torch
+import torch.distributed as dist
+
+
+def select_device(device=""):
+    """ultralytics: the prefix is stripped through a loop variable; the guard picks the device."""
+    if isinstance(device, torch.device):
+        if device.type == "xpu" and device.index is None:
+            return ""
+    device = str(device).lower()
+    for remove in "xpu:", "none", "(", ")", " ":
+        device = device.replace(remove, "")
+    if device == "xpu":
+        device = "0"
+    cpu = device == "cpu"
+    if not cpu and torch.xpu.is_available():
+        devices = device.split(",") if device else [str(torch.xpu.current_device())]
+        arg = f"xpu:{devices[0]}"
+    else:
+        arg = "cpu"
+    return torch.device(arg)
+
+
+def yolov5_select(device=""):
+    cuda = device != "cpu" and torch.xpu.is_available()
+    if cuda:
+        arg = 'xpu:0'
+    else:
+        arg = 'cpu'
+    return torch.device(arg)
+
+
+def rank_device(rank):
+    return torch.device("xpu:" + str(rank))
+
+
+def all_devices():
+    names = ["cpu"] + (["xpu"] if torch.xpu.is_available() else [])
+    return [torch.device(n) for n in names]
+
+
+def is_gpu(device):
+    return str(device).startswith("xpu") or device.split(":")[0] == "xpu"
+
+
+def setup_ddp(device_type, rank, world):
+    dist.init_process_group(backend={"npu": "hccl"}.get(device_type, "xccl" if dist.is_backend_available("xccl") else "gloo"),
+                            rank=rank, world_size=world)
+
+
+def detectron2_launch(world):
+    dist.init_process_group(backend="xccl", world_size=world)
+
+
+def try_backends():
+    chosen = "xccl"
+    for name in ("xccl", "gloo"):
+        if dist.is_backend_available(name):
+            chosen = name
+    dist.init_process_group(chosen)
+
+
+def host_queries(x):
+    """On the host target these keep asking about CUDA: the CPU answers no."""
+    if torch.xpu.is_available() and torch.xpu.device_count() > 1 and x.is_xpu:
+        return "multi"
+    assert x.is_xpu, "needs a GPU tensor"
+    return os.environ.get("RANK", "0")
+
+
+def wrap(model, rank):
+    """DistributedDataParallel device ids: a CPU module takes none (host target only)."""
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    return DDP(model, device_ids=[rank], output_device=rank, find_unused_parameters=True)
+
+
+def lookups(args, cfg):
+    """Defaults of lookups by a device-named key (timm: getattr(args, 'device', 'cuda'))."""
+    return getattr(args, "device", "xpu"), cfg.get("device", "xpu:0"), os.environ.get("DEVICE", "xpu")
+
+
+def retry_on_oom(step):
+    """Recovery keyed on CUDA's out-of-memory wording (yolox, detectron2)."""
+    try:
+        return step()
+    except RuntimeError as e:
+        if "out of memory. " not in str(e):
+            raise
+        return None
