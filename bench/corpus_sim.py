@@ -1,17 +1,22 @@
-"""Proof by execution on real projects: converted timm and yolox train on the simulated npu/mlu/musa devices.
+"""Proof by execution on real projects: converted timm, yolox and ultralytics train on the simulated
+npu/mlu/musa devices.
 
 For each project (PyPI sdist, downloaded once into .corpus-cache/ by pypi_cache), `torchport convert`
 writes a cpu tree and one per vendor target.  A driver (bench/corpus_sim/<project>_driver.py) builds
 models with the project's own code, trains a few steps on synthetic data, evaluates the EMA model
 (running statistics) and uses the project's device helpers; it runs on the cpu tree directly and on
 each vendor tree under `torchport sim`.  Each vendor run must train on its device with the cpu run's
-losses and evaluation (the simulator's numerics are the CPU's).  timm's distributed path
-(init_distributed_device, DDP, reduce_tensor) also runs with 2 processes under torchrun, on npu with
-hccl against the cpu tree with gloo.  PyPI's torchvision builds do not load their C ops against this
-machine's CPU torch: yolox gets bench/corpus_sim/shims/ (nms and friends in plain torch), timm the
-real package with the two op schemas it needs defined (harness only).  Exit 1 on any failure.
+losses and evaluation (the simulator's numerics are the CPU's); where the driver asks the project's own
+device helper (ultralytics' select_device), the vendor tree must pick the vendor device and the cpu tree
+the CPU.  timm's distributed path
+(init_distributed_device, DDP, reduce_tensor) and ultralytics' (BaseTrainer._setup_ddp, DDP) also run
+with 2 processes under torchrun on each target with its backend (hccl, cncl, mccl), against the cpu
+tree with gloo.  PyPI's torchvision builds do not load their C ops against this
+machine's CPU torch: yolox gets bench/corpus_sim/shims/ (nms and friends in plain torch), timm and
+ultralytics the real package with the two op schemas it needs defined (harness only).  Exit 1 on any
+failure.
 
-    python bench/corpus_sim.py [--projects timm yolox] [--targets npu mlu musa]
+    python bench/corpus_sim.py [--projects timm yolox ultralytics] [--targets npu mlu musa]
 """
 from __future__ import annotations
 
@@ -32,13 +37,16 @@ from pypi_cache import sdist  # noqa: E402
 
 import torchport  # noqa: E402
 
-PROJECTS = {"timm": "1.0.31", "yolox": "0.3.0"}
+PROJECTS = {"timm": "1.0.31", "yolox": "0.3.0", "ultralytics": "8.4.190"}
 TARGETS = ("npu", "mlu", "musa")
 SHIMS = HERE / "corpus_sim" / "shims"
 # mlu's only operator list is for torch 2.4.1; torch 2.13's scaled_dot_product_attention decomposition
 # calls aten::isneginf.out, which that list does not name (the simulator says so).  mlu runs with
 # --cpu-fallback, and the ops that ran on the CPU are printed with the result.
 SIM_OPTIONS = {"mlu": ["--cpu-fallback"]}
+# projects whose distributed path runs with 2 processes under torchrun, and on which targets
+DISTRIBUTED = {"timm": TARGETS, "ultralytics": TARGETS}
+BACKEND = {"npu": "hccl", "mlu": "cncl", "musa": "mccl"}
 
 
 def run_driver(project: str, tree: Path, target: str, distributed: bool = False) -> tuple:
@@ -72,8 +80,15 @@ def close(a, b, rel: float) -> bool:
 def compare(project: str, ref: dict, got: dict, target: str) -> list:
     """What differs between the cpu run and the target's run (empty when they agree)."""
     problems = []
-    runs = got["models"].items() if project == "timm" else [(project, got)]
-    refs = ref["models"] if project == "timm" else {project: ref}
+    runs = got["models"].items() if "models" in got else [(project, got)]
+    refs = ref["models"] if "models" in ref else {project: ref}
+    for request, answer in got.get("selected", {}).items():
+        wanted = "cpu" if request == "cpu" else target
+        if not answer.startswith(wanted):
+            problems.append(f"the project's device helper gave {answer!r} for {request!r}, not {wanted}")
+    for request, answer in ref.get("selected", {}).items():
+        if request in ("", "cpu") and answer != "cpu":
+            problems.append(f"on the cpu tree the project's device helper gave {answer!r} for {request!r}")
     for name, r in runs:
         if not r["on"].startswith(target):
             problems.append(f"{name} trained on {r['on']}, not on {target}")
@@ -110,16 +125,17 @@ def main() -> int:
                 print(f"{'FAIL' if problems else 'ok  '} {project} {target} ({took:.0f} s{fell})"
                       + "".join(f"\n       {p}" for p in problems))
                 failures += bool(problems)
-            if project == "timm" and "npu" in args.targets:
-                dref, _, derr = run_driver(project, trees["cpu"], "cpu", distributed=True)
-                dgot, took, err = run_driver(project, trees["npu"], "npu", distributed=True)
+            distributed = [t for t in DISTRIBUTED.get(project, ()) if t in args.targets]
+            dref, _, derr = run_driver(project, trees["cpu"], "cpu", distributed=True) if distributed else (None, 0, "")
+            for target in distributed:
+                dgot, took, err = run_driver(project, trees[target], target, distributed=True)
                 problems = [e for e in (derr, err) if e]
                 if not problems:
-                    if dgot["world"] != 2 or not dgot["device"].startswith("npu"):
+                    if dgot["world"] != 2 or not dgot["device"].startswith(target):
                         problems.append(f"distributed run on {dgot['device']} with world {dgot['world']}")
-                    problems += compare(project, dref, dgot, "npu")
-                print(f"{'FAIL' if problems else 'ok  '} {project} npu, 2 processes, torchrun + hccl vs gloo "
-                      f"({took:.0f} s)" + "".join(f"\n       {p}" for p in problems))
+                    problems += compare(project, dref, dgot, target)
+                print(f"{'FAIL' if problems else 'ok  '} {project} {target}, 2 processes, torchrun + "
+                      f"{BACKEND[target]} vs gloo ({took:.0f} s)" + "".join(f"\n       {p}" for p in problems))
                 failures += bool(problems)
     print(f"corpus_sim: {failures} failure(s)")
     return 1 if failures else 0

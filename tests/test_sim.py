@@ -115,6 +115,43 @@ def test_unmodified_training_script_with_amp_pinned_loader_jit_and_checkpoint(bu
 
 
 # ---------------------------------------------------------------- collectives: torchrun with 2 processes
+DEVICE_HELPERS_PROBE = """
+import json, sys
+import torch
+sys.path.insert(0, sys.argv[1])
+import data_flow as m
+t = sys.argv[2]
+out = {"default": str(m.select_device("")), "cpu": str(m.select_device("cpu")),
+       "yolov5": str(m.yolov5_select("")), "rank1": str(m.rank_device(1)),
+       "all": [str(d) for d in m.all_devices()], "gpu": m.is_gpu(str(m.select_device("")))}
+if t != "cpu":
+    out["indexed"] = str(m.select_device(t + ":1"))
+    out["oom_retried"] = m.retry_on_oom(lambda: torch.empty(1 << 45, dtype=torch.uint8, device=t)) is None
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("target", ["cpu", *VENDORS])
+def test_converted_device_helpers_pick_the_target(built, target, tmp_path):
+    """Device strings that reach a device through data flow (select_device of the YOLO family, device
+    lists, "cuda:" + str(rank), CUDA's out-of-memory wording), converted and executed: the vendor
+    trees pick the vendor device, the cpu tree keeps the project's own CPU path."""
+    src = ROOT / "tests" / "golden" / "cases" / "data_flow.py"
+    assert torchport.convert(src, target, tmp_path / "data_flow.py").summary()["errors"] == 0
+    (tmp_path / "probe.py").write_text(DEVICE_HELPERS_PROBE)
+    command = [sys.executable, str(tmp_path / "probe.py"), str(tmp_path), target]
+    if target != "cpu":
+        command = [*TORCHPORT, "sim", "--to", target, "--devices", "2", "--", *command]
+    p = run(command)
+    assert p.returncode == 0, p.stderr[-2000:]
+    got = json.loads(p.stdout.strip().splitlines()[-1])
+    if target == "cpu":
+        assert got == {"default": "cpu", "cpu": "cpu", "yolov5": "cpu", "rank1": "cpu", "all": ["cpu"], "gpu": False}
+    else:
+        assert got == {"default": f"{target}:0", "cpu": "cpu", "yolov5": f"{target}:0", "rank1": f"{target}:1",
+                       "all": ["cpu", target], "gpu": True, "indexed": f"{target}:1", "oom_retried": True}
+
+
 @pytest.fixture(scope="module")
 def ddp_reference():
     p = run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
