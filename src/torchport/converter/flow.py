@@ -85,6 +85,37 @@ def binding_scope(parents: dict, name_node):
     return None
 
 
+def dict_literals(parents: dict, expr) -> list:
+    """The dict literals an expression is: itself, or what a local name is bound to."""
+    if isinstance(expr, ast.Dict):
+        return [expr]
+    if isinstance(expr, ast.Name):
+        scope = binding_scope(parents, expr)
+        return [v for v in values(scope, expr.id) if isinstance(v, ast.Dict)] if scope is not None else []
+    return []
+
+
+def lookups(parents: dict, mapping) -> list:
+    """[(lookup expression, key)] of a dict literal: `{...}[k]`, `{...}.get(k, ...)`, and the same
+    through the local name it is assigned to."""
+    holders = [mapping]
+    parent = parents.get(id(mapping))
+    if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is mapping:
+        targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+        scope = scope_of(parents, parent)
+        holders += [use for t in targets if isinstance(t, ast.Name) for use in reads(scope, t.id)]
+    found = []
+    for holder in holders:
+        outer = parents.get(id(holder))
+        if isinstance(outer, ast.Subscript) and outer.value is holder:
+            found.append((outer, outer.slice))
+        elif isinstance(outer, ast.Attribute) and outer.attr == "get":
+            call = parents.get(id(outer))
+            if isinstance(call, ast.Call) and call.func is outer and call.args:
+                found.append((call, call.args[0]))
+    return found
+
+
 def sources(parents: dict, expr, seen=None) -> list:
     """The leaf expressions `expr` can take its value from: through local names, `a if c else b`,
     `a or b`, literal sequences, `[...] + [...]`, and lookups in a dict literal (`{...}[k]`,
@@ -103,11 +134,11 @@ def sources(parents: dict, expr, seen=None) -> list:
             and isinstance(expr.left, (ast.List, ast.Tuple, ast.Name, ast.BinOp, ast.IfExp)) \
             and not isinstance(expr.right, ast.Constant):
         parts = [expr.left, expr.right]
-    elif isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Dict):
-        parts = expr.value.values
+    elif isinstance(expr, ast.Subscript) and dict_literals(parents, expr.value):
+        parts = [v for d in dict_literals(parents, expr.value) for v in d.values]
     elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "get" \
-            and isinstance(expr.func.value, ast.Dict):
-        parts = [*expr.func.value.values, *expr.args[1:2]]
+            and dict_literals(parents, expr.func.value):
+        parts = [*(v for d in dict_literals(parents, expr.func.value) for v in d.values), *expr.args[1:2]]
     elif isinstance(expr, ast.Name) and isinstance(expr.ctx, ast.Load):
         scope = binding_scope(parents, expr)
         parts = values(scope, expr.id) if scope is not None else []

@@ -12,7 +12,7 @@ import ast
 import re
 
 from ...core.finding import ADVICE
-from ..flow import loop_slot, reads, scope_of, sources
+from ..flow import lookups, loop_slot, reads, scope_of, sources
 from ..registry import rule
 from .api import device_argument
 
@@ -362,12 +362,22 @@ def device_defaults(node, ctx):
       example=('self.device = "cuda:{}".format(self.local_rank)\ncfg = {"device": "cuda"}\n',
                'self.device = "npu:{}".format(self.local_rank)\ncfg = {"device": "npu"}\n'))
 def device_variables(node, ctx):
-    """Values assigned to device variables (`device = ...`, `self.device = ...`, `cfg["device"] = ...`, `{"device": ...}`)."""
+    """Values assigned to device variables (`device = ...`, `self.device = ...`, `cfg["device"] = ...`, `{"device": ...}`).
+
+    Also the "cuda" key of a dict looked up by a device type (`{"cuda": "nccl"}.get(device_type)`,
+    timm's `dist_backends`); on the host target (cpu) that key stays."""
     r = device_variables.rule
     if isinstance(node, ast.Dict):
         for key, value in zip(node.keys, node.values):
             if isinstance(key, ast.Constant) and isinstance(key.value, str) and DEVICE_NAME.search(key.value):
                 rewrite_device(ctx, value, r)
+        device_keys = [k for k in node.keys if isinstance(k, ast.Constant) and k.value == "cuda"]
+        if device_keys and any(is_device_valued(k) for _, k in lookups(ctx.parents(), node)):
+            for key in device_keys:  # a map by device type: {"cuda": "nccl", "npu": "hccl"}.get(device_type)
+                if ctx.target.host:
+                    ctx.handled.add(id(key))
+                else:
+                    rewrite_device(ctx, key, r)
         return
     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
     if node.value is not None and any(DEVICE_NAME.search(last_name(t)) for t in targets):

@@ -5,7 +5,7 @@ import ast
 import re
 
 from ...core.finding import ADVICE
-from ..flow import loop_slot, reads, scope_of, sources
+from ..flow import lookups, loop_slot, reads, scope_of, sources
 from ..registry import rule
 from .devices import last_name, option_name, param_defaults
 
@@ -149,6 +149,9 @@ def backend_strings(node, ctx):
     elif isinstance(node, ast.Dict):
         for key, value in zip(node.keys, node.values):
             if isinstance(key, ast.Constant) and isinstance(key.value, str) and BACKEND_NAME.search(key.value):
+                rewrite_backend(ctx, value, r)
+        if any(backend_slot(ctx, lookup) for lookup, _ in lookups(ctx.parents(), node)):
+            for value in node.values:  # a map whose lookups are backends: {"cuda": "nccl"}.get(kind, "gloo")
                 rewrite_backend(ctx, value, r)
     elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         for arg, default in param_defaults(node):

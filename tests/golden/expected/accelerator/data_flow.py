@@ -90,3 +90,15 @@ def retry_on_oom(step):
         if "out of memory. " not in str(e):
             raise
         return None
+
+
+def backend_for(device):
+    """A map by device type, looked up through a name (timm's init_distributed_device)."""
+    device_type, *device_idx = device.split(":", maxsplit=1)
+    dist_backends = {
+        "xpu": "ccl",
+        torch.accelerator.current_accelerator().type: torch.distributed.get_default_backend_for_device(torch.accelerator.current_accelerator()),
+        "npu": "hccl",
+    }
+    dist_backend = dist_backends.get(device_type, "gloo")
+    dist.init_process_group(backend=dist_backend)

@@ -91,3 +91,15 @@ def retry_on_oom(step):
         if "out of memory. " not in str(e):
             raise
         return None
+
+
+def backend_for(device):
+    """A map by device type, looked up through a name (timm's init_distributed_device)."""
+    device_type, *device_idx = device.split(":", maxsplit=1)
+    dist_backends = {
+        "xpu": "ccl",
+        "mlu": "cncl",
+        "npu": "hccl",
+    }
+    dist_backend = dist_backends.get(device_type, "gloo")
+    dist.init_process_group(backend=dist_backend)
