@@ -147,11 +147,25 @@ def sources(parents: dict, expr, seen=None) -> list:
     return [leaf for part in parts for leaf in sources(parents, part, seen)]
 
 
-def loop_slot(loop, target, slot_of, kinds) -> str:
-    """How a loop (`for x in seq`, `[... for x in seq]`) uses the elements of `seq`: the first of
-    `kinds` that `slot_of` finds among the reads of its variable `x`."""
-    if not isinstance(target, ast.Name):
+def use_site(parents: dict, expr) -> tuple:
+    """(child, parent): where the value of `expr` is used, looking through `a if c else b`, `a or b`
+    and the default of a dict lookup (`{...}.get(k, expr)`) around it."""
+    child, parent = expr, parents.get(id(expr))
+    while isinstance(parent, (ast.IfExp, ast.BoolOp)) and child is not getattr(parent, "test", None) \
+            or isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) and parent.func.attr == "get" \
+            and dict_literals(parents, parent.func.value) and child in parent.args[1:2]:
+        child, parent = parent, parents.get(id(parent))
+    return child, parent
+
+
+def loop_slot(parents: dict, child, parent, slot_of, kinds):
+    """When `child` is what a loop iterates over (`for x in child`, `[... for x in child]`): the first of
+    `kinds` that `slot_of` finds among the reads of its variable `x` ("" if none); None otherwise."""
+    if not (isinstance(parent, (ast.For, ast.AsyncFor, ast.comprehension)) and parent.iter is child):
+        return None
+    if not isinstance(parent.target, ast.Name):
         return ""
+    loop = parent if not isinstance(parent, ast.comprehension) else parents.get(id(parent))
     found = {slot_of(n) for n in ast.walk(loop)
-             if isinstance(n, ast.Name) and n.id == target.id and isinstance(n.ctx, ast.Load)}
+             if isinstance(n, ast.Name) and n.id == parent.target.id and isinstance(n.ctx, ast.Load)}
     return next((k for k in kinds if k in found), "")

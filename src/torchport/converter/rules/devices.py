@@ -12,7 +12,7 @@ import ast
 import re
 
 from ...core.finding import ADVICE
-from ..flow import lookups, loop_slot, reads, scope_of, sources
+from ..flow import lookups, loop_slot, reads, scope_of, sources, use_site
 from ..registry import rule
 from .api import device_argument
 
@@ -260,14 +260,12 @@ def device_spec(ctx, call):
 
 def device_slot(ctx, expr) -> str:
     """DEVICE where `expr`'s value is used as a device, QUERY where it is compared with or searched
-    in a device value, "" elsewhere.  Looks through `a if c else b` and `a or b` around it."""
+    in a device value, "" elsewhere (see flow.use_site for what it looks through)."""
     parents = ctx.parents()
-    child, parent = expr, parents.get(id(expr))
-    while isinstance(parent, (ast.IfExp, ast.BoolOp)) and child is not getattr(parent, "test", None):
-        child, parent = parent, parents.get(id(parent))
-    if isinstance(parent, (ast.For, ast.AsyncFor, ast.comprehension)) and parent.iter is child:
-        loop = parent if not isinstance(parent, ast.comprehension) else parents.get(id(parent))
-        return loop_slot(loop, parent.target, lambda use: device_slot(ctx, use), (DEVICE, QUERY))
+    child, parent = use_site(parents, expr)
+    looped = loop_slot(parents, child, parent, lambda use: device_slot(ctx, use), (DEVICE, QUERY))
+    if looped is not None:
+        return looped
     if isinstance(parent, ast.keyword):
         call = parents.get(id(parent))
         spec = device_spec(ctx, call)

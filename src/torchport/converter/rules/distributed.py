@@ -5,7 +5,7 @@ import ast
 import re
 
 from ...core.finding import ADVICE
-from ..flow import lookups, loop_slot, reads, scope_of, sources
+from ..flow import lookups, loop_slot, reads, scope_of, sources, use_site
 from ..registry import rule
 from .devices import last_name, option_name, param_defaults
 
@@ -74,19 +74,13 @@ def backend_choice(node) -> bool:
 
 
 def backend_slot(ctx, expr) -> bool:
-    """Is `expr`'s value used as a collective backend (looking through `a if c else b`, `a or b`,
-    `{...}.get(k, default)` and loops over it)?"""
+    """Is `expr`'s value used as a collective backend (through flow.use_site, and loops over it)?"""
     parents = ctx.parents()
-    child, parent = expr, parents.get(id(expr))
-    while isinstance(parent, (ast.IfExp, ast.BoolOp)) and child is not getattr(parent, "test", None) \
-            or isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) and parent.func.attr == "get" \
-            and isinstance(parent.func.value, ast.Dict) and child in parent.args[1:2]:
-        child, parent = parent, parents.get(id(parent))
-    if isinstance(parent, (ast.For, ast.AsyncFor, ast.comprehension)) and parent.iter is child:
-        loop = parent if not isinstance(parent, ast.comprehension) else parents.get(id(parent))
-        return bool(loop_slot(loop, parent.target, lambda use: "backend" if backend_slot(ctx, use) else "", ("backend",)))
+    child, parent = use_site(parents, expr)
+    looped = loop_slot(parents, child, parent, lambda use: "backend" if backend_slot(ctx, use) else "", ("backend",))
+    if looped is not None:
+        return bool(looped)
     if isinstance(parent, ast.keyword):
-        call = parents.get(id(parent))
         return bool(parent.arg and BACKEND_NAME.search(parent.arg))
     if isinstance(parent, ast.Call):
         pos = BACKEND_CALLS.get(ctx.qualname(parent.func))
@@ -167,8 +161,7 @@ def backend_strings(node, ctx):
         if backend_choice(node):
             rewrite_backend(ctx, node, r)
     elif isinstance(node, ast.For):
-        if isinstance(node.iter, (ast.Tuple, ast.List, ast.Set)) and isinstance(node.target, ast.Name) \
-                and loop_slot(node, node.target, lambda use: "backend" if backend_slot(ctx, use) else "", ("backend",)):
+        if isinstance(node.iter, (ast.Tuple, ast.List, ast.Set)) and backend_slot(ctx, node.iter):
             rewrite_backend(ctx, node.iter, r)
     else:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
