@@ -7,7 +7,7 @@ import sys
 import textwrap
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, run_program
 
 from torchport.backends import load_target
 from torchport.converter.api import convert
@@ -37,12 +37,13 @@ def test_converted_script_trains_on_two_processes_like_a_hand_written_ddp_run(tm
     launcher = out / "run_distributed.sh"
     assert launcher.is_file() and os.access(launcher, os.X_OK)
     log = tmp_path / "shard"
-    run = subprocess.run(["bash", str(launcher), "-n", "2", "--save", str(tmp_path / "a.pt")], capture_output=True,
-                         text=True, env=dict(ENV, SHARD_LOG=str(log)), timeout=300, cwd=tmp_path)
+    run = run_program(["bash", str(launcher), "-n", "2", "--save", str(tmp_path / "a.pt")], capture_output=True,
+                      text=True, env=dict(ENV, SHARD_LOG=str(log)), timeout=300, cwd=tmp_path,
+                      before_retry=lambda: [f.unlink() for f in tmp_path.glob("shard.*")])
     assert run.returncode == 0, run.stderr[-3000:]
-    ref = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-                          "mnist_ddp_reference.py", "--save", str(tmp_path / "b.pt")], capture_output=True, text=True,
-                         env=ENV, timeout=300, cwd=src)
+    ref = run_program([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+                       "mnist_ddp_reference.py", "--save", str(tmp_path / "b.pt")], capture_output=True, text=True,
+                      env=ENV, timeout=300, cwd=src)
     assert ref.returncode == 0, ref.stderr[-3000:]
 
     # rank 0 alone prints: 2 epochs x 6 batches (96 samples / 2 ranks / batch 8), one test line per epoch
@@ -318,8 +319,9 @@ def test_module_level_script_with_global_loader_and_kwargs_runs_on_two_processes
     assert 'DistributedSampler(Pairs(), shuffle=train_kwargs.get("shuffle", False))' in text
     assert "    if RANK == 0:\n        torch.save(model.module, path)\n        print(\"saved\", path)" in text
     assert text.index("DistributedDataParallel(model)") < text.index("for epoch in range(1, 4):")
-    run = subprocess.run(["bash", str(out / "run_distributed.sh"), "-n", "2", str(tmp_path)], capture_output=True,
-                         text=True, env=dict(ENV, SHARD_LOG=str(tmp_path / "shard")), timeout=300, cwd=tmp_path)
+    run = run_program(["bash", str(out / "run_distributed.sh"), "-n", "2", str(tmp_path)], capture_output=True,
+                      text=True, env=dict(ENV, SHARD_LOG=str(tmp_path / "shard")), timeout=300, cwd=tmp_path,
+                      before_retry=lambda: [f.unlink() for f in tmp_path.glob("shard.*")])
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.count("saved") == 3 and run.stdout.count(" loss ") == 3, "rank 0 prints, once per epoch"
     reads = [f.read_text().split() for f in sorted(tmp_path.glob("shard.*"))]

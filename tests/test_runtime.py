@@ -2,13 +2,12 @@
 fresh interpreter (the patches are process-wide)."""
 import json
 import os
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, run_program
 
 pytest.importorskip("torch")
 
@@ -18,8 +17,8 @@ ENV.pop("TORCHPORT_TARGET", None)
 
 
 def torchport_run(*args, cwd=None, timeout=300, env=None):
-    p = subprocess.run([sys.executable, "-m", "torchport", "run", *args], capture_output=True, text=True,
-                       cwd=cwd, env=env or ENV, timeout=timeout)
+    p = run_program([sys.executable, "-m", "torchport", "run", *args], capture_output=True, text=True,
+                    cwd=cwd, env=env or ENV, timeout=timeout)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -27,7 +26,7 @@ def python(code_or_path, *args, cwd=None, env=None, timeout=300):
     """Run a script (a Path) or code (a str) in a fresh interpreter."""
     cmd = [sys.executable, str(code_or_path), *args] if isinstance(code_or_path, Path) \
         else [sys.executable, "-c", textwrap.dedent(code_or_path), *args]
-    p = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=env or ENV, timeout=timeout)
+    p = run_program(cmd, capture_output=True, text=True, cwd=cwd, env=env or ENV, timeout=timeout)
     return p.returncode, p.stdout, p.stderr
 
 

@@ -9,12 +9,11 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, run_program
 
 import torchport
 from torchport.core.command import interpreter_words
@@ -28,8 +27,8 @@ TORCHPORT = [sys.executable, "-m", "torchport"]
 
 
 def run(args, cwd=None, env=None, timeout=600):
-    return subprocess.run(args, cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True, text=True,
-                          timeout=timeout)
+    return run_program(args, cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True, text=True,
+                       timeout=timeout)
 
 
 def losses(text: str) -> list:
