@@ -10,11 +10,12 @@ losses and evaluation (the simulator's numerics are the CPU's); where the driver
 device helper (ultralytics' select_device), the vendor tree must pick the vendor device and the cpu tree
 the CPU.  timm's distributed path (init_distributed_device, DDP, reduce_tensor) and ultralytics'
 (BaseTrainer._setup_ddp, DDP) also run with 2 processes under torchrun on each target with its backend
-(hccl, cncl, mccl), against the cpu tree with gloo; yolox's runs under its own launcher
-(yolox.core.launch, mp.spawn, its Trainer's device and DDP), against the cpu tree's single process.  PyPI's torchvision builds do not load their C ops against this
+(hccl, cncl, mccl), against the cpu tree with gloo; yolox's (yolox.core.launch: mp.spawn, its Trainer's
+device and DDP) and ultralytics' (train(device="0,1") starting its own DDP command) run under the
+project's own launcher (see DISTRIBUTED).  PyPI's torchvision builds do not load their C ops against this
 machine's CPU torch: yolox gets bench/corpus_sim/shims/ (nms and friends in plain torch), timm and
-ultralytics the real package with the two op schemas it needs defined (harness only).  Exit 1 on any
-failure.
+ultralytics the real package with the harness in corpus_sim/site/sitecustomize.py (in every process).
+Exit 1 on any failure.
 
     python bench/corpus_sim.py [--projects timm yolox ultralytics] [--targets npu mlu musa]
 """
@@ -44,29 +45,39 @@ SHIMS = HERE / "corpus_sim" / "shims"
 # calls aten::isneginf.out, which that list does not name (the simulator says so).  mlu runs with
 # --cpu-fallback, and the ops that ran on the CPU are printed with the result.
 SIM_OPTIONS = {"mlu": ["--cpu-fallback"]}
-# projects whose distributed path runs with 2 processes on every target, and who starts them: torchrun
-# (compared with the cpu tree's 2 processes on gloo), or the project's own launcher (yolox.core.launch,
-# mp.spawn: every rank trains on the same batch, so it is compared with the cpu tree's single process;
-# yolox's launcher asserts torch.cuda.is_available(), which a cpu tree cannot satisfy)
-DISTRIBUTED = {"timm": "torchrun", "ultralytics": "torchrun", "yolox": "own"}
+# projects whose distributed paths run with 2 processes on every target, and who starts them:
+# "torchrun" (compared with the cpu tree's 2 processes on gloo), or "own", the project's own launcher.
+# yolox.core.launch (mp.spawn) trains every rank on the same batch, so it is compared with the cpu tree's
+# single process (the launcher asserts torch.cuda.is_available(), which a cpu tree cannot satisfy);
+# ultralytics' train(device="0,1") writes its DDP script and runs torchrun, which a cpu tree cannot ask
+# for, so its targets are compared with each other.  Every distributed run must have used device 0 and
+# device 1 from different processes (the simulator's report).
+DISTRIBUTED = {"timm": ["torchrun"], "ultralytics": ["torchrun", "own"], "yolox": ["own"]}
+OWN_REFERENCE = {"yolox": "cpu", "ultralytics": "targets"}
+# projects that import the real torchvision get the harness in corpus_sim/site/sitecustomize.py
+REAL_TORCHVISION = {"timm", "ultralytics"}
 BACKEND = {"npu": "hccl", "mlu": "cncl", "musa": "mccl"}
 # PyTorch's exit race (see tests/conftest.py, docs/sim.md): a run that dies of it runs once more
 EXIT_RACE = "terminate called without an active exception"
 
 
-def run_driver(project: str, tree: Path, target: str, distributed: bool = False) -> tuple:
-    """(result dict or None, seconds, error text) of the project's driver on `tree`; `distributed`: with 2
-    processes, started as DISTRIBUTED says."""
+def run_driver(project: str, tree: Path, target: str, launcher: str = "") -> tuple:
+    """(result dict or None, seconds, error text) of the project's driver on `tree`; with a `launcher`
+    (see DISTRIBUTED), in 2 processes."""
     driver = HERE / "corpus_sim" / f"{project}_driver.py"
     command = [sys.executable, str(driver)]
-    if distributed and DISTRIBUTED[project] == "torchrun":
+    if launcher == "torchrun":
         command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", str(driver)]
     report = tree.with_name(f"{tree.name}_sim.json")
+    report.unlink(missing_ok=True)
     if target != "cpu":
-        command = [sys.executable, "-m", "torchport", "sim", "--to", target, "--devices", "2" if distributed else "1",
+        command = [sys.executable, "-m", "torchport", "sim", "--to", target, "--devices", "2" if launcher else "1",
                    "--report", str(report), *SIM_OPTIONS.get(target, []), "--", *command]
     env = {**os.environ, "TREE": str(tree), "DEV": target, "SHIMS": str(SHIMS), "OMP_NUM_THREADS": "1",
-           "PROCESSES": "2" if distributed else "1"}
+           "PROCESSES": "2" if launcher == "own" else "1"}
+    if project in REAL_TORCHVISION:   # in every process the driver's processes start, too
+        path = os.pathsep.join([str(tree), str(HERE / "corpus_sim" / "site"), os.environ.get("PYTHONPATH", "")])
+        env.update(PYTHONPATH=path.rstrip(os.pathsep), CORPUS_SIM_HARNESS="torchvision")
     start = time.perf_counter()
     p = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1200)
     if p.returncode != 0 and EXIT_RACE in p.stderr:
@@ -79,7 +90,11 @@ def run_driver(project: str, tree: Path, target: str, distributed: bool = False)
         return None, took, " | ".join(tail)
     result = json.loads(line[len("RESULT "):])
     if report.is_file():
-        result["fallback_ops"] = [f"{e['op']} x{e['calls']}" for e in json.loads(report.read_text())["fallback_ops"]]
+        merged = json.loads(report.read_text())
+        result["fallback_ops"] = [f"{e['op']} x{e['calls']}" for e in merged["fallback_ops"]]
+        used = {d for peaks in merged["peak_memory"].values() for d, peak in peaks.items() if peak}
+        result["processes_on_device"] = {d: sum(1 for peaks in merged["peak_memory"].values() if peaks.get(d))
+                                         for d in sorted(used)}
     return result, took, ""
 
 
@@ -111,6 +126,39 @@ def compare(project: str, ref: dict, got: dict, target: str) -> list:
     return problems
 
 
+def distributed_runs(project: str, launcher: str, trees: dict, ref: dict, targets: list) -> int:
+    """Run the project's distributed path with `launcher` on each target; print and count the failures."""
+    failures, first = 0, None
+    against = {"torchrun": "cpu, 2 processes on gloo", "own": "cpu, 1 process"}[launcher]
+    dref, derr = ref, ""
+    if launcher == "torchrun":
+        dref, _, derr = run_driver(project, trees["cpu"], "cpu", launcher)
+    for target in targets:
+        got, took, err = run_driver(project, trees[target], target, launcher)
+        problems = [e for e in (derr, err) if e]
+        if not problems:
+            if got["world"] != 2 or not got["device"].startswith(target):
+                problems.append(f"distributed run on {got['device']} with world {got['world']}")
+            if got.get("backend", BACKEND[target]) != BACKEND[target]:
+                problems.append(f"process group on {got['backend']}, not {BACKEND[target]}")
+            if got.get("processes_on_device") != {"0": 1, "1": 1}:
+                problems.append(f"processes per simulated device: {got.get('processes_on_device')}, not one on each")
+            for r in got.get("ranks", []):
+                if r["device"] != f"{target}:{r['rank']}" or r["losses"] != got["losses"]:
+                    problems.append(f"rank {r['rank']} on {r['device']} with losses {r['losses']}")
+            if launcher == "own" and OWN_REFERENCE[project] == "targets":
+                first = first or (target, got)
+                against = f"{first[0]}, 2 processes"
+                if not all(close(a, b, 1e-4) for a, b in zip(got["losses"], first[1]["losses"])):
+                    problems.append(f"losses {got['losses']} vs {first[0]} {first[1]['losses']}")
+            else:
+                problems += compare(project, dref, got, target)
+        print(f"{'FAIL' if problems else 'ok  '} {project} {target}, 2 processes, {launcher} launcher + "
+              f"{BACKEND[target]} vs {against} ({took:.0f} s)" + "".join(f"\n       {p}" for p in problems))
+        failures += bool(problems)
+    return failures
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--projects", nargs="+", default=list(PROJECTS))
@@ -137,26 +185,8 @@ def main() -> int:
                 print(f"{'FAIL' if problems else 'ok  '} {project} {target} ({took:.0f} s{fell})"
                       + "".join(f"\n       {p}" for p in problems))
                 failures += bool(problems)
-            how = DISTRIBUTED.get(project)
-            dref, derr = ref, ""
-            if how == "torchrun":
-                dref, _, derr = run_driver(project, trees["cpu"], "cpu", distributed=True)
-            for target in args.targets if how else ():
-                dgot, took, err = run_driver(project, trees[target], target, distributed=True)
-                problems = [e for e in (derr, err) if e]
-                if not problems:
-                    if dgot["world"] != 2 or not dgot["device"].startswith(target):
-                        problems.append(f"distributed run on {dgot['device']} with world {dgot['world']}")
-                    if dgot.get("backend", BACKEND[target]) != BACKEND[target]:
-                        problems.append(f"process group on {dgot['backend']}, not {BACKEND[target]}")
-                    for r in dgot.get("ranks", []):
-                        if r["device"] != f"{target}:{r['rank']}" or r["losses"] != dgot["losses"]:
-                            problems.append(f"rank {r['rank']} on {r['device']} with losses {r['losses']}")
-                    problems += compare(project, dref, dgot, target)
-                against = "gloo" if how == "torchrun" else "1 cpu process"
-                print(f"{'FAIL' if problems else 'ok  '} {project} {target}, 2 processes, {how} launcher + "
-                      f"{BACKEND[target]} vs {against} ({took:.0f} s)" + "".join(f"\n       {p}" for p in problems))
-                failures += bool(problems)
+            for launcher in DISTRIBUTED.get(project, []):
+                failures += distributed_runs(project, launcher, trees, ref, args.targets)
     print(f"corpus_sim: {failures} failure(s)")
     return 1 if failures else 0
 

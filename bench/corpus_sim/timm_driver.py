@@ -1,7 +1,8 @@
 """timm on a (simulated) device: models built by timm, trained with its optimizer factory, loss and EMA,
 the EMA model evaluated (running statistics), devices from timm's own init_distributed_device (2
 processes under torchrun when WORLD_SIZE is set).  Prints `RESULT {json}` on rank 0.
-Environment: TREE (the converted timm), DEV (cpu, npu, mlu, musa)."""
+Environment: TREE (the converted timm), DEV (cpu, npu, mlu, musa); corpus_sim/site on PYTHONPATH with
+CORPUS_SIM_HARNESS=torchvision (see site/sitecustomize.py)."""
 import json
 import os
 import sys
@@ -9,12 +10,6 @@ import types
 
 sys.path.insert(0, os.environ["TREE"])
 import torch  # noqa: E402
-
-# Harness: PyPI's torchvision (installed with --no-deps) is a CUDA build whose C ops do not load against
-# this CPU torch; its Python side imports once the two op schemas it registers fakes for exist.
-_torchvision_ops = torch.library.Library("torchvision", "DEF")
-_torchvision_ops.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
-_torchvision_ops.define("qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
 
 import timm  # noqa: E402
 from timm.loss import LabelSmoothingCrossEntropy  # noqa: E402

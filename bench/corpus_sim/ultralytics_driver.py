@@ -1,22 +1,21 @@
 """ultralytics on a (simulated) device: the device chosen by the project's own select_device, YOLO detection
 models built from their yaml, three training steps with the project's loss, evaluation, its autocast helper.
 Under torchrun (WORLD_SIZE=2) the device and process group come from the project's BaseTrainer._setup_ddp
-and the model trains wrapped in DistributedDataParallel.  Prints `RESULT {json}` (rank 0).
-Environment: TREE (the converted ultralytics), DEV (cpu, npu, mlu, musa)."""
+and the model trains wrapped in DistributedDataParallel.  With PROCESSES=2 the project launches itself:
+YOLO(...).train(device="0,1") on a synthetic dataset writes its DDP script and starts it with torchrun
+(ultralytics.utils.dist), one epoch; the results are its results.csv.  Prints `RESULT {json}` (rank 0).
+Environment: TREE (the converted ultralytics), DEV (cpu, npu, mlu, musa), PROCESSES (optional); TREE and
+corpus_sim/site on PYTHONPATH with CORPUS_SIM_HARNESS=torchvision (see site/sitecustomize.py)."""
+import csv
 import json
 import os
 import sys
+import tempfile
 import types
 
 sys.path.insert(0, os.environ["TREE"])
 os.environ.setdefault("YOLO_OFFLINE", "1")
 import torch  # noqa: E402
-
-# Harness: PyPI's torchvision (installed with --no-deps) is a CUDA build whose C ops do not load against
-# this CPU torch; its Python side imports once the two op schemas it registers fakes for exist.
-_torchvision_ops = torch.library.Library("torchvision", "DEF")
-_torchvision_ops.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
-_torchvision_ops.define("qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
 
 DEV = os.environ["DEV"]
 if DEV != "cpu":   # a converted entry script imports the vendor package; a driver does it itself
@@ -35,6 +34,35 @@ def chosen(request):
         return f"refused: {str(e).splitlines()[0][:60]}"
 
 
+def own_launch() -> dict:
+    """One epoch of YOLO(...).train(device="0,1"): ultralytics starts its own DDP processes."""
+    from PIL import Image
+    from ultralytics import YOLO
+    with tempfile.TemporaryDirectory() as tmp:
+        g = torch.Generator().manual_seed(0)
+        for split in ("train", "val"):
+            for folder in ("images", "labels"):
+                os.makedirs(os.path.join(tmp, folder, split))
+            for i in range(4):
+                pixels = (torch.rand(64, 64, 3, generator=g) * 255).to(torch.uint8).numpy()
+                Image.fromarray(pixels).save(os.path.join(tmp, "images", split, f"{i}.jpg"))
+                with open(os.path.join(tmp, "labels", split, f"{i}.txt"), "w") as f:
+                    f.write("0 0.5 0.5 0.3 0.3\n1 0.3 0.3 0.2 0.2\n")
+        data = os.path.join(tmp, "data.yaml")
+        with open(data, "w") as f:
+            f.write(f"path: {tmp}\ntrain: images/train\nval: images/val\nnames:\n  0: a\n  1: b\n")
+        model = YOLO("yolov8n.yaml")
+        model.train(data=data, epochs=1, imgsz=64, batch=4, workers=0, device="0,1", plots=False, amp=False,
+                    val=False, project=os.path.join(tmp, "runs"), name="t", seed=0, verbose=False)
+        with open(os.path.join(model.trainer.save_dir, "results.csv")) as f:
+            row = next(csv.DictReader(f))
+    return {"world": model.trainer.world_size, "device": str(model.trainer.device),
+            "losses": [float(row[f"train/{k}_loss"]) for k in ("box", "cls", "dfl")]}
+
+
+if int(os.environ.get("PROCESSES", "1")) > 1:
+    print("RESULT " + json.dumps(own_launch()), flush=True)
+    sys.exit(0)
 world = int(os.environ.get("WORLD_SIZE", "1"))
 if world > 1:
     from ultralytics.engine.trainer import BaseTrainer
