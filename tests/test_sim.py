@@ -130,6 +130,30 @@ print(json.dumps(out))
 """
 
 
+LEGACY_TYPES = """\
+import torch
+x = torch.zeros(2).cuda()
+h = x.type(torch.cuda.HalfTensor)
+f = torch.zeros(2).type("torch.cuda.FloatTensor")
+print(h.device, h.dtype, isinstance(f, torch.cuda.FloatTensor), f.device, f.type() == "torch.cuda.FloatTensor")
+torch.set_default_tensor_type("torch.cuda.FloatTensor")
+print(torch.zeros(1).device, torch.cuda.LongTensor([1, 2]).dtype)
+"""
+
+
+@pytest.mark.parametrize("target", ["cpu", *VENDORS])
+def test_converted_legacy_tensor_types_run(built, target, tmp_path):
+    """Legacy CUDA tensor types, as names and as strings (TP102, TP118), on the target's device; on the cpu
+    target the questions keep their words and CPU torch answers them as on a machine without CUDA."""
+    (tmp_path / "legacy.py").write_text(LEGACY_TYPES)
+    torchport.convert(tmp_path / "legacy.py", target, tmp_path / "out.py")
+    command = [sys.executable, "-W", "ignore", str(tmp_path / "out.py")]
+    p = run(command if target == "cpu" else [*TORCHPORT, "sim", "--to", target, "--", *command])
+    assert p.returncode == 0, p.stderr
+    device, on_device = ("cpu", "False") if target == "cpu" else (f"{target}:0", "True")
+    assert p.stdout.split() == [device, "torch.float16", on_device, device, on_device, device, "torch.int64"]
+
+
 @pytest.mark.parametrize("target", ["cpu", *VENDORS])
 def test_converted_device_helpers_pick_the_target(built, target, tmp_path):
     """Device strings that reach a device through data flow (select_device of the YOLO family, device

@@ -91,6 +91,49 @@ class SimulatedDeviceProperties:
             raise AttributeError(f"simulated device properties have no '{name}'") from None
 
 
+LEGACY_TENSOR_TYPES = {"FloatTensor": torch.float32, "DoubleTensor": torch.float64, "HalfTensor": torch.float16,
+                       "BFloat16Tensor": torch.bfloat16, "ByteTensor": torch.uint8, "CharTensor": torch.int8,
+                       "ShortTensor": torch.int16, "IntTensor": torch.int32, "LongTensor": torch.int64,
+                       "BoolTensor": torch.bool}
+
+
+class _LegacyTensorType(type):
+    """isinstance(x, torch.npu.FloatTensor): a tensor of that dtype on the device."""
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, torch.Tensor) and obj.device.type == cls.device_type and obj.dtype == cls.dtype
+
+
+def legacy_tensor_type(namespace: str, name: str, dtype, device_type: str, index) -> type:
+    """The vendor's legacy tensor type: `x.type(T)` reads its full name, as for torch.cuda's types; `T(n)`
+    and `T(data)` make tensors on the current device, as the legacy constructors do."""
+    def new(cls, *args):
+        device = torch.device(device_type, index())
+        if len(args) == 1 and not isinstance(args[0], int):
+            return torch.tensor(args[0], dtype=dtype, device=device)
+        return torch.empty(*args, dtype=dtype, device=device)
+    cls = _LegacyTensorType(name, (), {"__new__": new, "dtype": dtype, "device_type": device_type,
+                                        "__module__": namespace})
+    cls.__name__ = f"{namespace}.{name}"   # the name torch's Tensor.type(T) parses
+    return cls
+
+
+def accept_legacy_default_types(index) -> None:
+    """torch.set_default_tensor_type(torch.npu.FloatTensor) (or its name) sets the default dtype and device,
+    as the vendor's package lets it; any other type resets the device and goes to torch's own function."""
+    torch_function = torch.set_default_tensor_type
+
+    def set_default_tensor_type(t):
+        legacy = torch._utils._import_dotted_name(t) if isinstance(t, str) else t
+        if not isinstance(legacy, _LegacyTensorType):
+            torch.set_default_device(None)   # a CPU type: the default device is the CPU again
+            return torch_function(t)
+        torch.set_default_dtype(legacy.dtype)
+        torch.set_default_device(torch.device(legacy.device_type, index()))
+    set_default_tensor_type.__doc__ = torch_function.__doc__
+    torch.set_default_tensor_type = set_default_tensor_type
+
+
 def build(target, ext, rng_per_device: bool) -> VendorModule:
     """The torch.<device> module for `target`, backed by the extension `ext`."""
     device_type = target.device
@@ -293,6 +336,11 @@ def build(target, ext, rng_per_device: bool) -> VendorModule:
 
     f.update(Stream=Stream, Event=Event, current_stream=current_stream, default_stream=default_stream,
              set_stream=set_stream, StreamContext=StreamContext, stream=lambda stream: StreamContext(stream))
+
+    # legacy tensor types (torch.npu.FloatTensor, ...): type tests, conversions, construction on the device
+    f.update({name: legacy_tensor_type(target.namespace, name, dtype, device_type, index)
+              for name, dtype in LEGACY_TENSOR_TYPES.items()})
+    accept_legacy_default_types(index)
 
     # mixed precision
     f["get_amp_supported_dtype"] = lambda: list(amp_dtypes)

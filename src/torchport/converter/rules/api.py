@@ -10,6 +10,7 @@ the file can follow, so a file never mixes both meanings of one name.
 from __future__ import annotations
 
 import ast
+import re
 
 from ...core.finding import ADVICE, UNSUPPORTED
 from ..apimap import ADAPT, KEEP, MAP
@@ -36,8 +37,9 @@ describe("TP101", "cuda-device-api", "device-api",
 describe("TP102", "cuda-tensor-types", "tensor-type",
          """Legacy typed tensors `torch.cuda.FloatTensor` & co. -> the target's typed tensors.
 
-         Moved when the target defines them (torch_npu, torch_mlu, torch_musa do);
-         otherwise reported: use `torch.tensor(..., dtype=..., device=...)`.""",
+         Moved when the target defines them (torch_npu, torch_mlu, torch_musa do; the cpu target has
+         `torch.FloatTensor` & co.); otherwise reported: use `torch.tensor(..., dtype=..., device=...)`.
+         On the cpu target a type test (`isinstance(x, torch.cuda.HalfTensor)`) keeps its words.""",
          ("t = torch.cuda.FloatTensor([1.0])\n", "t = torch.npu.FloatTensor([1.0])\n"))
 describe("TP103", "cuda-rng", "rng",
          """Seeding and RNG state: `manual_seed(_all)`, `seed`, `get/set_rng_state` -> target.
@@ -88,7 +90,8 @@ describe("TP111", "device-capability", "capability",
          total_memory carry over) with a note; `.major`/`.minor` on it are flagged (TP705).""",
          ("cap = torch.cuda.get_device_capability()\n", "cap = torch.cuda.get_device_capability()\n"))
 describe("TP112", "data-parallel", "data-parallel",
-         """`torch.nn.DataParallel` where the target needs DistributedDataParallel: reported.""",
+         """`torch.nn.DataParallel` where the target needs DistributedDataParallel: reported where it is
+         used (built, subclassed); a type test (`isinstance(model, DataParallel)`) is not a use.""",
          ("model = torch.nn.DataParallel(model)\n", "model = torch.nn.DataParallel(model)\n"))
 describe("TP113", "cpp-extension-names", "extension",
          """`CUDAExtension`, `CUDA_HOME`: reported, pointing to `torchport port-ext`.""",
@@ -106,6 +109,24 @@ describe("TP117", "unknown-cuda-api", "unknown-api",
          ("torch.cuda._lazy_init()\n", "torch.cuda._lazy_init()\n"))
 describe("TP115", "other-cuda-names", "other",
          """Any other CUDA-specific name the target data decides about (including user rules).""")
+
+
+# Categories whose names do harm only when used: a type test against them (`isinstance(m, DataParallel)`)
+# asks the same question on every target, so it is neither converted nor reported.
+TYPE_TEST_SAFE = {"data-parallel"}
+
+
+def type_test(parents: dict, node) -> bool:
+    """Is `node` the type a value is tested against: `isinstance(x, T)`, `issubclass(C, (T, U))`,
+    `type(x) is T`, `x.type() == T`?"""
+    parent = parents.get(id(node))
+    if isinstance(parent, ast.Tuple):
+        node, parent = parent, parents.get(id(parent))
+    if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and \
+            parent.func.id in ("isinstance", "issubclass"):
+        return len(parent.args) == 2 and parent.args[1] is node
+    return isinstance(parent, ast.Compare) and all(isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq))
+                                                   for op in parent.ops)
 
 
 def rule_for(ctx, res):
@@ -226,6 +247,8 @@ def check_reference(ref, ctx):
     if binding.kind != "package" and ctx.api.resolve(binding.qualname) is not None:
         binding.uses.append((ref, res))  # decided with the import, in finalize_bindings
         return
+    if type_test(ctx.parents(), ref.node) and (res.category in TYPE_TEST_SAFE or ctx.target.host):
+        return  # the same question everywhere; on the host, CPU torch answers it as a CPU machine would
     r = rule_for(ctx, res)
     if res.kind == MAP:
         rename_chain(ctx, ref.node, ctx.spell(res.new), r, res.message, res.category)
@@ -239,3 +262,26 @@ def check_reference(ref, ctx):
                                f"rewrite it as {res.new}(<device>, ...)")
     else:
         report_unconverted(ctx, ref.node, res, r)
+
+
+TENSOR_TYPE_NAME = re.compile(r"torch\.cuda\.[A-Za-z0-9]*Tensor")
+
+
+@rule("TP118", "cuda-tensor-type-strings", "tensor-type", nodes=(ast.Constant,), triggers=("Tensor",),
+      example=('y = x.type("torch.cuda.FloatTensor")\n', 'y = x.type("torch.npu.FloatTensor")\n'))
+def tensor_type_string(node, ctx):
+    """A string that is a CUDA tensor type's name (`x.type("torch.cuda.FloatTensor")`,
+    `set_default_tensor_type("torch.cuda.HalfTensor")`) -> the target's type, as TP102 maps the name;
+    reported where the target has none.  On the cpu target a comparison (`x.type() == "..."`) keeps
+    its words, as other questions about CUDA do."""
+    if not (isinstance(node.value, str) and TENSOR_TYPE_NAME.fullmatch(node.value)):
+        return
+    res = ctx.api.resolve(node.value)
+    if res is None or (ctx.target.host and type_test(ctx.parents(), node)):
+        return
+    r = tensor_type_string.rule
+    start, end = ctx.span(node)
+    if res.kind == MAP and ctx.source[start + 1:end - 1] == node.value and ctx.source[start] in "'\"":
+        ctx.replace((start + 1, end - 1), res.new, r, res.message, res.category, shown=(node.value, res.new))
+    else:
+        report_unconverted(ctx, node, res, r)

@@ -5,8 +5,8 @@ def misc(x, seed):
     torch.manual_seed(seed)
     torch.manual_seed(seed)
     state = torch.get_rng_state()
-    t = torch.cuda.FloatTensor([1.0])
-    h = torch.cuda.HalfTensor(2)
+    t = torch.FloatTensor([1.0])
+    h = torch.HalfTensor(2)
     is_half = isinstance(x, torch.cuda.HalfTensor)
     s = torch.cpu.Stream()
     with torch.cpu.stream(s):
