@@ -38,8 +38,7 @@ describe("TP102", "cuda-tensor-types", "tensor-type",
          """Legacy typed tensors `torch.cuda.FloatTensor` & co. -> the target's typed tensors.
 
          Moved when the target defines them (torch_npu, torch_mlu, torch_musa do; the cpu target has
-         `torch.FloatTensor` & co.); otherwise reported: use `torch.tensor(..., dtype=..., device=...)`.
-         On the cpu target a type test (`isinstance(x, torch.cuda.HalfTensor)`) keeps its words.""",
+         `torch.FloatTensor` & co.); otherwise reported: use `torch.tensor(..., dtype=..., device=...)`.""",
          ("t = torch.cuda.FloatTensor([1.0])\n", "t = torch.npu.FloatTensor([1.0])\n"))
 describe("TP103", "cuda-rng", "rng",
          """Seeding and RNG state: `manual_seed(_all)`, `seed`, `get/set_rng_state` -> target.
@@ -247,8 +246,8 @@ def check_reference(ref, ctx):
     if binding.kind != "package" and ctx.api.resolve(binding.qualname) is not None:
         binding.uses.append((ref, res))  # decided with the import, in finalize_bindings
         return
-    if type_test(ctx.parents(), ref.node) and (res.category in TYPE_TEST_SAFE or ctx.target.host):
-        return  # the same question everywhere; on the host, CPU torch answers it as a CPU machine would
+    if res.category in TYPE_TEST_SAFE and type_test(ctx.parents(), ref.node):
+        return  # the same question on every target
     r = rule_for(ctx, res)
     if res.kind == MAP:
         rename_chain(ctx, ref.node, ctx.spell(res.new), r, res.message, res.category)
@@ -272,12 +271,11 @@ TENSOR_TYPE_NAME = re.compile(r"torch\.cuda\.[A-Za-z0-9]*Tensor")
 def tensor_type_string(node, ctx):
     """A string that is a CUDA tensor type's name (`x.type("torch.cuda.FloatTensor")`,
     `set_default_tensor_type("torch.cuda.HalfTensor")`) -> the target's type, as TP102 maps the name;
-    reported where the target has none.  On the cpu target a comparison (`x.type() == "..."`) keeps
-    its words, as other questions about CUDA do."""
+    reported where the target has none."""
     if not (isinstance(node.value, str) and TENSOR_TYPE_NAME.fullmatch(node.value)):
         return
     res = ctx.api.resolve(node.value)
-    if res is None or (ctx.target.host and type_test(ctx.parents(), node)):
+    if res is None:
         return
     r = tensor_type_string.rule
     start, end = ctx.span(node)

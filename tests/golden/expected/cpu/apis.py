@@ -7,7 +7,7 @@ def misc(x, seed):
     state = torch.get_rng_state()
     t = torch.FloatTensor([1.0])
     h = torch.HalfTensor(2)
-    is_half = isinstance(x, torch.cuda.HalfTensor)
+    is_half = isinstance(x, torch.HalfTensor)
     s = torch.cpu.Stream()
     with torch.cpu.stream(s):
         y = x * 2

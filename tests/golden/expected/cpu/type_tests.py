@@ -18,6 +18,6 @@ y = x.type("torch.FloatTensor")
 z = x.type(torch.HalfTensor)
 torch.set_default_tensor_type("torch.FloatTensor")
 ids = torch.LongTensor([1, 2])
-on_device = isinstance(x, torch.cuda.FloatTensor)
-same_type = x.type() == "torch.cuda.FloatTensor"
+on_device = isinstance(x, torch.FloatTensor)
+same_type = x.type() == "torch.FloatTensor"
 label = "torch.cuda.FloatTensor is a legacy type"  # prose, not a type name
