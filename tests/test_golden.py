@@ -1,5 +1,8 @@
 """Golden tests: every case under golden/cases, converted for every target, equals the reviewed expectation."""
 import ast
+import io
+import tokenize
+from collections import Counter
 
 import pytest
 from golden_support import CASES, EXPECTED, case_names, convert_case
@@ -66,3 +69,20 @@ def test_comments_docstrings_and_user_names_untouched(target):
                 assert line in after.splitlines(), (target, name, line)
         for ident in ("num_gpus_per_machine", "gpu_mem_usage", "cuda_device", "input_cuda", "configure_nccl"):
             assert before.count(ident) == after.count(ident)
+
+
+def _comments(text: str) -> Counter:
+    return Counter(t.string for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type == tokenize.COMMENT)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_every_comment_survives_verbatim(target):
+    """Edits are anchored to code: no rule writes into a comment (comments_in_calls.py puts `(` and `,` in
+    comments right where arguments are added)."""
+    for name in case_names():
+        if not name.endswith(".py") or name == "syntax_error.py":
+            continue
+        enc = "gbk" if name == "gbk.py" else "utf-8"
+        before = _comments((CASES / name).read_bytes().decode(enc))
+        after = _comments((EXPECTED / target / name).read_bytes().decode(enc))
+        assert not before - after, (target, name, before - after)

@@ -45,11 +45,11 @@ def cmd_convert(args) -> int:
                      main=args.main, model_var=args.model_var, loader_var=args.loader_var)
     if args.diff:
         sys.stdout.write(result.diff)
-        return 0
+        return 1 if result.failed() else 0
     if args.json:
         json.dump(result.to_dict(), sys.stdout, indent=1, ensure_ascii=False)
         sys.stdout.write("\n")
-        return 0
+        return 1 if result.failed() else 0
     s = result.summary()
     status = ", ".join(f"{v} {k}" for k, v in s["files_by_status"].items())
     print(f"torchport convert --to {result.target}: {s['files']} files ({status}), {s['lines']} lines "
@@ -68,7 +68,7 @@ def cmd_convert(args) -> int:
     for f in result.findings:
         if f.action == "error":
             print(f"  error: {f.file}:{f.line}: {f.message}")
-    return 0
+    return 1 if result.failed() else 0
 
 
 FAIL_LEVELS = ("blocked", "manual", "review")

@@ -12,7 +12,7 @@ from ..core import files as tree
 from ..core.errors import UsageError
 from ..core.finding import ADVICE, CHANGES, ERROR, UNSUPPORTED
 from ..core.parallel import default_jobs
-from .run import Converter, run_jobs, timer
+from .run import FAILED, Converter, run_jobs, timer
 
 SCHEMA_VERSION = 1
 
@@ -76,6 +76,11 @@ class ConvertResult:
             if new is None and created and r.diff:  # a created file's diff is all additions
                 new = "".join(line[1:] for line in r.diff.splitlines(True)[3:] if line.startswith("+"))
         return None if old is None or new is None else (old, new)
+
+    def failed(self) -> list:
+        """Findings that say torchport itself failed on a file (its output would not parse, a rule crashed):
+        the run fails (exit 1)."""
+        return [f for f in self.findings if f.category == FAILED]
 
     def summary(self) -> dict:
         files = Counter(r.status for r in self.files)

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import ast
 import bisect
+import io
 import re
+import tokenize
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -18,6 +20,7 @@ from ..core.finding import ADVICE, INSERT, MODIFY, Finding
 from .apimap import ApiMap
 
 _NEWLINES = re.compile(r"\r\n|\r|\n")
+_LINE_REST = re.compile(r"[^\r\n]*")
 
 
 @dataclass
@@ -145,6 +148,66 @@ class FileContext:
             self.needs_imports.add(root)
         return qualname
 
+    # ------------------------------------------------------------ call anchors (token-aware)
+    def _code(self, start: int, end: int):
+        """(offset, character) of the code in source[start:end]: blanks, line continuations and comments
+        skipped.  Used only where no string can occur (between a callee and its parenthesis, after a call's
+        last argument), so a `(` or `,` in a comment is never taken for code."""
+        s, i = self.source, start
+        while i < end:
+            c = s[i]
+            if c == "#":
+                m = _LINE_REST.match(s, i)
+                i = m.end()
+            elif c in " \t\f\r\n\\":
+                i += 1
+            else:
+                yield i, c
+                i += 1
+
+    def call_open(self, call: ast.Call) -> int:
+        """Offset just after the `(` that opens a call's arguments."""
+        for i, c in self._code(self.span(call.func)[1], self.span(call)[1]):
+            if c == "(":
+                return i + 1
+        raise ValueError(f"{self.path}:{call.lineno}: no parenthesis after the callee")
+
+    def _bare_generator(self, call: ast.Call) -> bool:
+        """`f(x for x in y)`: the generator's parentheses are the call's; another argument needs its own."""
+        return (len(call.args) == 1 and not call.keywords and isinstance(call.args[0], ast.GeneratorExp)
+                and self.span(call.args[0])[1] == self.span(call)[1])
+
+    def arguments_end(self, call: ast.Call) -> int:
+        """Where a new last argument goes: after the last argument and any parentheses around it, before a
+        trailing comma or comment; just after the `(` when there are no arguments."""
+        nodes = [*call.args, *call.keywords]
+        if not nodes:
+            return self.call_open(call)
+        last = max(nodes, key=lambda n: (n.end_lineno, n.end_col_offset))
+        pos = self.span(last)[1]
+        for i, c in self._code(pos, self.span(call)[1] - 1):
+            if c != ")":
+                break
+            pos = i + 1
+        return pos
+
+    def add_argument(self, call: ast.Call, text: str, rule, message: str = "", category: Optional[str] = None,
+                     shown: Optional[str] = None, quiet: bool = False, first: bool = False) -> None:
+        """Add one argument (`x`, `key=value`) to a call, last or `first`, with the comma it needs."""
+        shown = shown if shown is not None else text
+        has_args = bool(call.args or call.keywords)
+        if self._bare_generator(call):
+            start, end = self.span(call.args[0])
+            self.insert(start + 1, f"{text}, (" if first else "(", rule, message, category, shown, quiet)
+            self.insert(end - 1, ")" if first else f"), {text}", rule, quiet=True)
+        elif first:
+            at = self.call_open(call)
+            sep = ("," if self.source[at:at + 1] in ("\r", "\n") else ", ") if has_args else ""
+            self.insert(at, text + sep, rule, message, category, shown, quiet)
+        else:
+            self.insert(self.arguments_end(call), (", " if has_args else "") + text, rule, message, category,
+                        shown, quiet)
+
     # ------------------------------------------------------------ output
     def _finding(self, start: int, end: int, rule, action: str, old: str, new: str,
                  message: str, category: Optional[str]) -> Finding:
@@ -162,9 +225,27 @@ class FileContext:
         if old == new:
             return
         shown_old, shown_new = shown or (old, new)
+        new = self._keeping_comments(old, new, end)
         finding = None if quiet else self._finding(start, end, rule, MODIFY, shown_old, shown_new, message, category)
         self._order += 1
         self.edits.append(Edit(start, end, new, finding, self._order))
+
+    def _keeping_comments(self, old: str, new: str, end: int) -> str:
+        """`new`, followed by the comments of the replaced text that it lacks, each on its own line (a
+        replaced span with a comment runs over lines, so it is inside brackets, where that is allowed)."""
+        if "#" not in old or "\n" not in old:
+            return new
+        try:
+            comments = [t.string for t in tokenize.generate_tokens(io.StringIO(old).readline)
+                        if t.type == tokenize.COMMENT]
+        except (tokenize.TokenError, SyntaxError):
+            return new
+        lost = [c for c in comments if c not in new]
+        if not lost:
+            return new
+        line_start = self.line_starts[self.line_of(end) - 1]
+        indent = self.source[line_start:end][:len(self.source[line_start:end]) - len(self.source[line_start:end].lstrip())]
+        return new + "".join(f"  {c}{self.newline}{indent}" for c in lost)
 
     def preview(self, start: int, end: int) -> str:
         """The text of source[start:end] with the edits made so far that lie inside it."""

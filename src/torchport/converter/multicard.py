@@ -296,9 +296,7 @@ def plan(rel: str, text: str, target, model_var: str = "model", loader_var: Opti
         ctx.replace((ctx.offset(shuffle.lineno, shuffle.col_offset), ctx.offset(shuffle.end_lineno,
                      shuffle.end_col_offset)), f"sampler={sampler}", RULES["TP962"], "the sampler shuffles")
     else:
-        last = max([*train.args, *(k.value for k in train.keywords)], key=lambda n: (n.end_lineno, n.end_col_offset))
-        ctx.insert(ctx.offset(last.end_lineno, last.end_col_offset), f", sampler={sampler}", RULES["TP962"],
-                   "the DataLoader draws from the sampler")
+        ctx.add_argument(train, f"sampler={sampler}", RULES["TP962"], "the DataLoader draws from the sampler")
     ctx.report(train, RULES["TP962"], ADVICE,
                f"each of the {consts['WORLD_SIZE']} processes loads batch_size samples per "
                f"step: the global batch is {consts['WORLD_SIZE']} times larger; scale the learning rate or divide "

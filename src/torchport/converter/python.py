@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..core import edits as edit_ops
+from ..core.finding import ERROR, FAILED, Finding
 from .apimap import ApiMap
 from .context import Binding, FileContext
 
@@ -192,8 +193,9 @@ class PythonConverter:
         self._walk(ctx, src, lines)
         for r in self.dispatch.get("finalize", ()):
             r.check(tree, ctx)
-        new_source, kept, _dropped = edit_ops.apply(source, ctx.edits)
+        new_source, kept, dropped = edit_ops.apply(source, ctx.edits)
         findings = [e.finding for e in kept if e.finding is not None] + ctx.findings
+        findings += [conflict_finding(ctx, e, kept) for e in edit_ops.conflicts(kept, dropped)]
         findings.sort(key=lambda f: (f.line, f.col, f.rule))
         return new_source, kept, findings
 
@@ -247,6 +249,16 @@ class PythonConverter:
                     ref = Ref(node, binding, parts, ".".join([binding.qualname, *parts]), parent)
                     for r in refs:
                         r.check(ref, ctx)
+
+
+def conflict_finding(ctx: FileContext, edit, kept) -> Finding:
+    """Two rules rewrote overlapping text: a torchport bug, the file fails (see converter/run.py)."""
+    line = ctx.line_of(edit.start)
+    other = next((k for k in kept if k.start < edit.end and edit.start < max(k.end, k.start + 1)), None)
+    kept_text = f"{ctx.source[other.start:other.end]!r} -> {other.text!r}" if other is not None else "another edit"
+    return Finding(ctx.path, line, line, "TP000", FAILED, ERROR,
+                   ctx.source[edit.start:edit.end], edit.text,
+                   f"two rewrites overlap: kept {kept_text}, dropped this one (a torchport bug; please report it)")
 
 
 def collect_bindings(found: list) -> tuple:

@@ -6,15 +6,17 @@ backup, or nothing for --diff/--dry-run).  Only findings travel back.
 """
 from __future__ import annotations
 
+import ast
 import shutil
 import time
+import traceback
 from dataclasses import dataclass, field
 from typing import Optional
 
 from ..backends import load_target
 from ..core import files as tree
 from ..core import parallel
-from ..core.finding import ERROR, Finding
+from ..core.finding import ERROR, FAILED, Finding
 from ..core.textfile import decode, unified_diff
 from .apimap import ApiMap
 from .python import PythonConverter
@@ -35,6 +37,7 @@ class FileResult:
     diff: str = ""
     message: str = ""
     new_text: Optional[str] = None    # diff / dry-run: the converted text (nothing is written; report.html shows it)
+    trace: str = ""                   # a rule crashed on this file: the traceback, for torchport.log
 
 
 class Converter:
@@ -113,6 +116,13 @@ def process(job) -> FileResult:
             tree.copy_file(entry.src, dst)
         return FileResult(rel, kind, "excluded" if entry.excluded else "copied")
     data = entry.src.read_bytes()
+
+    def copied_unchanged(finding, what, trace=""):
+        if mode == "write":
+            tree.write_bytes_like(dst, data, entry.src)
+        found = finding if isinstance(finding, list) else [finding]
+        return FileResult(rel, kind, "error", found, data.count(b"\n") + 1, message=what, trace=trace)
+
     try:
         new, findings, lines = conv.convert_text(rel, data if pre is None else pre, kind)
         if pre is not None and new is None:
@@ -120,10 +130,20 @@ def process(job) -> FileResult:
     except (SyntaxError, UnicodeError, ValueError, RecursionError) as e:
         line = getattr(e, "lineno", None) or 1
         what = f"syntax error: {e.msg}" if isinstance(e, SyntaxError) else str(e)
-        finding = Finding(rel, line, line, "TP000", "input", ERROR, message=f"{what}; copied unchanged")
-        if mode == "write":
-            tree.write_bytes_like(dst, data, entry.src)
-        return FileResult(rel, kind, "error", [finding], data.count(b"\n") + 1, message=what)
+        return copied_unchanged(Finding(rel, line, line, "TP000", "input", ERROR, message=f"{what}; copied unchanged"),
+                                what)
+    except Exception as e:  # a rule crashed: this file's error, the rest of the tree goes on
+        what = (f"torchport failed on this file ({type(e).__name__}: {e}); copied unchanged, please report it "
+                "(the traceback is in torchport.log)")
+        return copied_unchanged(Finding(rel, 1, 1, "TP000", FAILED, ERROR, message=what), what, traceback.format_exc())
+    failures = [f for f in findings if f.category == FAILED]
+    if failures:
+        return copied_unchanged(failures, failures[0].message)
+    broken = broken_python(new, data if pre is None else pre) if kind == "python" and new is not None else None
+    if broken is not None:
+        what = (f"the converted text does not parse ({broken}); copied unchanged, please report it "
+                "(with the rule file, if one was given)")
+        return copied_unchanged(Finding(rel, 1, 1, "TP000", FAILED, ERROR, message=what), what)
     if new is None:
         if mode == "write":
             tree.write_bytes_like(dst, data, entry.src)
@@ -140,6 +160,20 @@ def process(job) -> FileResult:
         if mode == "diff":
             result.diff = unified_diff(decode(data).text, result.new_text, f"a/{rel}", f"b/{rel}")
     return result
+
+
+def broken_python(new: bytes, old: bytes):
+    """Why `new` does not parse as Python when `old` did (None when it does, or when neither did)."""
+    def parse_error(data):
+        text = decode(data)
+        try:
+            ast.parse(text.text if text is not None else data)
+        except (SyntaxError, ValueError, RecursionError) as e:
+            return f"line {getattr(e, 'lineno', None) or 1}: {getattr(e, 'msg', None) or e}"
+        return None
+
+    problem = parse_error(new)
+    return problem if problem is not None and parse_error(old) is None else None
 
 
 def _process_chunk(jobs):

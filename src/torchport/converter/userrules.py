@@ -291,9 +291,7 @@ def _add_argument(out, rid, func_name, index, keyword, new, path, where) -> None
             if kw is not None:
                 ctx.replace(kw.value, new, r)
             else:
-                end = ctx.span(node)[1] - 1
-                sep = ", " if node.args or node.keywords else ""
-                ctx.insert(end, f"{sep}{keyword}={new}", r)
+                ctx.add_argument(node, f"{keyword}={new}", r)
         elif index is not None and index < len(node.args) and not isinstance(node.args[index], ast.Starred):
             ctx.replace(node.args[index], new, r)
         else:

@@ -35,6 +35,15 @@ def resolve(edits: list[Edit]) -> tuple[list[Edit], list[Edit]]:
     return kept, dropped
 
 
+def conflicts(kept: list[Edit], dropped: list[Edit]) -> list[Edit]:
+    """The dropped edits that no kept edit covers: two rewrites of the same text that disagree (an edit
+    inside a kept replacement is not one: the outer edit rewrote that text on purpose)."""
+    def covered(d):
+        return any(k.start <= d.start and d.end <= k.end and k.end > k.start and (k.start, k.end) != (d.start, d.end)
+                   or (k.start, k.end, k.text) == (d.start, d.end, d.text) for k in kept)
+    return [d for d in dropped if not covered(d)]
+
+
 def apply(text: str, edits: list[Edit]) -> tuple[str, list[Edit], list[Edit]]:
     kept, dropped = resolve(edits)
     if not kept:

@@ -12,6 +12,7 @@ ADVICE = "advice"            # left as is; something the user should know or che
 ERROR = "error"              # the file could not be processed (syntax error, undecodable)
 ACTIONS = (INSERT, MODIFY, DELETE, UNSUPPORTED, ADVICE, ERROR)
 CHANGES = (INSERT, MODIFY, DELETE)
+FAILED = "converter"         # category of an error finding that says torchport itself failed on a file
 
 
 @dataclass(frozen=True)

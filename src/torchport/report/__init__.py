@@ -141,6 +141,8 @@ def log_text(result) -> str:
         for f in r.findings:
             lines.append(f"    {f.file}:{f.line}: {f.rule} {f.action}: {describe(f) if f.action in CHANGES else f.old}"
                          + (f" -- {f.message}" if f.message else ""))
+        if getattr(r, "trace", ""):
+            lines.extend("    | " + line for line in r.trace.rstrip().splitlines())
     s = result.summary()
     lines.append(f"done: {s['files']} files, {s['changes']} changes, {s['unsupported']} unsupported, "
                  f"{s['advice']} advice, {s['errors']} errors in {s['elapsed_seconds']} s")

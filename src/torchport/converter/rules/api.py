@@ -201,18 +201,12 @@ def adapt_call(ctx, ref, res, r) -> None:
         ctx.note_change((ctx.span(ref.node)[0], end), r, res.message, res.category)
         return
     positional = adapter.get("positional", [])
-    head_end = ctx.span(ref.node)[1]
-    open_paren = ctx.source.index("(", head_end)
-    has_args = bool(call.args or call.keywords)
     if adapter["device"] == "first":
-        ctx.insert(open_paren + 1, device + (", " if has_args else ""), r, quiet=True)
+        ctx.add_argument(call, device, r, quiet=True, first=True)
         for name, arg in zip(positional, call.args):
             ctx.insert(ctx.span(arg)[0], f"{name}=", r, quiet=True)
     else:
-        end = ctx.span(call)[1] - 1  # before the closing parenthesis
-        tail = ctx.source[ctx.span(call)[0]:end].rstrip()
-        sep = "" if not has_args or tail.endswith(",") else ", "
-        ctx.insert(end, f"{sep}{adapter['device']}={device}", r, quiet=True)
+        ctx.add_argument(call, f"{adapter['device']}={device}", r, quiet=True)
     ctx.note_change(call, r, res.message, res.category)
 
 

@@ -129,9 +129,9 @@ def _rewrite_format(ctx, call, r) -> bool:
     if ctx.source[content:content + 4] != "cuda":
         return False
     expr = ctx.target.device_expr.format(torch=ctx.torch_name())
-    ctx.replace((content, content + 4), "{}", r)
-    open_paren = ctx.source.index("(", ctx.span(call.func)[1])
-    ctx.insert(open_paren + 1, expr + ", ", r, quiet=True)
+    ctx.replace((content, content + 4), "{}", r, quiet=True)
+    ctx.add_argument(call, expr, r, quiet=True, first=True)
+    ctx.note_change(call, r)
     return True
 
 

@@ -56,9 +56,7 @@ def cuda_method(node, ctx):
     else:
         kw = next((k for k in node.keywords if k.arg == "device"), None)
         if kw is None:
-            open_paren = ctx.source.index("(", ctx.span(func)[1])
-            sep = ", " if node.keywords else ""
-            ctx.insert(open_paren + 1, device + sep, r, quiet=True)
+            ctx.add_argument(node, device, r, quiet=True, first=True)
     ctx.replace((attr_start, attr_start + 4), "to", r, quiet=True)
     ctx.note_change(_tail(ctx, node, attr_start), r, message)
 

@@ -10,14 +10,14 @@ def run(model, x, local_rank):
         backend=torch.distributed.get_default_backend_for_device(torch.accelerator.current_accelerator()),
         init_method="env://",
     )
-    x = x.to(torch.accelerator.current_accelerator().type, 
+    x = x.to(torch.accelerator.current_accelerator().type,
         non_blocking=True,
     )
     device = torch.device(
         torch.accelerator.current_accelerator().type,
         local_rank,
     )
-    with autocast(torch.accelerator.current_accelerator().type, 
+    with autocast(torch.accelerator.current_accelerator().type,
         enabled=True,
     ):
         y = model(x)

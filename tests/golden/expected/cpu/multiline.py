@@ -10,14 +10,14 @@ def run(model, x, local_rank):
         backend="gloo",
         init_method="env://",
     )
-    x = x.to("cpu", 
+    x = x.to("cpu",
         non_blocking=True,
     )
     device = torch.device(
         "cpu",
         local_rank,
     )
-    with autocast("cpu", 
+    with autocast("cpu",
         enabled=True,
     ):
         y = model(x)

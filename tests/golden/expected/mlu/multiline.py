@@ -18,7 +18,7 @@ def run(model, x, local_rank):
         "mlu",
         local_rank,
     )
-    with autocast("mlu", 
+    with autocast("mlu",
         enabled=True,
     ):
         y = model(x)

@@ -10,14 +10,14 @@ def run(model, x, local_rank):
         backend="gloo",
         init_method="env://",
     )
-    x = x.to("mps", 
+    x = x.to("mps",
         non_blocking=True,
     )
     device = torch.device(
         "mps",
         local_rank,
     )
-    with autocast("mps", 
+    with autocast("mps",
         enabled=True,
     ):
         y = model(x)

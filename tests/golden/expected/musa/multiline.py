@@ -18,7 +18,7 @@ def run(model, x, local_rank):
         "musa",
         local_rank,
     )
-    with autocast("musa", 
+    with autocast("musa",
         enabled=True,
     ):
         y = model(x)

@@ -17,7 +17,7 @@ def run(model, x, local_rank):
         "xpu",
         local_rank,
     )
-    with autocast("xpu", 
+    with autocast("xpu",
         enabled=True,
     ):
         y = model(x)

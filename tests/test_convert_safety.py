@@ -1,0 +1,99 @@
+"""A conversion that would write broken Python, or a rule that crashes, fails that file and the run, visibly:
+the file is copied unchanged, the report names it, the exit code is 1, and the other files are converted."""
+import json
+
+from test_cli import run_cli
+
+import torchport
+from torchport.converter import registry
+
+GOOD = "import torch\nx = torch.zeros(2).cuda()\n"
+
+
+def _tree(tmp_path, files):
+    src = tmp_path / "proj"
+    src.mkdir()
+    for name, text in files.items():
+        (src / name).write_text(text)
+    return src
+
+
+def _report(out):
+    return json.loads((out.parent / f"{out.name}_report" / "report.json").read_text())
+
+
+def test_output_that_does_not_parse_fails_the_file_and_the_run(tmp_path):
+    src = _tree(tmp_path, {"good.py": GOOD,
+                           "loader.py": "import torch\nl = torch.utils.data.DataLoader(ds, batch_size=2,)\n"})
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[[argument]]\ncall = "torch.utils.data.DataLoader"\nkeyword = "class"\nnew = "1"\n')
+    out = tmp_path / "out"
+    code, stdout, err = run_cli("convert", str(src), "--to", "npu", "-o", str(out), "--rule", str(rules))
+    assert code == 1, (stdout, err)
+    assert "loader.py" in stdout and "does not parse" in stdout
+    assert (out / "loader.py").read_bytes() == (src / "loader.py").read_bytes(), "copied unchanged"
+    assert ".npu()" in (out / "good.py").read_text(), "the other files are converted"
+    report = _report(out)
+    files = {f["path"]: f["status"] for f in report["files"]}
+    assert files == {"good.py": "converted", "loader.py": "error"}
+    assert report["summary"]["errors"] == 1
+    assert "does not parse" in (out.parent / "out_report" / "report.md").read_text()
+
+
+def test_a_trailing_comma_or_a_comment_does_not_break_an_added_argument(tmp_path):
+    """The user rule of docs/user-rules.md on calls with a trailing comma and a comment holding `(`:
+    once this wrote `,,` into Swin's files and the report said 0 errors."""
+    src = _tree(tmp_path, {"a.py": "from torch.utils.data import DataLoader\n"
+                                   "a = DataLoader(\n    ds,\n    batch_size=2,\n)\n"
+                                   "b = DataLoader(ds,  # (shuffled)\n)\n"
+                                   "c = DataLoader(x for x in ds)\n"})
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[[argument]]\ncall = "torch.utils.data.DataLoader"\nkeyword = "pin_memory_device"\n'
+                     "new = '\"npu\"'\n")
+    out = tmp_path / "out"
+    code, stdout, err = run_cli("convert", str(src), "--to", "npu", "-o", str(out), "--rule", str(rules))
+    assert code == 0, (stdout, err)
+    text = (out / "a.py").read_text()
+    assert 'batch_size=2, pin_memory_device="npu",\n)' in text
+    assert 'DataLoader(ds, pin_memory_device="npu",  # (shuffled)\n)' in text
+    assert 'DataLoader((x for x in ds), pin_memory_device="npu")' in text
+    namespace = {"DataLoader": lambda *a, **k: (a, k), "ds": [1, 2]}
+    code_only = "".join(line for line in text.splitlines(True) if "import" not in line)
+    exec(compile(code_only, "a.py", "exec"), namespace)  # the calls really get the argument
+    assert namespace["a"][1] == {"batch_size": 2, "pin_memory_device": "npu"}
+    assert namespace["b"][1] == {"pin_memory_device": "npu"}
+
+
+def test_a_rule_that_crashes_fails_only_its_file(tmp_path, monkeypatch):
+    src = _tree(tmp_path, {"good.py": GOOD, "bad.py": "import torch\ntorch.cuda.synchronize()  # boom\n"})
+    rules = registry.conversion_rules()
+    victim = next(r for r in rules.values() if r.check is not None and "ref" in r.nodes)
+    original = victim.check
+
+    def crashing(node, ctx):
+        if ctx.path == "bad.py":
+            raise KeyError("simulated bug")
+        return original(node, ctx)
+
+    monkeypatch.setattr(victim, "check", crashing) if not _frozen(victim) else \
+        monkeypatch.setitem(rules, victim.id, _replace(victim, check=crashing))
+    out = tmp_path / "out"
+    result = torchport.convert(src, "npu", out, jobs=1)
+    by_path = {r.path: r for r in result.files}
+    assert by_path["good.py"].status == "converted"
+    assert by_path["bad.py"].status == "error"
+    assert [f.category for f in result.failed()] == ["converter"]
+    assert "KeyError" in result.failed()[0].message
+    assert (out / "bad.py").read_bytes() == (src / "bad.py").read_bytes()
+    log = (tmp_path / "out_report" / "torchport.log").read_text()
+    assert "Traceback" in log and "simulated bug" in log
+
+
+def _frozen(rule):
+    import dataclasses
+    return dataclasses.is_dataclass(rule) and rule.__dataclass_params__.frozen
+
+
+def _replace(rule, **kw):
+    import dataclasses
+    return dataclasses.replace(rule, **kw)
