@@ -36,3 +36,21 @@ def test_example_converts_cleanly(tmp_path, target):
     assert "torch.cuda.amp" not in train and ".cuda(" not in train
     again = torchport.convert(tmp_path / target, target, tmp_path / f"{target}2")
     assert again.summary()["changes"] == 0
+
+
+def test_accelerator_conversion_runs_on_a_host_without_an_accelerator(tmp_path):
+    """Device-agnostic code must run where torch has no accelerator at all (this machine's CPU build):
+    module-level defaults (`--dist-backend`), synchronize, memory statistics."""
+    torch = pytest.importorskip("torch")
+    assert torch.accelerator.current_accelerator() is None, "this test needs a torch without an accelerator"
+    out = tmp_path / "acc"
+    result = torchport.convert(EXAMPLE, "accelerator", out)
+    assert result.summary()["errors"] == 0
+    p = subprocess.run([sys.executable, "train.py", "--amp", "--steps", "2"], cwd=out,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "step 1 loss" in p.stdout and "on cpu" in p.stdout
+    golden = ROOT / "tests" / "golden" / "expected" / "accelerator" / "no_device_host.py"
+    p = subprocess.run([sys.executable, str(golden)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "('gloo', 4.0, 0)"

@@ -69,6 +69,7 @@ class Target:
     api_source: str = ""
     env: dict = field(default_factory=dict)          # CUDA/NCCL env var -> target env var ("" = none)
     names: dict = field(default_factory=dict)        # qualified name -> NameDecision
+    needs_device: dict = field(default_factory=dict)  # function -> value it stands for on a host without a device
     path: str = ""
 
     def has(self, attr: str, sub: Optional[str] = None) -> bool:
@@ -96,7 +97,8 @@ def _parse(path: Path) -> Target:
         _fail(path, f"cannot read target file ({e})")
     except tomllib.TOMLDecodeError as e:
         _fail(path, f"invalid TOML: {e}")
-    unknown = set(data) - set(_STRINGS) - {"env", "names", "device_index", "host", "port", "runtime", "doctor", "sim"}
+    unknown = set(data) - set(_STRINGS) - {"env", "names", "device_index", "host", "port", "runtime", "doctor", "sim",
+                                              "needs_device"}
     if unknown:
         _fail(path, f"unknown keys {sorted(unknown)}")
     for key in _REQUIRED:
@@ -122,6 +124,10 @@ def _parse(path: Path) -> Target:
     env = data.get("env", {})
     if not all(isinstance(v, str) for v in env.values()):
         _fail(path, "env values must be strings")
+    needs_device = data.get("needs_device", {})
+    for qualname, value in needs_device.items():
+        if not isinstance(value, str) or not _is_expression(value):
+            _fail(path, f"needs_device.'{qualname}' must be a Python expression in a string")
     api_names, api_modules, api_source = _load_api(path, data.get("api", ""))
     return Target(
         name=data["name"], title=data["title"], namespace=data["namespace"],
@@ -137,8 +143,18 @@ def _parse(path: Path) -> Target:
         port=dict(data.get("port", {})), runtime=dict(data.get("runtime", {})), doctor=dict(data.get("doctor", {})),
         sim=_sim_table(path, data.get("sim", {})),
         api_names=api_names, api_modules=api_modules, api_source=api_source,
-        env=dict(env), names=names, path=str(path),
+        env=dict(env), names=names, needs_device=dict(needs_device), path=str(path),
     )
+
+
+def _is_expression(text: str) -> bool:
+    import ast
+
+    try:
+        ast.parse(text, mode="eval")
+    except SyntaxError:
+        return False
+    return "#" not in text
 
 
 _SIM_KEYS = {"label": str, "device_name": str, "memory_gib": int, "amp_dtypes": list, "capability": list,

@@ -243,7 +243,11 @@ def check_reference(ref, ctx):
     if res.category in TYPE_TEST_SAFE and type_test(ctx.parents(), ref.node):
         return  # the same question on every target
     r = rule_for(ctx, res)
-    if res.kind == MAP:
+    if res.kind == MAP and res.new in ctx.target.needs_device and _call_of(ref) is not None \
+            and not _guarded(ctx, ref.node):
+        rename_chain(ctx, ref.node, ctx.spell(res.new), r, res.message, res.category, quiet=True)
+        guard_device_call(ctx, _call_of(ref), ctx.target.needs_device[res.new], r, res)
+    elif res.kind == MAP:
         rename_chain(ctx, ref.node, ctx.spell(res.new), r, res.message, res.category)
     elif res.kind == ADAPT:
         if can_adapt(ref, res):
@@ -255,6 +259,41 @@ def check_reference(ref, ctx):
                                f"rewrite it as {res.new}(<device>, ...)")
     else:
         report_unconverted(ctx, ref.node, res, r)
+
+
+def _guarded(ctx, node) -> bool:
+    """Does an enclosing `if`/conditional already ask whether there is a device?"""
+    parents = ctx.parents()
+    child, parent = node, parents.get(id(node))
+    while parent is not None:
+        if isinstance(parent, (ast.If, ast.IfExp, ast.While)) and child is not parent.test and \
+                any(w in ctx.text(parent.test) for w in ("is_available", "device_count")):
+            return True
+        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            return False
+        child, parent = parent, parents.get(id(parent))
+    return False
+
+
+def guard_device_call(ctx, call, absent: str, r, res) -> None:
+    """A call that fails on a host without a device runs only when there is one (target's needs_device):
+    a statement of its own gets `if <namespace>.is_available(): `; a value becomes
+    `(call if <namespace>.is_available() else <absent>)`."""
+    guard = ctx.spell(ctx.target.namespace + ".is_available") + "()"
+    stmt = ctx.parents().get(id(call))
+    start, end = ctx.span(call)
+    line_start = ctx.line_starts[ctx.line_of(start) - 1]
+    after = ctx.source[end:ctx.line_starts[ctx.line_of(end)] if ctx.line_of(end) < len(ctx.line_starts) else None]
+    if isinstance(stmt, ast.Expr) and not ctx.source[line_start:start].strip() and \
+            (not after.strip() or after.strip().startswith("#")):
+        ctx.insert(start, f"if {guard}: ", r, quiet=True)
+        how = "runs only where there is a device"
+    else:
+        ctx.insert(start, "(", r, quiet=True)
+        ctx.insert(end, f" if {guard} else {absent})", r, quiet=True)
+        how = "runs only where there is a device" if isinstance(stmt, ast.Expr) else \
+            f"is {absent} where there is no device"
+    ctx.note_change((start, end), r, (res.message + "; " if res.message else "") + how, res.category)
 
 
 TENSOR_TYPE_NAME = re.compile(r"torch\.cuda\.[A-Za-z0-9]*Tensor")

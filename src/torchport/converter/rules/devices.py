@@ -107,15 +107,22 @@ def _rewrite_literal(ctx, node, r, template: str = "") -> bool:
     elif template == "format":
         return False  # needs the call too; see _rewrite_format
     elif template == "fstring" or "f" in prefix.lower():
-        ctx.replace((content, content + 4), "{" + expr + "}", r)
+        ctx.replace((content, content + 4), "{" + in_fstring(expr, quote) + "}", r)
     else:
         start, end = ctx.span(node)
         rest = ctx.source[content + 4:end]
         if "{" in rest or "}" in rest:
             return False
         new_prefix = prefix.replace("u", "").replace("U", "") + "f"
-        ctx.replace((start, end), f"{new_prefix}{quote}{{{expr}}}{rest}", r)
+        ctx.replace((start, end), f"{new_prefix}{quote}{{{in_fstring(expr, quote)}}}{rest}", r)
     return True
+
+
+def in_fstring(expr: str, quote: str) -> str:
+    """`expr` as a replacement field of an f-string quoted with `quote`: before Python 3.12 it may not
+    use that quote character, so its own strings take the other one."""
+    q = quote[0]
+    return expr.replace(q, "'" if q == '"' else '"')
 
 
 def _rewrite_format(ctx, call, r) -> bool:

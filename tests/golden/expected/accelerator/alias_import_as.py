@@ -6,5 +6,5 @@ def step(model, x):
         th.accelerator.set_device_index(0)
         n = th.accelerator.device_count()
         name = th.cuda.get_device_name(0)
-    th.accelerator.synchronize()
+    if th.accelerator.is_available(): th.accelerator.synchronize()
     return model(x), n, name

@@ -3,33 +3,33 @@ import os
 
 import torch
 
-DEFAULT_DEVICE = torch.accelerator.current_accelerator().type
+DEFAULT_DEVICE = (torch.accelerator.current_accelerator() or torch.device("cpu")).type
 
 
 def parse():
     p = argparse.ArgumentParser()
-    p.add_argument("--device", default=torch.accelerator.current_accelerator().type, choices=[torch.accelerator.current_accelerator().type, "cpu"], help="use cuda or cpu")
+    p.add_argument("--device", default=(torch.accelerator.current_accelerator() or torch.device("cpu")).type, choices=[(torch.accelerator.current_accelerator() or torch.device("cpu")).type, "cpu"], help="use cuda or cpu")
     return p.parse_args()
 
 
 def load(path, rank, device="cuda:0", *, map_location="cuda"):
-    dev = torch.device(torch.accelerator.current_accelerator().type, rank)
-    dev2 = torch.device("{}:{}".format(torch.accelerator.current_accelerator().type, rank))
-    dev3 = torch.device(type=torch.accelerator.current_accelerator().type, index=rank)
-    loc = "{}:{}".format(torch.accelerator.current_accelerator().type, rank)
-    loc2 = f"{torch.accelerator.current_accelerator().type}:{rank}"
-    loc3 = f"{torch.accelerator.current_accelerator().type}:%d" % rank
-    choice = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
-    ckpt = torch.load(path, map_location=f"{torch.accelerator.current_accelerator().type}:0")
-    ckpt2 = torch.load(path, map_location={"cuda:1": f"{torch.accelerator.current_accelerator().type}:0"})
-    x = torch.zeros(3, device=torch.accelerator.current_accelerator().type).to(f"{torch.accelerator.current_accelerator().type}:1")
-    y = x.to(device=torch.accelerator.current_accelerator().type, non_blocking=True)
-    torch.set_default_device(torch.accelerator.current_accelerator().type)
-    g = torch.Generator(device=torch.accelerator.current_accelerator().type)
-    cfg = {"device": torch.accelerator.current_accelerator().type, "name": "cuda"}
-    if x.device.type == torch.accelerator.current_accelerator().type or torch.accelerator.current_accelerator().type in str(dev):
+    dev = torch.device((torch.accelerator.current_accelerator() or torch.device("cpu")).type, rank)
+    dev2 = torch.device("{}:{}".format((torch.accelerator.current_accelerator() or torch.device("cpu")).type, rank))
+    dev3 = torch.device(type=(torch.accelerator.current_accelerator() or torch.device("cpu")).type, index=rank)
+    loc = "{}:{}".format((torch.accelerator.current_accelerator() or torch.device("cpu")).type, rank)
+    loc2 = f"{(torch.accelerator.current_accelerator() or torch.device('cpu')).type}:{rank}"
+    loc3 = f"{(torch.accelerator.current_accelerator() or torch.device('cpu')).type}:%d" % rank
+    choice = (torch.accelerator.current_accelerator() or torch.device("cpu")).type if torch.accelerator.is_available() else "cpu"
+    ckpt = torch.load(path, map_location=f"{(torch.accelerator.current_accelerator() or torch.device('cpu')).type}:0")
+    ckpt2 = torch.load(path, map_location={"cuda:1": f"{(torch.accelerator.current_accelerator() or torch.device('cpu')).type}:0"})
+    x = torch.zeros(3, device=(torch.accelerator.current_accelerator() or torch.device("cpu")).type).to(f"{(torch.accelerator.current_accelerator() or torch.device('cpu')).type}:1")
+    y = x.to(device=(torch.accelerator.current_accelerator() or torch.device("cpu")).type, non_blocking=True)
+    torch.set_default_device((torch.accelerator.current_accelerator() or torch.device("cpu")).type)
+    g = torch.Generator(device=(torch.accelerator.current_accelerator() or torch.device("cpu")).type)
+    cfg = {"device": (torch.accelerator.current_accelerator() or torch.device("cpu")).type, "name": "cuda"}
+    if x.device.type == (torch.accelerator.current_accelerator() or torch.device("cpu")).type or (torch.accelerator.current_accelerator() or torch.device("cpu")).type in str(dev):
         pass
-    if dev.type in (torch.accelerator.current_accelerator().type, "xpu"):
+    if dev.type in ((torch.accelerator.current_accelerator() or torch.device("cpu")).type, "xpu"):
         pass
     print("running on cuda:0", "barracuda", "https://example.com/cuda/", os.path.join("cuda", "x"))
     names = ["cuda", "cuda:1"]

@@ -5,4 +5,4 @@ import torch
 
 def f(x):
     # 注释 cuda
-    return x.to(torch.accelerator.current_accelerator().type), "设备"
+    return x.to((torch.accelerator.current_accelerator() or torch.device("cpu")).type), "设备"

@@ -17,7 +17,7 @@ def setup():
 def prof(step):
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as p:
         step()
-    with torch.autograd.profiler.profile(use_device=torch.accelerator.current_accelerator().type) as p2:
+    with torch.autograd.profiler.profile(use_device=(torch.accelerator.current_accelerator() or torch.device("cpu")).type) as p2:
         step()
     print(p.key_averages().table(sort_by="device_time_total"))
     return p2

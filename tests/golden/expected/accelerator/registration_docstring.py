@@ -19,4 +19,4 @@ HELP = "run: python -c 'import torch; print(torch.cuda.is_available())'"
 
 def main():
     print(HELP, np.zeros(1), os.getcwd(), sys.argv)
-    return torch.zeros(2).to(torch.accelerator.current_accelerator().type)
+    return torch.zeros(2).to((torch.accelerator.current_accelerator() or torch.device("cpu")).type)

@@ -4,4 +4,4 @@
 def lazy_device():
     import torch
 
-    return torch.device(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")
+    return torch.device((torch.accelerator.current_accelerator() or torch.device("cpu")).type if torch.accelerator.is_available() else "cpu")

@@ -12,5 +12,5 @@ log = logging.getLogger(__name__)
 
 def to_device(x):
     if HAS_TORCH and torch.accelerator.is_available():
-        return x.to(torch.accelerator.current_accelerator().type)
+        return x.to((torch.accelerator.current_accelerator() or torch.device("cpu")).type)
     return x

@@ -18,4 +18,4 @@ def build():
 
 def wrap(model):
     out = os.popen("nvidia-smi --query-gpu=memory.used --format=csv").read()
-    return nn.DataParallel(model).to(torch.accelerator.current_accelerator().type), out
+    return nn.DataParallel(model).to((torch.accelerator.current_accelerator() or torch.device("cpu")).type), out

@@ -29,7 +29,7 @@ def first():
 def second():
     from torch.accelerator import synchronize
 
-    x = torch.ones(1).to(torch.device(torch.accelerator.current_accelerator().type, torch.accelerator.current_device_index()))
+    x = torch.ones(1).to(torch.device((torch.accelerator.current_accelerator() or torch.device("cpu")).type, torch.accelerator.current_device_index()))
     synchronize()
     return x
 
@@ -37,14 +37,14 @@ def second():
 def third():
     from torch.amp import autocast
 
-    with autocast(torch.accelerator.current_accelerator().type):
+    with autocast((torch.accelerator.current_accelerator() or torch.device("cpu")).type):
         pass
 
 
 def fourth():
     from torch import autocast
 
-    with autocast(torch.accelerator.current_accelerator().type):
+    with autocast((torch.accelerator.current_accelerator() or torch.device("cpu")).type):
         pass
 
 

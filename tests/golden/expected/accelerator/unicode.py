@@ -4,4 +4,4 @@ import torch
 
 def f(x):
     """Açıklama: İ"""
-    return x.to(torch.accelerator.current_accelerator().type), torch.accelerator.device_count()
+    return x.to((torch.accelerator.current_accelerator() or torch.device("cpu")).type), torch.accelerator.device_count()

@@ -1,0 +1,29 @@
+"""Device-agnostic output must run on a host without an accelerator (executed on the accelerator target by
+tests/test_examples.py): module-level defaults, memory statistics, synchronize, empty_cache."""
+import argparse
+
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--dist-backend", default="gloo")
+parser.add_argument("--device", default="mps")
+
+
+def main(argv, rank=0):
+    args = parser.parse_args(argv)
+    torch.cuda.set_device(rank)
+    device = torch.device(args.device if torch.mps.is_available() else "cpu")
+    x = torch.ones(4, device=device)
+    torch.mps.synchronize()
+    torch.mps.empty_cache()  # between epochs
+    if rank == 0: torch.cuda.reset_peak_memory_stats()
+    mem = torch.cuda.max_memory_allocated() / 2**20
+    stats = torch.cuda.memory_stats(
+        device)
+    if torch.mps.is_available():
+        torch.mps.synchronize()
+    return args.dist_backend, float(x.sum()) + mem, len(stats)
+
+
+if __name__ == "__main__":
+    print(main([]))
