@@ -6,7 +6,7 @@ For each project and target:
   3. no user identifier is renamed (names defined by def/class/arguments/assignments);
   4. no file other than .py/.sh changes;
   5. every torch.cuda use left in the output is listed in unsupported_api.csv (except names the target
-     keeps on purpose, `same` in its file);
+     keeps on purpose: `same` in its file, or its needs_device names under an is_available() guard);
   6. `analyze` agrees with `convert`: its unsupported list for the target is exactly what convert left.
 mmcv (C++/CUDA ops) is analyzed too, and its sources are ported with `port-ext` to musa and hip,
 checked by bench/port_checks.py (token streams, includes, renames, build files) and ported a second
@@ -58,16 +58,26 @@ def defined_names(tree) -> list:
     return sorted(out)
 
 
-def torch_cuda_lines(tree, same=frozenset()) -> set:
+def torch_cuda_lines(tree, same=frozenset(), guarded=frozenset()) -> set:
     """Lines using torch.cuda (through any import spelling), found independently of torchport.
     Uses of the names in `same` (those the target keeps on purpose: the cpu target's
-    torch.cuda.is_available, which CPU torch answers) are not counted."""
+    torch.cuda.is_available, which CPU torch answers) are not counted, nor uses of the names in
+    `guarded` (the target's needs_device) inside an `if`/conditional that asks `...is_available()`."""
     torch_names, cuda_names = set(), {}   # cuda_names: local name -> the torch.cuda name it is
     parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
 
+    def asks_available(node) -> bool:
+        while node is not None:
+            if isinstance(node, (ast.If, ast.IfExp)) and isinstance(node.test, ast.Call) and \
+                    isinstance(node.test.func, ast.Attribute) and node.test.func.attr == "is_available":
+                return True
+            node = parents.get(id(node))
+        return False
+
     def kept(node, qualname) -> bool:
         parent = parents.get(id(node))
-        return qualname in same or isinstance(parent, ast.Attribute) and f"{qualname}.{parent.attr}" in same
+        name = f"{qualname}.{parent.attr}" if isinstance(parent, ast.Attribute) else qualname
+        return qualname in same or name in same or name in guarded and asks_available(node)
     for n in ast.walk(tree):
         if isinstance(n, ast.Import):
             for a in n.names:
@@ -108,6 +118,7 @@ def line_map(old: str, new: str) -> dict:
 def check(src: Path, out: Path, reports: Path, target: str) -> list:
     problems = []
     same = {q for q, d in load_target(target).names.items() if d.kind == "same"}
+    guarded = set(load_target(target).needs_device)
     unsupported = set()
     with open(reports / "unsupported_api.csv", newline="", encoding="utf-8") as f:
         for row in csv.DictReader(f):
@@ -147,7 +158,7 @@ def check(src: Path, out: Path, reports: Path, target: str) -> list:
         if "cuda" not in new:
             continue
         mapping = line_map(old, new) if a != b else {}
-        for line in sorted(torch_cuda_lines(new_tree, same)):
+        for line in sorted(torch_cuda_lines(new_tree, same, guarded)):
             if (rel, mapping.get(line, line)) not in unsupported:
                 problems.append(f"{rel}:{mapping.get(line, line)}: torch.cuda use left but not in unsupported_api.csv")
     return problems

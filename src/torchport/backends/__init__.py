@@ -70,6 +70,8 @@ class Target:
     env: dict = field(default_factory=dict)          # CUDA/NCCL env var -> target env var ("" = none)
     names: dict = field(default_factory=dict)        # qualified name -> NameDecision
     needs_device: dict = field(default_factory=dict)  # function -> value it stands for on a host without a device
+    device_guard: str = ""                            # the question guarding them (default <namespace>.is_available)
+    no_arguments: dict = field(default_factory=dict)  # CUDA name -> why its counterpart is called only without arguments
     path: str = ""
 
     def has(self, attr: str, sub: Optional[str] = None) -> bool:
@@ -83,7 +85,7 @@ class Target:
 _REQUIRED = ("name", "title", "namespace")
 _STRINGS = ("name", "title", "namespace", "device", "device_expr", "register", "backend", "backend_expr",
             "ops", "dispatch_key", "cuda_kernels", "torch_install",
-            "visible_devices_env", "smi", "tensor_method", "is_attr", "amp", "api", "description")
+            "visible_devices_env", "smi", "tensor_method", "is_attr", "amp", "api", "description", "device_guard")
 
 
 def _fail(path: Path, msg: str) -> None:
@@ -98,7 +100,7 @@ def _parse(path: Path) -> Target:
     except tomllib.TOMLDecodeError as e:
         _fail(path, f"invalid TOML: {e}")
     unknown = set(data) - set(_STRINGS) - {"env", "names", "device_index", "host", "port", "runtime", "doctor", "sim",
-                                              "needs_device"}
+                                              "needs_device", "no_arguments"}
     if unknown:
         _fail(path, f"unknown keys {sorted(unknown)}")
     for key in _REQUIRED:
@@ -128,6 +130,9 @@ def _parse(path: Path) -> Target:
     for qualname, value in needs_device.items():
         if not isinstance(value, str) or not _is_expression(value):
             _fail(path, f"needs_device.'{qualname}' must be a Python expression in a string")
+    no_arguments = data.get("no_arguments", {})
+    if not all(isinstance(v, str) and v for v in no_arguments.values()):
+        _fail(path, "no_arguments values must be strings saying why")
     api_names, api_modules, api_source = _load_api(path, data.get("api", ""))
     return Target(
         name=data["name"], title=data["title"], namespace=data["namespace"],
@@ -143,7 +148,8 @@ def _parse(path: Path) -> Target:
         port=dict(data.get("port", {})), runtime=dict(data.get("runtime", {})), doctor=dict(data.get("doctor", {})),
         sim=_sim_table(path, data.get("sim", {})),
         api_names=api_names, api_modules=api_modules, api_source=api_source,
-        env=dict(env), names=names, needs_device=dict(needs_device), path=str(path),
+        env=dict(env), names=names, needs_device=dict(needs_device), device_guard=data.get("device_guard", ""),
+        no_arguments=dict(no_arguments), path=str(path),
     )
 
 

@@ -243,10 +243,14 @@ def check_reference(ref, ctx):
     if res.category in TYPE_TEST_SAFE and type_test(ctx.parents(), ref.node):
         return  # the same question on every target
     r = rule_for(ctx, res)
-    if res.kind == MAP and res.new in ctx.target.needs_device and _call_of(ref) is not None \
-            and not _guarded(ctx, ref.node):
-        rename_chain(ctx, ref.node, ctx.spell(res.new), r, res.message, res.category, quiet=True)
-        guard_device_call(ctx, _call_of(ref), ctx.target.needs_device[res.new], r, res)
+    if res.kind == MAP and res.qualname in ctx.target.no_arguments and _with_arguments(ref):
+        report_unconverted(ctx, ref.node, res, r, f"not converted: {ctx.target.no_arguments[res.qualname]}")
+    elif (res.new if res.kind == MAP else res.qualname) in ctx.target.needs_device and _call_of(ref) is not None \
+            and res.kind in (MAP, UNSUPPORTED) and not _guarded(ctx, ref.node):
+        name = res.new if res.kind == MAP else res.qualname
+        if res.kind == MAP:
+            rename_chain(ctx, ref.node, ctx.spell(res.new), r, res.message, res.category, quiet=True)
+        guard_device_call(ctx, _call_of(ref), ctx.target.needs_device[name], r, res)
     elif res.kind == MAP:
         rename_chain(ctx, ref.node, ctx.spell(res.new), r, res.message, res.category)
     elif res.kind == ADAPT:
@@ -259,6 +263,11 @@ def check_reference(ref, ctx):
                                f"rewrite it as {res.new}(<device>, ...)")
     else:
         report_unconverted(ctx, ref.node, res, r)
+
+
+def _with_arguments(ref) -> bool:
+    call = _call_of(ref)
+    return call is not None and bool(call.args or call.keywords)
 
 
 def _guarded(ctx, node) -> bool:
@@ -279,7 +288,7 @@ def guard_device_call(ctx, call, absent: str, r, res) -> None:
     """A call that fails on a host without a device runs only when there is one (target's needs_device):
     a statement of its own gets `if <namespace>.is_available(): `; a value becomes
     `(call if <namespace>.is_available() else <absent>)`."""
-    guard = ctx.spell(ctx.target.namespace + ".is_available") + "()"
+    guard = ctx.spell(ctx.target.device_guard or ctx.target.namespace + ".is_available") + "()"
     stmt = ctx.parents().get(id(call))
     start, end = ctx.span(call)
     line_start = ctx.line_starts[ctx.line_of(start) - 1]
@@ -293,7 +302,8 @@ def guard_device_call(ctx, call, absent: str, r, res) -> None:
         ctx.insert(end, f" if {guard} else {absent})", r, quiet=True)
         how = "runs only where there is a device" if isinstance(stmt, ast.Expr) else \
             f"is {absent} where there is no device"
-    ctx.note_change((start, end), r, (res.message + "; " if res.message else "") + how, res.category)
+    message = res.message if res.kind == MAP else ""
+    ctx.note_change((start, end), r, (message + "; " if message else "") + how, res.category)
 
 
 TENSOR_TYPE_NAME = re.compile(r"torch\.cuda\.[A-Za-z0-9]*Tensor")

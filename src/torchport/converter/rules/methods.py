@@ -114,3 +114,21 @@ def cuda_method_reference(node, ctx):
     ctx.report(node, cuda_method_reference.rule, ADVICE,
                f"method reference not converted; {ctx.target.name} needs "
                + (f".{ctx.target.tensor_method}" if ctx.target.tensor_method else f".to({device_argument(ctx)})"))
+
+
+@rule("TP504", "record-stream-on-host", "tensor-method", nodes=(ast.Call,), triggers=("record_stream",))
+def record_stream_on_host(node, ctx):
+    """On the host target (cpu): `x.record_stream(stream)` -> `pass`.
+
+    A CPU tensor's memory is not tied to a stream, and PyTorch refuses the call on one ("unknown
+    parameter type", torch 2.13.0), so a prefetcher that records its batches on the current stream (yolox)
+    fails at its first batch.  The statement becomes `pass`; a use of its value is reported."""
+    func = node.func
+    if not ctx.target.host or not (isinstance(func, ast.Attribute) and func.attr == "record_stream"):
+        return
+    r = record_stream_on_host.rule
+    stmt = ctx.parents().get(id(node))
+    if isinstance(stmt, ast.Expr):
+        ctx.replace(stmt, "pass", r, "a CPU tensor's memory is not tied to a stream")
+    else:
+        ctx.report(node, r, ADVICE, "record_stream fails on a CPU tensor: remove the call")

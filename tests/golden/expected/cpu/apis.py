@@ -12,12 +12,12 @@ def misc(x, seed):
     with torch.cpu.stream(s):
         y = x * 2
     torch.cpu.current_stream().wait_stream(s)
-    y.record_stream(torch.cpu.current_stream())
-    e = torch.cpu.Event(enable_timing=True)
+    pass
+    e = torch.cuda.Event(enable_timing=True)
     e.record()
     torch.cuda.empty_cache()
-    used = torch.cuda.memory_allocated() + torch.cuda.max_memory_reserved()
-    torch.cuda.reset_peak_memory_stats()
+    used = (torch.cuda.memory_allocated() if torch.cuda.is_available() else 0) + (torch.cuda.max_memory_reserved() if torch.cuda.is_available() else 0)
+    if torch.cuda.is_available(): torch.cuda.reset_peak_memory_stats()
     free, total = torch.cuda.mem_get_info()
     g = torch.cuda.CUDAGraph()
     torch.cuda.nvtx.range_push("step")

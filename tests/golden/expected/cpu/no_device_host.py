@@ -16,10 +16,10 @@ def main(argv, rank=0):
     x = torch.ones(4, device=device)
     torch.cpu.synchronize()
     torch.cuda.empty_cache()  # between epochs
-    if rank == 0: torch.cuda.reset_peak_memory_stats()
-    mem = torch.cuda.max_memory_allocated() / 2**20
-    stats = torch.cuda.memory_stats(
-        device)
+    if rank == 0: (torch.cuda.reset_peak_memory_stats() if torch.cuda.is_available() else None)
+    mem = (torch.cuda.max_memory_allocated() if torch.cuda.is_available() else 0) / 2**20
+    stats = (torch.cuda.memory_stats(
+        device) if torch.cuda.is_available() else {})
     if torch.cuda.is_available():
         torch.cpu.synchronize()
     return args.dist_backend, float(x.sum()) + mem, len(stats)

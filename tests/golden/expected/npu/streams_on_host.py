@@ -1,0 +1,58 @@
+"""A prefetcher like yolox's, CUDA events and streams: the cpu output runs (tests/test_examples.py)."""
+import torch
+import torch_npu  # noqa: F401
+
+
+class Prefetcher:
+    def __init__(self, loader):
+        self.loader = iter(loader)
+        self.stream = torch.npu.Stream()
+        self.record = Prefetcher._record_stream
+        self.preload()
+
+    def preload(self):
+        self.batch = next(self.loader, None)
+        if self.batch is None:
+            return
+        with torch.npu.stream(self.stream):
+            self.batch = self.batch.npu(non_blocking=True)
+
+    def next(self):
+        torch.npu.current_stream().wait_stream(self.stream)
+        batch = self.batch
+        if batch is not None:
+            self.record(batch)
+        self.preload()
+        return batch
+
+    @staticmethod
+    def _record_stream(batch):
+        batch.record_stream(torch.npu.current_stream())
+
+
+def timed(fn):
+    start, end = torch.npu.Event(enable_timing=True), torch.npu.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    return start.elapsed_time(end)
+
+
+def main():
+    pf = Prefetcher([torch.ones(2) * i for i in range(3)])
+    total, batch = 0.0, pf.next()
+    while batch is not None:
+        total += float(batch.sum())
+        batch = pf.next()
+    done = torch.npu.Event()
+    done.record()
+    done.synchronize()
+    return total
+
+
+def side_stream():  # reported on cpu: torch.cpu.Stream has no device
+    return torch.npu.Stream(device=0)
+
+
+if __name__ == "__main__":
+    print(main())
