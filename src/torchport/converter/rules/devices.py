@@ -469,7 +469,9 @@ def device_data_flow(node, ctx):
 
     `arg = "cuda:0"` ... `torch.device(arg)` (yolov5's select_device), and
     `for prefix in "cuda:", "none": device = device.replace(prefix, "")` (ultralytics), within
-    one function (see converter/flow.py for what local data flow follows)."""
+    one function (see converter/flow.py for what local data flow follows).  An exact device string in a
+    branch of a CUDA availability test (`if torch.cuda.is_available(): return "cuda"`) follows the
+    test, which is rewritten too."""
     if isinstance(node, (ast.For, ast.AsyncFor)):
         names = [node.target]
         bound = node.iter.elts if isinstance(node.iter, (ast.Tuple, ast.List, ast.Set)) else []
@@ -491,6 +493,27 @@ def device_data_flow(node, ctx):
         ctx.handled.update(id(leaf) for leaf in literals)
 
 
+CUDA_PRESENCE = {"torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.is_initialized"}
+
+
+def asks_for_cuda(ctx, test) -> bool:
+    """Does an expression ask whether CUDA is there (is_available, device_count)?"""
+    return any(isinstance(n, (ast.Attribute, ast.Name)) and ctx.qualname(n) in CUDA_PRESENCE for n in ast.walk(test))
+
+
+def under_cuda_question(ctx, node) -> bool:
+    """Is `node` in a branch of an `if` that asks whether CUDA is there (within its function)?
+    `if torch.cuda.is_available(): return "cuda"` (yolov5's select_device family)."""
+    parents = ctx.parents()
+    child, parent = node, parents.get(id(node))
+    while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        if isinstance(parent, (ast.If, ast.IfExp, ast.While)) and child is not parent.test \
+                and asks_for_cuda(ctx, parent.test):
+            return True
+        child, parent = parent, parents.get(id(parent))
+    return False
+
+
 @rule("TP206", "device-strings-elsewhere", "device-string", nodes=(ast.Constant,), triggers=("cuda",))
 def other_device_strings(node, ctx):
     """Exact device strings ("cuda", "cuda:1") outside a known device position: reported, not changed."""
@@ -501,5 +524,9 @@ def other_device_strings(node, ctx):
         return  # a bare string statement (docstring)
     if isinstance(parent, ast.Call) and getattr(parent.func, "attr", getattr(parent.func, "id", "")) in PATH_CALLS:
         return  # a path component: os.path.join("cuda", ...)
+    if under_cuda_question(ctx, node):
+        if not ctx.target.host:  # the question is rewritten: its answer follows
+            rewrite_device(ctx, node, device_data_flow.rule)
+        return  # on the host the question keeps its words and CPU torch answers no: the branch never runs
     ctx.report(node, other_device_strings.rule, ADVICE,
                f"device string in a position torchport does not treat as a device: check whether it should be {device_argument(ctx)}")

@@ -1,0 +1,20 @@
+"""Requirements on CUDA's presence (yolox's distributed worker) next to questions about it."""
+import torch
+import torch_npu  # noqa: F401
+
+
+def worker(n_gpus):
+    assert torch.npu.is_available(), "cuda is not available. Please check your installation."
+    assert n_gpus <= torch.npu.device_count()
+    if not torch.npu.is_available():
+        raise RuntimeError("this script needs a GPU")
+    if torch.npu.is_available():
+        return "npu"
+    return "cpu"
+
+
+if __name__ == "__main__":
+    try:
+        print(worker(0))
+    except RuntimeError as e:
+        print("stopped:", e)
