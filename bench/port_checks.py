@@ -7,8 +7,11 @@ the porter (own include resolution, own longest-match explanation of each change
   token_problems    the token streams of input and output have the same length and kinds; comments,
                     strings, numbers and punctuation are identical; each changed identifier is the old
                     one with mapping keys (whole identifiers, longest first) replaced by their values,
-                    and no identifier the mapping covers is left unchanged; each changed include path
-                    is a mapped header or a renamed project file
+                    and no identifier the mapping covers is left unchanged; a mapped method (`is_cuda`)
+                    is renamed only in a call `R.is_cuda(` / `R->is_cuda(` whose receiver does not end in a
+                    call returning a class without the new method (`x.type()`) and is not `this`, and such
+                    a call left unchanged was reported (TP955) at its line; each changed include path is a
+                    mapped header or a renamed project file
   include_problems  every quoted include that resolved to a project file in the input resolves, in the
                     output, to that file under its new name
   rename_problems   every .cu/.cuh (outside ignored subtrees) was written with the target's suffix
@@ -73,13 +76,64 @@ class Explainer:
         return self.rewrite(old) == new or (old == "CUDA" and new == self.dispatch_key)
 
 
-def token_problems(rel: str, old: str, new: str, explainer: Explainer, headers: dict, renamed) -> list:
-    """`renamed(path)`: the include path a renamed project header gets (None when not one)."""
+def member_call(toks: list, i: int) -> str:
+    """For the identifier toks[i] called as a method (`R.name(` / `R->name(`): what its receiver R ends in, as
+    `.f()` (a call of method f), `this`, or `` (anything else); None when toks[i] is not called that way."""
+    if i + 1 >= len(toks) or toks[i + 1].text != "(":
+        return None
+    if i >= 1 and toks[i - 1].text == ".":
+        j = i - 2
+    elif i >= 2 and toks[i - 1].text == ">" and toks[i - 2].text == "-":
+        j = i - 3
+    else:
+        return None
+    if j >= 0 and toks[j].text == "this":
+        return "this"
+    if j < 0 or toks[j].text != ")":
+        return ""
+    depth = 0
+    while j >= 0:  # back to the matching "("
+        depth += {")": 1, "(": -1}.get(toks[j].text, 0)
+        if depth == 0:
+            break
+        j -= 1
+    if j >= 2 and toks[j - 1].kind == "ident" and (toks[j - 2].text == "." or toks[j - 2].text == ">"):
+        return f".{toks[j - 1].text}()"
+    return ""
+
+
+def method_problem(rel: str, line: int, toks: list, i: int, new: str, methods: dict, receivers: dict,
+                   reported) -> str:
+    """A problem with the mapped method toks[i] (input) written as `new` (output), or ''."""
+    name, spec = toks[i].text, methods[toks[i].text]
+    receiver = member_call(toks, i)
+    if new == name:
+        if receiver is not None and (rel, line, name) not in reported:
+            return f"{rel}:{line}: mapped method call left unchanged and not reported: {name!r}"
+        return ""
+    if new != spec["new"] or receiver is None:
+        return f"{rel}:{line}: identifier changed without a mapping: {name!r} -> {new!r}"
+    returned = receivers.get("returns", {}).get(receiver[1:-2], receivers.get("default")) if receiver else None
+    if receiver == "this" or (returned and returned not in spec["valid"]):
+        return f"{rel}:{line}: {name} -> {new} on a receiver ending in {receiver} ({returned or 'own class'}), " \
+               f"which has no {new}()"
+    return ""
+
+
+def token_problems(rel: str, old: str, new: str, explainer: Explainer, headers: dict, renamed,
+                   methods: dict = None, receivers: dict = None, reported=frozenset()) -> list:
+    """`renamed(path)`: the include path a renamed project header gets (None when not one).  `methods`,
+    `receivers`: the map's method mappings and receiver classes; `reported`: (file, line, name) of TP955."""
     a, b = list(tokens(old)), list(tokens(new))
     if len(a) != len(b):
         return [f"{rel}: {len(a)} tokens in, {len(b)} out"]
     problems = []
-    for x, y in zip(a, b):
+    for i, (x, y) in enumerate(zip(a, b)):
+        if methods and x.kind == "ident" and x.text in methods:
+            problem = method_problem(rel, old.count("\n", 0, x.start) + 1, a, i, y.text, methods, receivers or {},
+                                     reported)
+            problems += [problem] if problem else []
+            continue
         if x.text == y.text:
             if x.kind == "ident" and explainer.rewrite(x.text) != x.text:
                 line = old.count("\n", 0, x.start) + 1
@@ -189,6 +243,7 @@ def check_tree(src: Path, out: Path, result, pmap, ignored) -> tuple:
                 return path[: -len(old)] + new
         return None
 
+    reported = {(f.file, f.line, f.old) for f in result.findings if f.rule == "TP955"}
     tokens_checked = 0
     for rel, out_rel in written.items():
         if not (out / out_rel).is_file():
@@ -197,7 +252,8 @@ def check_tree(src: Path, out: Path, result, pmap, ignored) -> tuple:
         if rel.endswith(SOURCES) and not ignored(rel):
             old, new = read(src / rel), read(out / out_rel)
             tokens_checked += 1
-            problems += token_problems(rel, old, new, explainer, pmap.headers, renamed)
+            problems += token_problems(rel, old, new, explainer, pmap.headers, renamed, pmap.methods, pmap.receivers,
+                                       reported)
         elif a != b and rel.endswith(".py") and b"cpp_extension" in a:
             try:
                 ast.parse(b)

@@ -184,6 +184,119 @@ def test_bad_user_map_is_one_line_exit_2(tmp_path, content, message):
     assert not (tmp_path / "o").exists(), "nothing is written when a map is bad"
 
 
+@pytest.mark.parametrize("maps, key", [
+    ({"::cuda::": "::musa::"}, "'::cuda::'"),                              # torch_musa's guide, rule 8
+    ({".is_cuda()": ".is_privateuseone()"}, "'.is_cuda()'"),               # rule 12
+    ({", CUDA,": ", PrivateUse1,"}, "', CUDA,'"),                           # rule 10
+    ({"#include <c10/cuda/CUDAGuard.h>": "#include \"x.h\""}, "'#include <c10/cuda/CUDAGuard.h>'"),
+    ({".cuh": ".muh"}, "'.cuh'"),
+    ({"identifiers": {"cuda Malloc": "x"}}, "'cuda Malloc'"),
+    ({"unsupported": {"cudaMalloc(": "no"}}, "'cudaMalloc('"),
+    ({"headers": {"/cuda/": "/musa/"}}, "'/cuda/'"),
+    ({"headers": {"<cuda.h>": "musa.h"}}, "'<cuda.h>'"),
+    ({"suffixes": {"": ".mu"}}, "''"),
+])
+def test_user_map_keys_that_can_never_match_are_a_usage_error(tmp_path, maps, key):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(maps))
+    code, out, err = run_cli("port-ext", str(PORT_EXAMPLE), "--to", "musa", "-m", str(bad), "-o", str(tmp_path / "o"))
+    assert code == 2 and f"key {key} can never match" in err and len(err.strip().splitlines()) == 1, err
+    assert "Traceback" not in err and not (tmp_path / "o").exists()
+
+
+def test_user_map_keys_that_match_are_accepted(tmp_path):
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps({"identifiers": {"at::cuda::myHelper": "c10::musa::myHelper", "::cudaFoo": "::musaFoo",
+                                                "_CU_H_": "_MU_H_"},
+                                "headers": {"my-lib/cuda_utils.cuh": "my-lib/musa_utils.muh"},
+                                "suffixes": {".cu": ".mu", "_cuda.cpp": "_musa.cpp"}}))
+    assert load_map("musa", [good]).identifiers["at::cuda::myHelper"] == "c10::musa::myHelper"
+
+
+@pytest.mark.parametrize("target", PORT_TARGETS)
+def test_every_bundled_key_is_one_port_ext_can_match(target, tmp_path):
+    """The bundled tables pass the check -m maps get (written back as one user map)."""
+    pmap = load_map(target)
+    sections = {"identifiers": pmap.identifiers, "unsupported": pmap.unsupported, "review": pmap.review,
+                "headers": pmap.headers, "suffixes": pmap.suffixes}
+    (tmp_path / "all.json").write_text(json.dumps({**sections, "identifiers": {**pmap.identifiers,
+                                                                               **{k: k for k in pmap.methods}}}))
+    load_map(target, [tmp_path / "all.json"])
+
+
+# ---------------------------------------------------------------- output that compiles
+PORT_COMPILE = ROOT / "tests" / "fixtures" / "port_compile"
+
+
+def test_method_mapping_only_where_the_receiver_has_the_new_method(tmp_path):
+    """is_cuda() -> is_privateuseone() only on tensors, devices and TensorImpl (the classes that declare it):
+    `x.type()` is at::DeprecatedTypeProperties (Swin's kernel: x.type().is_cuda()), which has none."""
+    result = port(PORT_COMPILE / "receivers.cu", "musa", tmp_path / "r.mu", write_reports=False)
+    lines = (tmp_path / "r.mu").read_text().splitlines()
+    for line in lines:
+        real = line.partition("// class: ")[2]
+        if real in ("at::TensorBase", "c10::Device", "c10::TensorImpl"):
+            assert ".is_cuda(" not in line and "->is_cuda(" not in line, line
+        elif real:
+            assert "is_privateuseone" not in line, line
+    assert lines[13].startswith('  TORCH_CHECK(x.type().is_cuda(), "x must be a CUDA tensor");')
+    assert lines[7] == "  bool is_cuda() const { return on_gpu; }", "the project's own method is its own"
+    assert lines[29].startswith("  bool is_cuda = x.is_privateuseone();"), "a variable named is_cuda is not a call"
+    left = {f.line: f.message for f in result.findings if f.rule == "TP955" and f.old == "is_cuda"}
+    assert sorted(left) == [9, 14, 16, 18, 28, 29]
+    assert left[14] == ("not renamed to is_privateuseone(): the receiver `.type()` is at::DeprecatedTypeProperties "
+                        "(ATen/core/DeprecatedTypeProperties.h), which has no is_privateuseone(); test the tensor or "
+                        "the device itself: .is_privateuseone()")
+    assert "`props2` is at::DeprecatedTypeProperties" in left[18]   # auto props2 = x.type();
+    assert "`p` is of the project's own class" in left[29] and "`this`" in left[9]
+    assert "torch::nn::utils::rnn::PackedSequence" in left[28]
+    stats, problems = check_tree(PORT_COMPILE, tmp_path / "tree", port(PORT_COMPILE, "musa", tmp_path / "tree",
+                                                                         write_reports=False),
+                                 load_map("musa"), ignored)
+    assert problems == [], "bench/port_checks.py agrees"
+
+
+def test_user_identifier_map_wins_over_a_method_mapping(tmp_path):
+    user = tmp_path / "m.json"
+    user.write_text(json.dumps({"is_cuda": "is_musa_tensor"}))
+    port(PORT_COMPILE / "receivers.cu", "musa", tmp_path / "r.mu", maps=[user], write_reports=False)
+    assert "x.type().is_musa_tensor()" in (tmp_path / "r.mu").read_text()
+
+
+def test_nvcc_half_dispatch_and_arch_macros_musa(tmp_path):
+    """__NVCC__ -> __MUSACC__ (torch_musa's guide calls it a fixed rule); AT_DISPATCH_*_AND_HALF kept and
+    reported once per file (the guide drops Half only when mcc fails on it); __CUDA_ARCH__ -> __MUSA_ARCH__ as
+    SimplePorting does, each line reported with MUSA's values."""
+    result = port(PORT_COMPILE / "macros.cu", "musa", tmp_path / "m.mu", write_reports=False)
+    text = (tmp_path / "m.mu").read_text()
+    assert "#ifdef __MUSACC__\n" in text and "#ifdef __NVCC__" not in text
+    assert text.count("AT_DISPATCH_FLOATING_TYPES_AND_HALF(") == 2
+    assert "#if defined(__MUSA_ARCH__) && __MUSA_ARCH__ >= 700" in text
+    review = [(f.line, f.old, f.message) for f in result.findings if f.rule == "TP955"]
+    assert [(line, old) for line, old, _ in review] == [(10, "__CUDA_ARCH__"),
+                                                         (18, "AT_DISPATCH_FLOATING_TYPES_AND_HALF")]
+    assert "210, 220, 310" in review[0][2] and ">= 700 is false" in review[0][2]
+    assert "not implemented for 'Half'" in review[1][2]
+    assert '-m {"AT_DISPATCH_FLOATING_TYPES_AND_HALF": "AT_DISPATCH_FLOATING_TYPES"}' in review[1][2]
+    # ... which does what it says: the map converts it and the "kept" advice goes
+    drop = tmp_path / "drop_half.json"
+    drop.write_text(json.dumps({"AT_DISPATCH_FLOATING_TYPES_AND_HALF": "AT_DISPATCH_FLOATING_TYPES"}))
+    result = port(PORT_COMPILE / "macros.cu", "musa", tmp_path / "d.mu", maps=[drop], write_reports=False)
+    assert (tmp_path / "d.mu").read_text().count("AT_DISPATCH_FLOATING_TYPES(x.scalar_type()") == 2
+    assert not [f for f in result.findings if f.rule == "TP955" and "HALF" in f.old]
+
+
+def test_nvcc_half_dispatch_and_arch_macros_hip(tmp_path):
+    """hipify keeps __NVCC__ (no table entry), which clang never defines for HIP: reported.  Half dispatch is
+    fine on ROCm; __CUDA_ARCH__ is kept and reported as before."""
+    result = port(PORT_COMPILE / "macros.cu", "hip", tmp_path / "m.hip", write_reports=False)
+    text = (tmp_path / "m.hip").read_text()
+    assert "#ifdef __NVCC__\n" in text and text.count("AT_DISPATCH_FLOATING_TYPES_AND_HALF(") == 2
+    review = {(f.line, f.old): f.message for f in result.findings if f.rule == "TP955"}
+    assert sorted(review) == [(4, "__NVCC__"), (10, "__CUDA_ARCH__")]
+    assert "__HIPCC__" in review[(4, "__NVCC__")]
+
+
 # ---------------------------------------------------------------- bad input
 def test_binary_and_non_utf8_files(tmp_path):
     src = tmp_path / "p"

@@ -97,3 +97,20 @@ def test_port_ext_own_include_check_reports_breakage(ported):
         gelu.includes = saved
     assert checked == 2
     assert broken == [("csrc/fused_bias_gelu.mu", 5, "kernels/nothere.muh", "csrc/kernels/common.muh")]
+
+
+def test_a_method_renamed_on_a_receiver_without_it_is_caught(tmp_path):
+    """x.type().is_privateuseone() (what the guide's substring rule writes for Swin's kernel) and a mapped
+    method call left without a report are both caught."""
+    src = ROOT / "tests" / "fixtures" / "port_compile"
+    out = tmp_path / "out"
+    result = port(src, "musa", out, write_reports=False)
+    assert check_tree(src, out, result, load_map("musa"), lambda rel: False)[1] == []
+    ported = (out / "receivers.mu").read_text()
+    (out / "receivers.mu").write_text(ported.replace("x.type().is_cuda()", "x.type().is_privateuseone()"))
+    problems = check_tree(src, out, result, load_map("musa"), lambda rel: False)[1]
+    assert problems == ["receivers.cu:14: is_cuda -> is_privateuseone on a receiver ending in .type() "
+                        "(at::DeprecatedTypeProperties), which has no is_privateuseone()"]
+    (out / "receivers.mu").write_text(ported.replace("dev.is_privateuseone()", "dev.is_cuda()"))
+    problems = check_tree(src, out, result, load_map("musa"), lambda rel: False)[1]
+    assert problems == ["receivers.cu:22: mapped method call left unchanged and not reported: 'is_cuda'"]

@@ -71,8 +71,11 @@ class PortMap:
     user_keys: set = field(default_factory=set)
     header_prefixes: dict = field(default_factory=dict)
     review: dict = field(default_factory=dict)   # name -> why it needs a look even when mapped
+    review_once: frozenset = frozenset()         # review names reported at their first use in a file only
     kept: Optional[re.Pattern] = None            # CUDA-looking names valid on the target as they are
     dispatch_key: str = ""            # TORCH_LIBRARY_IMPL(ns, CUDA, m): the target's dispatch key
+    methods: dict = field(default_factory=dict)    # old -> {"new", "valid"}: renamed in calls on valid receivers
+    receivers: dict = field(default_factory=dict)  # kb/port/receivers.toml: how a receiver's class is read
 
     def header(self, path: str) -> Optional[str]:
         """The target's header for an include path: exact path, then a mapped directory prefix,
@@ -87,7 +90,7 @@ class PortMap:
         return f"{head}/{new}" if new and "/" not in name else None
 
     def compile(self) -> "PortMap":
-        keys = sorted(set(self.identifiers) | set(self.unsupported) | set(self.review))
+        keys = sorted(set(self.identifiers) | set(self.unsupported) | set(self.review) | set(self.methods))
         self.pattern = re.compile(r"(?<![\w])(?:" + trie_pattern(keys) + r")(?![\w])") if keys else None
         return self
 
@@ -117,13 +120,35 @@ def _bundled(name: str) -> dict:
 
 
 @lru_cache(maxsize=None)
-def _supplement(name: str) -> dict:
-    """kb/port/<target>.pytorch.toml: curated PyTorch C++ names the vendor tables lack, and `kept`:
-    patterns of CUDA-looking names that are valid on the target unchanged (not counted as left)."""
+def _toml(name: str) -> dict:
+    """kb/port/<target>.pytorch.toml: curated PyTorch C++ names the vendor tables lack, `methods` (renamed
+    only on receivers whose class has the new method) and `kept`: patterns of CUDA-looking names that are
+    valid on the target unchanged (not counted as left).  kb/port/receivers.toml: how a receiver's class is read."""
     from ..backends import tomllib
 
-    path = KB_PORT / f"{name}.pytorch.toml"
+    path = KB_PORT / name
     return tomllib.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+# What a -m key must look like to ever match: port-ext rewrites whole identifiers and `::`-qualified names in code,
+# `#include` paths and file suffixes; anything else ('::cuda::', '.is_cuda()', ', CUDA,') would be silently dead.
+_NAME_KEY = re.compile(r"(?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*\Z")
+_PATH_KEY = re.compile(r"(?![#\s])[^<>\"\n/]*(?:/[^<>\"\n/]+)*(?<=[^\s/])\Z")  # as between <> or "", no dir/
+_KEY_HELP = "port-ext rewrites whole identifiers and ::-qualified names in code (cudaMalloc, " \
+            "at::cuda::getCurrentCUDAStream); #include paths go under \"headers\" (ATen/cuda/CUDAContext.h), " \
+            "file suffixes under \"suffixes\" (.cu)"
+
+
+def _check_keys(path, section: str, keys) -> None:
+    for key in keys:
+        if section == "headers":
+            ok = _PATH_KEY.match(key)
+        elif section == "suffixes":
+            ok = key and not any(c.isspace() or c == "/" for c in key)
+        else:
+            ok = _NAME_KEY.match(key)
+        if not ok:
+            raise UsageError(f"{path}: the {section} key {key!r} can never match: {_KEY_HELP}")
 
 
 def load_map(target: str, user_maps=()) -> PortMap:
@@ -131,7 +156,7 @@ def load_map(target: str, user_maps=()) -> PortMap:
     same keys (identifiers, headers, unsupported, review, suffixes), or a flat {"old": "new"} object of
     identifiers.  `unsupported` and `review` map a name to the reason shown: unsupported names are left
     alone, review names are converted when `identifiers` has them and reported either way."""
-    base, extra = _bundled(target), _supplement(target)
+    base, extra = _bundled(target), _toml(f"{target}.pytorch.toml")
     pmap = PortMap(target, {**base.get("identifiers", {}), **extra.get("identifiers", {})},
                    {**base.get("headers", {}), **extra.get("headers", {})},
                    dict(base.get("unsupported", {})), dict(base.get("suffixes", {})),
@@ -139,7 +164,9 @@ def load_map(target: str, user_maps=()) -> PortMap:
                    header_prefixes=dict(base.get("header_prefixes", {})),
                    review={**base.get("review", {}), **extra.get("review", {})},
                    kept=re.compile("|".join(extra["kept"])) if extra.get("kept") else None,
-                   dispatch_key=extra.get("dispatch_key", ""))
+                   review_once=frozenset(extra.get("review_once", ())),
+                   dispatch_key=extra.get("dispatch_key", ""), methods=dict(extra.get("methods", {})),
+                   receivers=_toml("receivers.toml") if extra.get("methods") else {})
     for p in user_maps:
         data = _read_map(Path(p))
         sections = ("identifiers", "headers", "unsupported", "review", "suffixes")
@@ -148,11 +175,16 @@ def load_map(target: str, user_maps=()) -> PortMap:
         for key in (k for k in sections if k in data):
             if not isinstance(data[key], dict) or not all(isinstance(v, str) for v in data[key].values()):
                 raise UsageError(f"{p}: '{key}' must map names to strings")
+            _check_keys(p, key, data[key])
             getattr(pmap, key).update(data[key])
-            if key == "identifiers":
+            if key in ("identifiers", "unsupported"):  # a user's entry wins over a bundled method mapping
+                for k in data[key]:
+                    pmap.methods.pop(k, None)
+            if key == "identifiers":  # ... and over a bundled "unsupported" or "review" ("kept: ...") entry
                 pmap.user_keys.update(data[key])
                 for k in data[key]:
                     pmap.unsupported.pop(k, None)
+                    pmap.review.pop(k, None)
             elif key == "unsupported":  # a user's "unsupported" wins over a bundled mapping
                 for k in data[key]:
                     pmap.identifiers.pop(k, None)
@@ -211,14 +243,35 @@ def port_text(rel: str, text: str, pmap: PortMap, resolve_include) -> FilePort:
     edits, findings = [], []
     converted, left = Counter(), Counter()
     review = 0
+    reviewed = set()  # (line, name) reported from the map: the generic detectors below do not repeat them
     ids, unsupported = pmap.identifiers, pmap.unsupported
     for m in hits:
         if not in_code(m.start(), m.end()):
             continue
         key = m.group(0)
         new = ids.get(key)
-        if key in pmap.review:
+        if key in pmap.methods:
+            spec = pmap.methods[key]
+            cls, what = receiver_class(text, m.start(), m.end(), pmap.receivers)
+            if what is None:
+                continue  # not called on a receiver (a variable, a free function): a name of the project's own
+            if cls in spec["valid"]:
+                converted[key] += 1
+                f = finding(m.start(), m.end(), "TP950", MODIFY, key, spec["new"])
+                edits.append(edit_ops.Edit(m.start(), m.end(), spec["new"], f))
+            else:
+                header, to = pmap.receivers.get("classes", {}).get(cls), spec["new"]
+                findings.append(finding(m.start(), m.end(), "TP955", ADVICE, key, message=(
+                    f"not renamed to {to}(): the receiver {what} is {cls} ({header}), which has no {to}(); "
+                    f"test the tensor or the device itself: .{to}()" if cls else
+                    f"not renamed to {to}(): the receiver {what} is of the project's own class; rename its "
+                    f"{key}() by hand if it stands for PyTorch's")))
+                review += 1
+            continue
+        at_line = (0 if key in pmap.review_once else bisect.bisect_right(starts, m.start()), key)
+        if key in pmap.review and at_line not in reviewed:  # one finding per line (or file) and name
             findings.append(finding(m.start(), m.end(), "TP955", ADVICE, key, message=pmap.review[key]))
+            reviewed.add(at_line)
             review += 1
         if new is None:
             if key not in pmap.review:
@@ -254,7 +307,7 @@ def port_text(rel: str, text: str, pmap: PortMap, resolve_include) -> FilePort:
                         "dispatch key of the kernels registered here")
             edits.append(edit_ops.Edit(m.start(1), m.end(1), pmap.dispatch_key, f))
             converted["TORCH_LIBRARY_IMPL(..., CUDA, ...)"] += 1
-    seen = set()
+    seen = reviewed
     for regex, why, m in reviews:  # strings count (PTX lives in asm strings), comments do not
         line = bisect.bisect_right(starts, m.start())
         code = m.group(0).strip()
@@ -270,6 +323,81 @@ def port_text(rel: str, text: str, pmap: PortMap, resolve_include) -> FilePort:
     changed = len({f.line for f in findings if f.action == MODIFY})
     return FilePort(new_text if new_text != text else None, findings, converted, left, review, changed, defines,
                     quoted)
+
+
+_CALLED = re.compile(r"\s*\(")
+_NAME_AT_END = re.compile(r"[\w:]*\Z")  # an identifier or ::-qualified name ending where the text ends
+
+
+def receiver_class(text: str, start: int, end: int, rec: dict) -> tuple:
+    """(class, description) of the receiver R of a method call `R.name(` / `R->name(` whose name is
+    text[start:end], as far as the text shows it (kb/port/receivers.toml): R ending in `.type()` is what that
+    method returns, a variable its declared type; anything else gets `default`.  The class is "" when R is of
+    the project's own class (`this`, a variable of a class the file defines); (None, None) when the name is
+    not called on a receiver there."""
+    head = text[max(0, start - 2000):start].rstrip()  # the receiver expression ends here
+    if not _CALLED.match(text, end) or not head.endswith((".", "->")):
+        return None, None
+    head = head[:-2].rstrip() if head.endswith("->") else head[:-1].rstrip()
+    default = rec.get("default", "")
+    if head.endswith(")"):  # R ends in a call: what the called method returns, or the class constructed
+        depth, i = 0, len(head) - 1
+        while i >= 0:
+            depth += {")": 1, "(": -1}.get(head[i], 0)
+            if depth == 0:
+                break
+            i -= 1
+        before = head[:max(i, 0)].rstrip()
+        name = _NAME_AT_END.search(before).group(0) if i > 0 else ""
+        if not name:
+            return default, "(an expression)"
+        if before[:-len(name)].rstrip().endswith((".", "->")):
+            return rec.get("returns", {}).get(name, default), f"`.{name}()`"
+        return _type_class(name, rec) or default, f"`{name}(...)`"
+    name = _NAME_AT_END.search(head).group(0)
+    if not name or head[:-len(name)].rstrip().endswith((".", "->")):
+        return default, f"`{name or head[-20:].strip()}`"  # a container element, a member: typed nowhere here
+    if name == "this":
+        return "", "`this`"
+    cls = _declared_class(text[:start], name, rec)
+    return (default if cls is None else cls), f"`{name}`"
+
+
+def _type_class(spelled: str, rec: dict) -> str:
+    """The class a type name stands for: as written, else by its last component (at::Tensor, torch::Tensor)."""
+    types = rec.get("types", {})
+    spelled = spelled.replace(" ", "")
+    return types.get(spelled) or types.get(spelled.rsplit("::", 1)[-1], "")
+
+
+@lru_cache(maxsize=256)
+def _declaration(name: str) -> re.Pattern:
+    """`Type [const] [&*] name [= init]`: a declaration of `name` (or a look-alike such as `return name`,
+    which names no known class and is skipped)."""
+    return re.compile(r"(?<![\w:])((?:[A-Za-z_]\w*[ \t]*::[ \t]*)*[A-Za-z_]\w*)[ \t]*(?:const\b[ \t]*)?"
+                      r"(?:[&*]+\s*|\s+)" + re.escape(name) + r"\b[ \t]*(=[^;{}]*)?")
+
+
+def _declared_class(before: str, name: str, rec: dict) -> Optional[str]:
+    """The class of the last declaration of `name` in `before` that tells one: a known class, a class the
+    text defines itself (""), or `auto x = R.f()`; None when none tells."""
+    found, own = None, None
+    for m in _declaration(name).finditer(before):
+        spelled, init = m.group(1), m.group(2)
+        if spelled == "auto":
+            call = re.search(r"(?:(\.|->)\s*)?([\w:]+)\s*\([^()]*\)\s*$", init or "")
+            if call and call.group(1):
+                found = rec.get("returns", {}).get(call.group(2), rec.get("default", ""))
+            else:
+                found = (_type_class(call.group(2), rec) if call else "") or rec.get("default", "")
+        elif _type_class(spelled, rec):
+            found = _type_class(spelled, rec)
+        else:
+            if own is None:
+                own = set(re.findall(r"\b(?:class|struct)\s+(\w+)", before))
+            if spelled in own:
+                found = ""  # the project's own class: its methods are its own
+    return found
 
 
 _INCLUDE_LINE = re.compile(r"^[ \t]*#[ \t]*include[ \t]*([<\"])([^>\"\n]*)[>\"]", re.MULTILINE)
