@@ -8,6 +8,9 @@ For each project and target:
   5. every torch.cuda use left in the output is listed in unsupported_api.csv (except names the target
      keeps on purpose: `same` in its file, or its needs_device names under an is_available() guard);
   6. `analyze` agrees with `convert`: its unsupported list for the target is exactly what convert left.
+  7. every essential device line of the input (torch.cuda uses, `.cuda(...)`, "cuda"/"cuda:N"/"nccl"
+     strings; found without torchport) is converted, named in the report, or, on the cpu target, a
+     question it keeps on purpose; the row prints converted/reported/kept/silent, and silent must be 0.
 mmcv (C++/CUDA ops) is analyzed too, and its sources are ported with `port-ext` to musa and hip,
 checked by bench/port_checks.py (token streams, includes, renames, build files) and ported a second
 time (which must change nothing).  Downloads (once, into .corpus-cache/) are the only network use.
@@ -19,6 +22,8 @@ import argparse
 import ast
 import csv
 import difflib
+import json
+import re
 import shutil
 import sys
 import tempfile
@@ -113,6 +118,82 @@ def line_map(old: str, new: str) -> dict:
         for k in range(j2 - j1):
             out[j1 + k + 1] = min(i1 + k, max(i2 - 1, i1)) + 1
     return out
+
+
+DEVICE_WORDS = re.compile(r"(?:cuda(?::\d+)?|[nN][cC][cC][lL])\Z")   # backends are case-insensitive, devices not
+PATH_CALLS = {"join", "Path", "PurePath", "exists", "isdir", "isfile"}   # "cuda" as a folder name is no device
+
+
+def device_lines(tree, same=frozenset(), host=False) -> tuple:
+    """(lines, questions): the essential device code of a file, found independently of torchport: torch.cuda
+    uses (except `same` names), `x.cuda(...)` calls, and exact device or backend strings ("cuda", "cuda:1",
+    "nccl") other than docstrings.  On the host target (cpu), strings compared with something
+    (`device.type == "cuda"`, `backend in ["gloo", "nccl"]`) are questions its target file keeps on purpose
+    (CPU torch answers them "no"): they are returned apart.  Path components (`os.path.join("cuda", ...)`)
+    are not devices."""
+    lines, questions = set(torch_cuda_lines(tree, same)), set()
+    docstrings = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
+    compared = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Compare):
+            for operand in (n.left, *n.comparators):
+                compared.update(id(m) for m in ast.walk(operand))
+        elif isinstance(n, ast.Call) and getattr(n.func, "attr", getattr(n.func, "id", "")) in PATH_CALLS:
+            docstrings.update(id(a) for a in n.args)
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "cuda":
+            lines.add(n.func.end_lineno)
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and DEVICE_WORDS.match(n.value) \
+                and id(n) not in docstrings:
+            (questions if host and id(n) in compared else lines).add(n.lineno)
+    return lines - questions, questions
+
+
+def changed_lines(old: str, new: str) -> set:
+    """Lines of `old` that the conversion changed (or removed)."""
+    a, b = old.splitlines(), new.splitlines()
+    out = set()
+    for tag, i1, i2, _j1, _j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag != "equal":
+            out.update(range(i1 + 1, max(i2, i1 + 1) + 1))
+    return out
+
+
+def device_line_counts(src: Path, out: Path, reports: Path, target: str) -> tuple:
+    """({converted, reported, kept, silent}, [silent file:line]) over the essential device lines of the
+    input's Python files: changed by convert, named by a finding of its report, a question the host
+    target keeps on purpose, or none of these (silent: must be 0)."""
+    t = load_target(target)
+    same = {q for q, d in t.names.items() if d.kind == "same"}
+    found = {}
+    for f in json.loads((reports / "report.json").read_text(encoding="utf-8"))["findings"]:
+        for line in range(f["line"], f["end_line"] + 1):
+            found.setdefault(f["file"], set()).add(line)
+    counts, silent = {"converted": 0, "reported": 0, "kept": 0, "silent": 0}, []
+    for path in sorted(p for p in src.rglob("*.py") if p.is_file() and not p.is_symlink()):
+        rel = path.relative_to(src).as_posix()
+        dst = out / rel
+        if any(part in (".git", "__pycache__") for part in path.parts) or not dst.exists():
+            continue
+        old = decode(path.read_bytes())
+        if "cuda" not in old.lower() and "nccl" not in old.lower():
+            continue
+        try:
+            lines, questions = device_lines(ast.parse(old), same, t.host)
+        except (SyntaxError, ValueError):
+            continue
+        new = decode(dst.read_bytes())
+        changed = changed_lines(old, new) if new != old else set()
+        counts["kept"] += len(questions - lines)
+        for line in sorted(lines):
+            if line in changed:
+                counts["converted"] += 1
+            elif line in found.get(rel, ()):
+                counts["reported"] += 1
+            else:
+                counts["silent"] += 1
+                silent.append(f"{rel}:{line}: {old.splitlines()[line - 1].strip()[:90]}")
+    return counts, silent
 
 
 def check(src: Path, out: Path, reports: Path, target: str) -> list:
@@ -222,6 +303,8 @@ def main() -> int:
                 elapsed = time.perf_counter() - start
                 again = torchport.convert(work / "out", target, work / "again", write_reports=False)
                 problems = check(src, work / "out", work / "out_report", target)
+                lines, silent = device_line_counts(src, work / "out", work / "out_report", target)
+                problems += [f"{where}: device line neither converted nor reported" for where in silent]
                 left = sorted((f.file, f.line, f.old) for f in result.findings if f.action == "unsupported")
                 listed = sorted((f.file, f.line, f.old) for f in analysis.unsupported(target))
                 if left != listed:
@@ -233,6 +316,7 @@ def main() -> int:
                 s = result.summary()
                 print(f"{name + ' ' + version:22} {target:12} {s['files']:6} {s['files_by_status'].get('converted', 0):5} "
                       f"{s['changes']:7} {s['unsupported']:6} {s['advice']:6} {s['errors']:6} {elapsed:5.1f}s  "
+                      f"device lines {lines['converted']}/{lines['reported']}/{lines['kept']}/{lines['silent']}  "
                       f"{'ok' if not problems else f'{len(problems)} FAILED'}")
                 for p in problems[:20]:
                     print(f"    {p}")

@@ -55,6 +55,9 @@ def cmd_convert(args) -> int:
     print(f"torchport convert --to {result.target}: {s['files']} files ({status}), {s['lines']} lines "
           f"in {s['elapsed_seconds']:.2f} s")
     print(f"  {s['changes']} changes, {s['unsupported']} unsupported, {s['advice']} to review, {s['errors']} errors")
+    if s["unscanned_cuda_files"]:
+        print(f"  {s['unscanned_cuda_files']} other files mention CUDA (docs, configs, Dockerfiles...): copied "
+              "unchanged, not converted; the report lists them")
     if result.output:
         print(f"  converted copy: {result.output}")
     if result.backup:

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ..converter import config
 from ..converter.python import SourceFile, trie_pattern
 from ..converter.run import Converter, kind_of
 from ..core.finding import ADVICE, ERROR, Finding
@@ -101,7 +102,7 @@ class Analyzer:
         elif kind == "other" and is_dependency_file(rel):
             kind = "deps"
         if kind == "other":
-            return FileScan(rel, kind, "skipped")
+            return self._other(rel, entry.src)
         data = entry.src.read_bytes()
         text = decode(data)
         if text is None:
@@ -117,11 +118,38 @@ class Analyzer:
                 _new, kept, result.per_target[t] = conv.shell.convert(rel, text.text, text.newline)
                 if self.keep_edits:
                     result.edits[t] = kept
+        elif kind == "notebook":
+            for t, conv in self.converters.items():
+                try:
+                    _new, result.per_target[t], _lines = conv.convert_notebook(rel, data)
+                except ValueError as e:
+                    result.status = "error"
+                    result.common.append(Finding(rel, 1, 1, "TP000", "input", ERROR, message=str(e)))
+                    break
         elif kind == "native":
             result.native = NativeScan()
             scan_native(rel, text.text, result.native)
         else:
             result.common += dependency_findings(rel, text.text, self.packages)
+            if config.is_config(rel):  # pyproject.toml: a config too
+                for t, conv in self.converters.items():
+                    result.per_target[t] = config.config_settings(rel, text.text, conv.target)
+        return result
+
+    def _other(self, rel: str, path) -> FileScan:
+        """A file convert copies: config settings reported for every target (converter/config.py)."""
+        result = FileScan(rel, "other", "skipped")
+        if not config.is_config(rel):
+            return result
+        try:
+            with open(path, "rb") as f:
+                text = decode(f.read(config.MENTION_BYTES))
+        except OSError:
+            return result
+        if text is not None and ("cuda" in text.text.lower() or "nccl" in text.text.lower()):
+            for t, conv in self.converters.items():
+                result.per_target[t] = config.config_settings(rel, text.text, conv.target)
+            result.status = "scanned"
         return result
 
     def _python(self, result: FileScan, text) -> None:

@@ -36,7 +36,7 @@ from ..core.finding import ADVICE, CHANGES, ERROR, UNSUPPORTED
 
 SCHEMA_VERSION = 1            # of `--format json`
 BASELINE_VERSION = 1          # of baseline files
-CHECKED_KINDS = ("python", "shell")   # what convert rewrites; every other file is copied unchanged
+CHECKED_KINDS = ("python", "shell", "notebook")   # what convert rewrites; every other file is copied unchanged
 
 
 def is_problem(finding) -> bool:

@@ -94,6 +94,7 @@ class ConvertResult:
             "unsupported": actions[UNSUPPORTED],
             "advice": actions[ADVICE],
             "errors": actions[ERROR],
+            "unscanned_cuda_files": sum(1 for r in self.files if getattr(r, "mentions_cuda", False)),
             "by_rule": dict(sorted(Counter(f.rule for f in self.findings).items())),
             "elapsed_seconds": round(self.elapsed, 3),
         }

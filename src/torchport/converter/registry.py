@@ -53,7 +53,7 @@ def describe(id: str, name: str, category: str, doc: str, example=(), triggers=(
 
 def conversion_rules() -> dict:
     """The registry with the rules convert carries out (all a conversion needs; cheaper to load)."""
-    from . import multicard, rules, shell  # noqa: F401  (registers the conversion rules)
+    from . import config, multicard, rules, shell  # noqa: F401  (registers the conversion rules)
 
     return RULES
 

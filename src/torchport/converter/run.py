@@ -16,8 +16,9 @@ from typing import Optional
 from ..backends import load_target
 from ..core import files as tree
 from ..core import parallel
-from ..core.finding import ERROR, FAILED, Finding
+from ..core.finding import ADVICE, ERROR, FAILED, Finding
 from ..core.textfile import decode, unified_diff
+from . import config, notebook
 from .apimap import ApiMap
 from .python import PythonConverter
 from .registry import conversion_rules
@@ -38,6 +39,7 @@ class FileResult:
     message: str = ""
     new_text: Optional[str] = None    # diff / dry-run: the converted text (nothing is written; report.html shows it)
     trace: str = ""                   # a rule crashed on this file: the traceback, for torchport.log
+    mentions_cuda: bool = False       # a file copied unscanned that mentions CUDA (counted in the summary)
 
 
 class Converter:
@@ -61,6 +63,8 @@ class Converter:
 
     def convert_text(self, rel: str, data: bytes, kind: str):
         """(new bytes or None if unchanged, findings, line count); raises on syntax errors."""
+        if kind == "notebook":
+            return self.convert_notebook(rel, data)
         text = decode(data)
         if text is None:
             raise UnicodeError("cannot decode the file (not UTF-8, a declared encoding, or GBK)")
@@ -75,6 +79,42 @@ class Converter:
         return text.encode(new), findings, lines
 
 
+    def convert_notebook(self, rel: str, data: bytes):
+        """convert_text for a notebook: its code cells, joined, are converted as one Python source (see
+        notebook.py); a cell that does not parse is left and reported, one that would stop parsing fails
+        the file."""
+        nb, cells = notebook.load(data)
+        findings, good = [], []
+        for cell in cells:
+            try:
+                ast.parse(cell.source)
+                good.append(cell)
+            except (SyntaxError, ValueError, RecursionError) as e:
+                line = getattr(e, "lineno", None) or 1
+                findings.append(Finding(rel, line, line, "TP000", "input", ADVICE,
+                                        message=f"cell {cell.index + 1}: not Python ({getattr(e, 'msg', e)}); "
+                                                "left as it is"))
+        lines = sum(c.source.count("\n") + 1 for c in cells)
+        if not good:
+            return None, findings, lines
+        source, starts = notebook.join(good)
+        new, _kept, found = self.python.convert(rel, source)
+        findings += notebook.place(found, starts)
+        if new == source:
+            return None, findings, lines
+        by_index = {c.index: c for c in good}
+        for index, text in notebook.split(new, good).items():
+            cell = by_index[index]
+            problem = broken_python(text.encode("utf-8"), cell.source.encode("utf-8"))
+            if problem is not None:
+                findings.append(Finding(rel, 1, 1, "TP000", FAILED, ERROR,
+                                        message=f"cell {index + 1}: the converted cell does not parse ({problem}); "
+                                                "the notebook is copied unchanged, please report it"))
+            elif text != cell.source:
+                notebook.store(nb, cell, text)
+        return notebook.dump(nb), findings, lines
+
+
 def _with_triggers(r, words):
     from dataclasses import replace
 
@@ -84,6 +124,8 @@ def _with_triggers(r, words):
 def kind_of(rel: str) -> str:
     if rel.endswith(PY_SUFFIXES):
         return "python"
+    if rel.endswith(notebook.NOTEBOOK_SUFFIXES):
+        return "notebook"
     if rel.endswith(SHELL_SUFFIXES):
         return "shell"
     return "other"
@@ -114,7 +156,9 @@ def process(job) -> FileResult:
     if kind == "other" or entry.excluded:
         if mode == "write":
             tree.copy_file(entry.src, dst)
-        return FileResult(rel, kind, "excluded" if entry.excluded else "copied")
+        if entry.excluded:
+            return FileResult(rel, kind, "excluded")
+        return other_file(rel, entry.src, conv.target)
     data = entry.src.read_bytes()
 
     def copied_unchanged(finding, what, trace=""):
@@ -160,6 +204,20 @@ def process(job) -> FileResult:
         if mode == "diff":
             result.diff = unified_diff(decode(data).text, result.new_text, f"a/{rel}", f"b/{rel}")
     return result
+
+
+def other_file(rel: str, path, target) -> FileResult:
+    """A file convert copies unchanged: config settings reported (config.py), a mention of CUDA counted."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(config.MENTION_BYTES)
+    except OSError:
+        return FileResult(rel, "other", "copied")
+    findings, lowered = [], data.lower()
+    if config.is_config(rel) and (b"cuda" in lowered or b"nccl" in lowered):
+        text = decode(data)
+        findings = config.config_settings(rel, text.text, target) if text is not None else []
+    return FileResult(rel, "other", "copied", findings, mentions_cuda=b"cuda" in lowered)
 
 
 def broken_python(new: bytes, old: bytes):

@@ -129,6 +129,11 @@ def markdown(result) -> str:
             continue
         out += [f"## {title} ({len(rows)})", "", note, ""]
         out += _table(header, [(i, f"{f.file}:{f.line}", *cells(f)) for i, f in enumerate(rows, 1)]) + [""]
+    mentions = [r.path for r in result.files if getattr(r, "mentions_cuda", False)]
+    if mentions:
+        out += [f"## Other files that mention CUDA ({len(mentions)})", "",
+                "Copied unchanged and not converted (documentation, configs, Dockerfiles, requirements...): "
+                "check what they say.", ""] + [f"- `{md_cell(p)}`" for p in mentions] + [""]
     if s["by_rule"]:
         out += ["## By rule", ""] + _table(("Rule", "Findings"), sorted(s["by_rule"].items())) + [""]
     return "\n".join(out)

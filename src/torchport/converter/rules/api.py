@@ -245,12 +245,10 @@ def check_reference(ref, ctx):
     r = rule_for(ctx, res)
     if res.kind == MAP and res.qualname in ctx.target.no_arguments and _with_arguments(ref):
         report_unconverted(ctx, ref.node, res, r, f"not converted: {ctx.target.no_arguments[res.qualname]}")
-    elif (res.new if res.kind == MAP else res.qualname) in ctx.target.needs_device and _call_of(ref) is not None \
-            and res.kind in (MAP, UNSUPPORTED) and not _guarded(ctx, ref.node):
-        name = res.new if res.kind == MAP else res.qualname
+    elif needs_guard(ctx, ref, res):
         if res.kind == MAP:
             rename_chain(ctx, ref.node, ctx.spell(res.new), r, res.message, res.category, quiet=True)
-        guard_device_call(ctx, _call_of(ref), ctx.target.needs_device[name], r, res)
+        guard_device_call(ctx, ref, res, r)
     elif res.kind == MAP:
         rename_chain(ctx, ref.node, ctx.spell(res.new), r, res.message, res.category)
     elif res.kind == ADAPT:
@@ -284,10 +282,28 @@ def _guarded(ctx, node) -> bool:
     return False
 
 
-def guard_device_call(ctx, call, absent: str, r, res) -> None:
+def needs_guard(ctx, ref, res) -> bool:
+    """Is this a call of a function that fails on a host without a device (the target's needs_device),
+    not yet under a question about the device?"""
+    name = res.new if res.kind == MAP else res.qualname
+    if not (res.kind in (MAP, UNSUPPORTED) and name in ctx.target.needs_device and _call_of(ref) is not None
+            and not _guarded(ctx, ref.node)):
+        return False
+    if not any(b.kind == "package" and b.qualname == "torch" for b in ctx.all_bindings()):
+        # the file imports torch only through `from ... import` (perhaps conditionally, transformers):
+        # adding `import torch` for the guard could break it, so the call is reported instead
+        ctx.report(ref.node, rule_for(ctx, res), ADVICE,
+                   f"fails where there is no device: guard it with {ctx.target.device_guard or ctx.target.namespace + '.is_available'}()")
+        return False
+    return True
+
+
+def guard_device_call(ctx, ref, res, r) -> None:
     """A call that fails on a host without a device runs only when there is one (target's needs_device):
     a statement of its own gets `if <namespace>.is_available(): `; a value becomes
     `(call if <namespace>.is_available() else <absent>)`."""
+    call = _call_of(ref)
+    absent = ctx.target.needs_device[res.new if res.kind == MAP else res.qualname]
     guard = ctx.spell(ctx.target.device_guard or ctx.target.namespace + ".is_available") + "()"
     stmt = ctx.parents().get(id(call))
     start, end = ctx.span(call)

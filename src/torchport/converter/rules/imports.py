@@ -11,7 +11,7 @@ import re
 from ...core.finding import ADVICE, UNSUPPORTED
 from ..apimap import ADAPT, KEEP, MAP, UNSUPPORTED as RES_UNSUPPORTED
 from ..registry import rule
-from .api import adapt_call, can_adapt, rename_chain, report_unconverted, rule_for
+from .api import adapt_call, can_adapt, guard_device_call, needs_guard, rename_chain, report_unconverted, rule_for
 
 
 def _follows(bres, ref, res) -> bool:
@@ -62,6 +62,8 @@ def finalize_bindings(tree, ctx):
                 tail_new = res.new[len(bres.new):]
                 if tail_new != tail_old:
                     rename_chain(ctx, ref.node, b.local + tail_new, rule_for(ctx, res), res.message, res.category)
+                if needs_guard(ctx, ref, res):
+                    guard_device_call(ctx, ref, res, rule_for(ctx, res))
                 if res.kind == ADAPT:
                     adapt_call(ctx, ref, res, rule_for(ctx, res))
             continue
@@ -70,7 +72,10 @@ def finalize_bindings(tree, ctx):
                 ctx.report(stmt, r, UNSUPPORTED if bres.kind == RES_UNSUPPORTED else ADVICE, bres.message, bres.category)
         for ref, res in b.uses:
             ur = rule_for(ctx, res)
-            if res.kind == MAP:
+            if res.kind == MAP and needs_guard(ctx, ref, res):
+                rename_chain(ctx, ref.node, ctx.spell(res.new), ur, res.message, res.category, quiet=True)
+                guard_device_call(ctx, ref, res, ur)
+            elif res.kind == MAP:
                 rename_chain(ctx, ref.node, ctx.spell(res.new), ur, res.message, res.category)
             elif res.kind == ADAPT and can_adapt(ref, res):
                 rename_chain(ctx, ref.node, ctx.spell(res.new), ur, res.message, res.category, quiet=True)

@@ -5,5 +5,5 @@ import torch.cuda as tc
 def sync_all():
     for i in range(torch.accelerator.device_count()):
         with tc.device(i):
-            torch.accelerator.synchronize()
-    torch.accelerator.empty_cache()
+            if torch.accelerator.is_available(): torch.accelerator.synchronize()
+    if torch.accelerator.is_available(): torch.accelerator.empty_cache()

@@ -1,0 +1,52 @@
+"""Configuration files (YAML, JSON, TOML, INI) and other files convert copies unchanged.
+
+Values such as `device: cuda` or `backend: nccl` choose the device of a converted program as surely as
+code does, but a config's meaning belongs to the project: they are reported with file:line, never
+rewritten.  Other files that mention CUDA (docs, requirements, Dockerfiles) are counted, so a summary
+never suggests that nothing outside the code needs a look.
+"""
+from __future__ import annotations
+
+import re
+
+from ..core.finding import ADVICE, Finding
+from .registry import rule
+
+CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".conf")
+MENTION_BYTES = 1 << 20   # how much of a file convert copies is searched for "cuda"
+# a key naming a device or a backend, then `:` or `=`, then a CUDA device or NCCL, alone on the line
+_SETTING = re.compile(r"""^[ \t-]*["']?(?P<key>[\w.-]*(?:device|backend)[\w.-]*)["']?[ \t]*[:=][ \t]*"""
+                      r"""["']?(?P<value>cuda(?::\d+)?|nccl|NCCL)["']?[ \t]*,?[ \t]*(?:[#;].*)?$""",
+                      re.IGNORECASE | re.MULTILINE)
+
+
+# the same as a quoted pair anywhere on a line (JSON, inline tables): "device": "cuda:0"
+_PAIR = re.compile(r"""["'](?P<key>[\w.-]*(?:device|backend)[\w.-]*)["'][ \t]*[:=][ \t]*["'](?P<value>cuda(?::\d+)?|nccl)["']""",
+                   re.IGNORECASE)
+
+
+def is_config(rel: str) -> bool:
+    return rel.lower().endswith(CONFIG_SUFFIXES)
+
+
+@rule("TP403", "config-device-values", "device-string", nodes=("config",), triggers=("cuda", "nccl"))
+def config_settings(rel: str, text: str, target) -> list:
+    """`device: cuda`, `"backend": "nccl"`, `device = "cuda:0"` in YAML/JSON/TOML/INI files: reported with
+    file:line and the target's value (configs are the project's; convert copies them unchanged)."""
+    out, seen = [], set()
+    for m in sorted([*_SETTING.finditer(text), *_PAIR.finditer(text)], key=lambda m: m.start()):
+        line = text.count("\n", 0, m.start()) + 1
+        value = m.group("value")
+        if (line, m.group("key")) in seen or value.lower() != "nccl" and not value.startswith("cuda"):
+            continue  # found by both patterns; or "CUDA" (device names are lower case)
+        seen.add((line, m.group("key")))
+        if value.lower() == "nccl":
+            new = target.backend if not target.backend_expr else "the backend torch.distributed picks for the device"
+        elif target.device:
+            new = target.device + (value[4:] if target.device_index else "")
+        else:
+            new = "the device torch.accelerator reports"
+        out.append(Finding(rel, line, line, config_settings.rule.id, "device-string", ADVICE,
+                           old=m.group(0).strip(), message=f"config value {m.group('key')}: {value}: "
+                                                           f"on {target.name} use {new}"))
+    return out

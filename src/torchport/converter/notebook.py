@@ -1,0 +1,104 @@
+"""Jupyter notebooks (.ipynb): their code cells are one Python program, run top to bottom.
+
+The code cells are converted together, joined with a marker comment between them, so that `import
+torch` in the first cell is seen in the others.  IPython syntax that is not Python (`%magic`, `!shell`,
+`?help` lines) is masked as a comment meanwhile and put back afterwards; a cell that still does not
+parse is left out (and reported).  Outputs, metadata and other cells are kept.  Findings keep the
+line number inside their cell and say which cell (counting every cell from 1).  A notebook torchport
+changes is written back the way Jupyter writes it (JSON, one-space indent).
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, replace
+
+NOTEBOOK_SUFFIXES = (".ipynb",)
+_IPYTHON_LINE = re.compile(r"^([ \t]*)([%!?].*)$")
+_MASK = "#torchport-ipython:"
+_MARKER = "#torchport-cell:"
+
+
+@dataclass
+class Cell:
+    index: int          # position among all cells (0-based)
+    source: str         # the Python the converter sees (IPython lines masked)
+    as_list: bool       # the notebook stores this cell's source as a list of lines
+
+
+def load(data: bytes):
+    """(notebook dict, [Cell]) or raises ValueError for a file that is not a notebook."""
+    try:
+        nb = json.loads(data.decode("utf-8-sig"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"not a notebook: {e}") from None
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
+        raise ValueError("not a notebook: no list of cells")
+    cells = []
+    for i, cell in enumerate(nb["cells"]):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        raw = cell.get("source", "")
+        text = "".join(raw) if isinstance(raw, list) else str(raw)
+        cells.append(Cell(i, mask(text), isinstance(raw, list)))
+    return nb, cells
+
+
+def mask(text: str) -> str:
+    return "\n".join(_IPYTHON_LINE.sub(lambda m: m.group(1) + _MASK + m.group(2), line)
+                     for line in text.split("\n"))
+
+
+def unmask(text: str) -> str:
+    return text.replace(_MASK, "")
+
+
+def store(nb: dict, cell: Cell, new_source: str) -> None:
+    text = unmask(new_source)
+    nb["cells"][cell.index]["source"] = text.splitlines(True) if cell.as_list else text
+
+
+def dump(nb: dict) -> bytes:
+    return (json.dumps(nb, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def join(cells: list) -> tuple:
+    """(one Python source holding the cells, [(first line, cell)]): each cell follows a marker line."""
+    parts, starts, line = [], [], 1
+    for cell in cells:
+        body = cell.source if cell.source.endswith("\n") or not cell.source else cell.source + "\n"
+        parts.append(f"{_MARKER}{cell.index}\n{body}")
+        starts.append((line + 1, cell))
+        line += 1 + body.count("\n")
+    return "".join(parts), starts
+
+
+def split(text: str, cells: list) -> dict:
+    """{cell index: its new source} from a converted join(); the trailing newline follows the original."""
+    out, current = {}, None
+    by_index = {c.index: c for c in cells}
+    for line in text.splitlines(True):
+        if line.startswith(_MARKER):
+            current = int(line[len(_MARKER):])
+            out[current] = ""
+        elif current is not None:
+            out[current] += line
+        elif line.strip():  # something written before the first cell (an import): it goes into the first
+            first = cells[0].index
+            out.setdefault(first, "")
+            out[first] = line + out[first]
+    for index, text in out.items():
+        if not by_index[index].source.endswith("\n") and text.endswith("\n"):
+            out[index] = text[:-1]
+    return out
+
+
+def place(findings, starts: list) -> list:
+    """Findings of a join(), moved to their cell: line within the cell, the cell named in the message."""
+    out = []
+    for f in findings:
+        first, cell = max((s for s in starts if s[0] <= max(f.line, starts[0][0])), key=lambda s: s[0])
+        where = f"cell {cell.index + 1}"
+        out.append(replace(f, line=max(1, f.line - first + 1), end_line=max(1, f.end_line - first + 1),
+                           message=f"{where}: {f.message}" if f.message else where))
+    return out
