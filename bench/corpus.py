@@ -125,12 +125,13 @@ PATH_CALLS = {"join", "Path", "PurePath", "exists", "isdir", "isfile"}   # "cuda
 
 
 def device_lines(tree, same=frozenset(), host=False) -> tuple:
-    """(lines, questions): the essential device code of a file, found independently of torchport: torch.cuda
+    """(lines, questions, {line: import line}): the essential device code of a file, found independently of torchport: torch.cuda
     uses (except `same` names), `x.cuda(...)` calls, and exact device or backend strings ("cuda", "cuda:1",
     "nccl") other than docstrings.  On the host target (cpu), strings compared with something
     (`device.type == "cuda"`, `backend in ["gloo", "nccl"]`) are questions its target file keeps on purpose
     (CPU torch answers them "no"): they are returned apart.  Path components (`os.path.join("cuda", ...)`)
-    are not devices."""
+    are not devices.  A use of a name imported from torch.cuda follows its import: the third item maps
+    such lines to the import's line."""
     lines, questions = set(torch_cuda_lines(tree, same)), set()
     docstrings = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
     compared = set()
@@ -140,13 +141,22 @@ def device_lines(tree, same=frozenset(), host=False) -> tuple:
                 compared.update(id(m) for m in ast.walk(operand))
         elif isinstance(n, ast.Call) and getattr(n.func, "attr", getattr(n.func, "id", "")) in PATH_CALLS:
             docstrings.update(id(a) for a in n.args)
+    imports = {}   # a name imported from torch.cuda -> the line of its import
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[:2] == ["torch", "cuda"] and not n.level:
+            imports.update({a.asname or a.name: n.lineno for a in n.names})
+        elif isinstance(n, ast.Import):
+            imports.update({a.asname: n.lineno for a in n.names if a.asname and a.name.split(".")[:2] == ["torch", "cuda"]})
+    lines.update(imports.values())
+    via_import = {n.lineno: imports[n.id] for n in ast.walk(tree)
+                  if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in imports}
     for n in ast.walk(tree):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "cuda":
             lines.add(n.func.end_lineno)
         elif isinstance(n, ast.Constant) and isinstance(n.value, str) and DEVICE_WORDS.match(n.value) \
                 and id(n) not in docstrings:
             (questions if host and id(n) in compared else lines).add(n.lineno)
-    return lines - questions, questions
+    return lines - questions, questions, via_import
 
 
 def changed_lines(old: str, new: str) -> set:
@@ -179,14 +189,14 @@ def device_line_counts(src: Path, out: Path, reports: Path, target: str) -> tupl
         if "cuda" not in old.lower() and "nccl" not in old.lower():
             continue
         try:
-            lines, questions = device_lines(ast.parse(old), same, t.host)
+            lines, questions, via_import = device_lines(ast.parse(old), same, t.host)
         except (SyntaxError, ValueError):
             continue
         new = decode(dst.read_bytes())
         changed = changed_lines(old, new) if new != old else set()
         counts["kept"] += len(questions - lines)
         for line in sorted(lines):
-            if line in changed:
+            if line in changed or via_import.get(line) in changed:
                 counts["converted"] += 1
             elif line in found.get(rel, ()):
                 counts["reported"] += 1

@@ -118,3 +118,12 @@ def test_cli_fail_on_and_bad_input(tmp_path):
     assert p.returncode == 2 and "unknown target" in p.stderr
     p = run("analyze", str(proj), "-o", str(proj / "inside"))
     assert p.returncode == 2 and "inside the input" in p.stderr
+
+
+def test_a_package_import_is_one_touchpoint(tmp_path):
+    """convert reports `import tensorrt` (TP114) and analyze's package scan does too (TP908): counted once."""
+    (tmp_path / "trt.py").write_text("import tensorrt as trt\nimport torch\nx = torch.zeros(1).cuda()\n")
+    result = analyze(tmp_path, "npu,mlu", write_reports=False)
+    at_import = [f.rule for f in result.touchpoints() if f.line == 1]
+    assert at_import == ["TP114"], at_import
+    assert any(f.rule == "TP908" for f in result.common), "the package is still known to the package summary"

@@ -123,7 +123,10 @@ class AnalysisResult:
                 if len(group) > len(best.get(key, ())):
                     best[key] = group
         found = [f for group in best.values() for f in group]
-        found += [f for f in self.common if f.category not in NOT_TOUCHPOINTS]
+        # an import of a kb package is reported by convert (TP114) and by analyze (TP908): one touchpoint
+        imports = {(f.file, f.line) for f in found if f.category == "third-party"}
+        found += [f for f in self.common if f.category not in NOT_TOUCHPOINTS
+                  and not (f.rule == "TP908" and (f.file, f.line) in imports)]
         self._touchpoints = sorted(found, key=lambda f: (f.file, f.line, f.col, f.rule))
         return self._touchpoints
 
