@@ -40,6 +40,15 @@ def test_output_that_does_not_parse_fails_the_file_and_the_run(tmp_path):
     assert "does not parse" in (out.parent / "out_report" / "report.md").read_text()
 
 
+def test_output_that_parses_but_does_not_compile_fails_too(tmp_path):
+    """`yield` outside a function parses, and fails at import: the check compiles."""
+    src = _tree(tmp_path, {"m.py": "import torch\nl = torch.utils.data.DataLoader(ds, 2)\n"})
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[[argument]]\ncall = "torch.utils.data.DataLoader"\nindex = 1\nnew = "(yield 1)"\n')
+    code, stdout, err = run_cli("convert", str(src), "--to", "npu", "-o", str(tmp_path / "out"), "--rule", str(rules))
+    assert code == 1 and "m.py" in stdout and "does not parse" in stdout, (stdout, err)
+
+
 def test_a_trailing_comma_or_a_comment_does_not_break_an_added_argument(tmp_path):
     """The user rule of docs/user-rules.md on calls with a trailing comma and a comment holding `(`:
     once this wrote `,,` into Swin's files and the report said 0 errors."""

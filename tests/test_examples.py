@@ -54,7 +54,7 @@ def test_accelerator_conversion_runs_on_a_host_without_an_accelerator(tmp_path):
 
 RUNNABLE_GOLDEN = [("accelerator", "no_device_host.py", "('gloo', 4.0, 0)"),
                    ("cpu", "no_device_host.py", "('gloo', 4.0, 0)"),
-                   ("cpu", "streams_on_host.py", "6.0"),
+                   ("cpu", "streams_on_host.py", "8.0"),
                    # the asserts go; the `if not is_available(): raise` is reported, not removed
                    ("cpu", "host_requirements.py", "stopped: this script needs a GPU")]
 

@@ -80,3 +80,27 @@ def test_cpu_conversion_of_a_notebook_runs(tmp_path):
     original = "\n".join(line for i in (1, 2) for line in CELLS[i][1].splitlines() if not line.startswith(("%", "!")))
     with pytest.raises((AssertionError, RuntimeError)):
         exec(compile(original, "original.ipynb", "exec"), {})  # CUDA code fails here: the test proves something
+
+
+def test_ipython_syntax_is_kept_and_the_python_around_it_converted(tmp_path):
+    cells = ["import torch\nfiles = !ls\nx = torch.ones(2).cuda()",
+             "x?\nw = torch.zeros(1, device='cuda')",
+             "%time y = x.cuda() * 2\n%timeit -n 3 x.sum()",
+             "%%bash\nnvidia-smi\necho cuda",
+             "print 'py2'\nz = x.cuda()"]
+    nb = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": c}
+                    for c in cells], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    src = tmp_path / "proj" / "ipy.ipynb"
+    src.parent.mkdir()
+    src.write_text(json.dumps(nb, indent=1) + "\n")
+    result = torchport.convert(src.parent, "npu", tmp_path / "out")
+    out = _sources(tmp_path / "out" / "ipy.ipynb")
+    assert out[0] == "import torch\nimport torch_npu  # noqa: F401\nfiles = !ls\nx = torch.ones(2).npu()"
+    assert out[1] == "x?\nw = torch.zeros(1, device='npu')"
+    assert out[2] == "%time y = x.npu() * 2\n%timeit -n 3 x.sum()"
+    assert out[3] == cells[3], "a %%bash cell is not Python: kept whole"
+    assert out[4] == cells[4]
+    errors = [f for f in result.findings if f.action == "error"]
+    assert [f.message.split(":")[0] for f in errors] == ["cell 5"], "unconverted CUDA code is an error"
+    assert check([src.parent], "npu").exit_code == 1
+    assert check([tmp_path / "out"], "npu").exit_code == 1, "the cell left with .cuda() still fails check"

@@ -10,6 +10,7 @@ def _project(tmp_path):
     (src / "train.yaml").write_text("train:\n  device: cuda\n  dist_backend: nccl   # multi-gpu\n  note: cuda is fast\n")
     (src / "run.json").write_text('{"device": "cuda:1", "backend": "NCCL", "name": "CUDA run"}\n')
     (src / "pyproject.toml").write_text('[tool.x]\ndevice = "cuda"\n')
+    (src / "crlf.yml").write_bytes(b"flow: {device: cuda:0, backend: nccl}\r\naccelerator: cuda\r\n")
     (src / "README.md").write_text("Needs CUDA 12.\n")
     (src / "LICENSE").write_text("MIT\n")
     (src / "a.py").write_text("import torch\nx = torch.zeros(2).cuda()\n")
@@ -21,7 +22,9 @@ def test_config_settings_are_reported_and_files_mentioning_cuda_counted(tmp_path
     before = {p.name: p.read_bytes() for p in src.iterdir()}
     result = torchport.convert(src, "npu", tmp_path / "out")
     found = sorted((f.file, f.line, f.old) for f in result.findings if f.rule == "TP403")
-    assert found == [("pyproject.toml", 2, 'device = "cuda"'), ("run.json", 1, '"backend": "NCCL"'),
+    assert found == [("crlf.yml", 1, "backend: nccl"), ("crlf.yml", 1, "device: cuda:0"),
+                     ("crlf.yml", 2, "accelerator: cuda"),
+                     ("pyproject.toml", 2, 'device = "cuda"'), ("run.json", 1, '"backend": "NCCL"'),
                      ("run.json", 1, '"device": "cuda:1"'), ("train.yaml", 2, "device: cuda"),
                      ("train.yaml", 3, "dist_backend: nccl   # multi-gpu")]
     messages = {f.old: f.message for f in result.findings if f.rule == "TP403"}
@@ -30,8 +33,8 @@ def test_config_settings_are_reported_and_files_mentioning_cuda_counted(tmp_path
     for name, data in before.items():
         if name != "a.py":
             assert (tmp_path / "out" / name).read_bytes() == data, "configs are copied unchanged"
-    assert result.summary()["unscanned_cuda_files"] == 4  # README, and the three configs; not LICENSE
+    assert result.summary()["unscanned_cuda_files"] == 5  # README, and the four configs; not LICENSE
     report = (tmp_path / "out_report" / "report.md").read_text()
-    assert "## Other files that mention CUDA (4)" in report and "`README.md`" in report and "LICENSE" not in report
+    assert "## Other files that mention CUDA (5)" in report and "`README.md`" in report and "LICENSE" not in report
     a = analyze(src, "npu", write_reports=False)
     assert sorted((f.file, f.line) for f in a.target_findings("npu") if f.rule == "TP403") == [(f, l) for f, l, _ in found]

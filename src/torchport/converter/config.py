@@ -15,13 +15,16 @@ from .registry import rule
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".conf")
 MENTION_BYTES = 1 << 20   # how much of a file convert copies is searched for "cuda"
 # a key naming a device or a backend, then `:` or `=`, then a CUDA device or NCCL, alone on the line
-_SETTING = re.compile(r"""^[ \t-]*["']?(?P<key>[\w.-]*(?:device|backend)[\w.-]*)["']?[ \t]*[:=][ \t]*"""
-                      r"""["']?(?P<value>cuda(?::\d+)?|nccl|NCCL)["']?[ \t]*,?[ \t]*(?:[#;].*)?$""",
+_KEY = r"(?P<key>[\w.-]*(?:device|backend|accelerator)[\w.-]*)"
+_SETTING = re.compile(r"""^[ \t-]*["']?""" + _KEY + r"""["']?[ \t]*[:=][ \t]*"""
+                      r"""["']?(?P<value>cuda(?::\d+)?|nccl|NCCL)["']?[ \t]*,?[ \t]*(?:[#;][^\r\n]*)?\r?$""",
                       re.IGNORECASE | re.MULTILINE)
+# in a YAML flow mapping: {device: cuda, backend: nccl}
+_FLOW = re.compile(r"[{,][ \t]*" + _KEY + r"[ \t]*:[ \t]*(?P<value>cuda(?::\d+)?|nccl)[ \t]*(?=[,}])", re.IGNORECASE)
 
 
 # the same as a quoted pair anywhere on a line (JSON, inline tables): "device": "cuda:0"
-_PAIR = re.compile(r"""["'](?P<key>[\w.-]*(?:device|backend)[\w.-]*)["'][ \t]*[:=][ \t]*["'](?P<value>cuda(?::\d+)?|nccl)["']""",
+_PAIR = re.compile(r"""["']""" + _KEY + r"""["'][ \t]*[:=][ \t]*["'](?P<value>cuda(?::\d+)?|nccl)["']""",
                    re.IGNORECASE)
 
 
@@ -34,7 +37,8 @@ def config_settings(rel: str, text: str, target) -> list:
     """`device: cuda`, `"backend": "nccl"`, `device = "cuda:0"` in YAML/JSON/TOML/INI files: reported with
     file:line and the target's value (configs are the project's; convert copies them unchanged)."""
     out, seen = [], set()
-    for m in sorted([*_SETTING.finditer(text), *_PAIR.finditer(text)], key=lambda m: m.start()):
+    found = [*_SETTING.finditer(text), *_PAIR.finditer(text), *_FLOW.finditer(text)]
+    for m in sorted(found, key=lambda m: m.start()):
         line = text.count("\n", 0, m.start()) + 1
         value = m.group("value")
         if (line, m.group("key")) in seen or value.lower() != "nccl" and not value.startswith("cuda"):
@@ -47,6 +51,6 @@ def config_settings(rel: str, text: str, target) -> list:
         else:
             new = "the device torch.accelerator reports"
         out.append(Finding(rel, line, line, config_settings.rule.id, "device-string", ADVICE,
-                           old=m.group(0).strip(), message=f"config value {m.group('key')}: {value}: "
+                           old=m.group(0).strip(" \t\r\n{,"), message=f"config value {m.group('key')}: {value}: "
                                                            f"on {target.name} use {new}"))
     return out

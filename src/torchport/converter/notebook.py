@@ -14,8 +14,14 @@ import re
 from dataclasses import dataclass, replace
 
 NOTEBOOK_SUFFIXES = (".ipynb",)
-_IPYTHON_LINE = re.compile(r"^([ \t]*)([%!?].*)$")
+# lines that are IPython, not Python: magics, shell escapes, help (`?x`, `x?`), `files = !ls`
+_IPYTHON_LINE = re.compile(r"^([ \t]*)([%!?].*|[\w.]+[ \t]*\?\??[ \t]*|[\w., ]+=[ \t]*[!%].*)$")
+# line magics that run the Python after them: `%time y = x.cuda()` is converted as `y = x.cuda()`
+_TIMED = re.compile(r"^([ \t]*)(%(?:time|timeit|prun)[ \t]+)(?!-)(.+)$")
+# cell magics whose body is Python; any other (%%bash, %%html, %%writefile...) keeps the whole cell
+PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug"}
 _MASK = "#torchport-ipython:"
+_TIMED_MASK = "  #torchport-magic:"
 _MARKER = "#torchport-cell:"
 
 
@@ -45,12 +51,28 @@ def load(data: bytes):
 
 
 def mask(text: str) -> str:
-    return "\n".join(_IPYTHON_LINE.sub(lambda m: m.group(1) + _MASK + m.group(2), line)
-                     for line in text.split("\n"))
+    lines = text.split("\n")
+    magic = re.match(r"%%(\w+)", lines[0]) if lines else None
+    if magic and magic.group(1) not in PYTHON_CELL_MAGICS:
+        return "\n".join(_MASK + line for line in lines)
+
+    def one(line):
+        timed = _TIMED.match(line)
+        if timed:
+            return timed.group(1) + timed.group(3) + _TIMED_MASK + timed.group(2)
+        return _IPYTHON_LINE.sub(lambda m: m.group(1) + _MASK + m.group(2), line)
+    return "\n".join(one(line) for line in lines)
 
 
 def unmask(text: str) -> str:
-    return text.replace(_MASK, "")
+    out = []
+    for line in text.split("\n"):
+        if _TIMED_MASK in line:
+            code, magic = line.rsplit(_TIMED_MASK, 1)
+            indent = code[:len(code) - len(code.lstrip())]
+            line = indent + magic + code.lstrip()
+        out.append(line.replace(_MASK, ""))
+    return "\n".join(out)
 
 
 def store(nb: dict, cell: Cell, new_source: str) -> None:

@@ -10,6 +10,7 @@ import ast
 import shutil
 import time
 import traceback
+import warnings
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -91,9 +92,10 @@ class Converter:
                 good.append(cell)
             except (SyntaxError, ValueError, RecursionError) as e:
                 line = getattr(e, "lineno", None) or 1
-                findings.append(Finding(rel, line, line, "TP000", "input", ADVICE,
+                cuda = "cuda" in cell.source.lower()  # left unconverted: an error when it holds CUDA code
+                findings.append(Finding(rel, line, line, "TP000", "input", ERROR if cuda else ADVICE,
                                         message=f"cell {cell.index + 1}: not Python ({getattr(e, 'msg', e)}); "
-                                                "left as it is"))
+                                                "left as it is" + (", and it mentions CUDA" if cuda else "")))
         lines = sum(c.source.count("\n") + 1 for c in cells)
         if not good:
             return None, findings, lines
@@ -221,11 +223,14 @@ def other_file(rel: str, path, target) -> FileResult:
 
 
 def broken_python(new: bytes, old: bytes):
-    """Why `new` does not parse as Python when `old` did (None when it does, or when neither did)."""
+    """Why `new` does not compile as Python when `old` did (None when it does, or when neither did).
+    Compiling, not only parsing: `yield` or `await` outside a function parse, and fail at import."""
     def parse_error(data):
         text = decode(data)
         try:
-            ast.parse(text.text if text is not None else data)
+            with warnings.catch_warnings():  # the user's invalid escapes are not ours to print
+                warnings.simplefilter("ignore")
+                compile(text.text if text is not None else data, "<converted>", "exec", dont_inherit=True)
         except (SyntaxError, ValueError, RecursionError) as e:
             return f"line {getattr(e, 'lineno', None) or 1}: {getattr(e, 'msg', None) or e}"
         return None

@@ -1,4 +1,7 @@
-"""A prefetcher like yolox's, CUDA events and streams: the cpu output runs (tests/test_examples.py)."""
+"""A prefetcher like yolox's, CUDA events and streams, a checkpoint mapped through a lambda: the cpu output
+runs (tests/test_examples.py)."""
+import io
+
 import torch
 
 
@@ -37,12 +40,22 @@ def timed(fn):
     return start.elapsed_time(end)
 
 
+def reload(t):
+    buf = io.BytesIO()
+    torch.save(t, buf)
+    buf.seek(0)
+    return torch.load(buf, map_location=lambda storage, loc: storage.cuda(0))
+
+
 def main():
     pf = Prefetcher([torch.ones(2) * i for i in range(3)])
-    total, batch = 0.0, pf.next()
+    total, batch, seen = 0.0, pf.next(), []
     while batch is not None:
         total += float(batch.sum())
+        seen.append(batch)
         batch = pf.next()
+    _ = [b.record_stream(torch.cuda.current_stream()) for b in seen]
+    total += float(reload(torch.ones(2)).sum())
     done = torch.cuda.Event()
     done.record()
     done.synchronize()

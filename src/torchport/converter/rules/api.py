@@ -298,12 +298,34 @@ def needs_guard(ctx, ref, res) -> bool:
     return True
 
 
+def in_fstring(expr: str, quote: str) -> str:
+    """`expr` as a replacement field of an f-string quoted with `quote`: before Python 3.12 it may not
+    use that quote character, so its own strings take the other one."""
+    q = quote[0]
+    return expr.replace(q, "'" if q == '"' else '"')
+
+
+def _fstring_quote(ctx, node):
+    """The quote character of the f-string `node` sits in, if any."""
+    parents = ctx.parents()
+    parent = parents.get(id(node))
+    while parent is not None and not isinstance(parent, ast.stmt):
+        if isinstance(parent, ast.JoinedStr):
+            text = ctx.text(parent).lstrip("rRbBuUfF")
+            return text[:1] or None
+        parent = parents.get(id(parent))
+    return None
+
+
 def guard_device_call(ctx, ref, res, r) -> None:
     """A call that fails on a host without a device runs only when there is one (target's needs_device):
     a statement of its own gets `if <namespace>.is_available(): `; a value becomes
     `(call if <namespace>.is_available() else <absent>)`."""
     call = _call_of(ref)
     absent = ctx.target.needs_device[res.new if res.kind == MAP else res.qualname]
+    quote = _fstring_quote(ctx, call)
+    if quote:
+        absent = in_fstring(absent, quote)
     guard = ctx.spell(ctx.target.device_guard or ctx.target.namespace + ".is_available") + "()"
     stmt = ctx.parents().get(id(call))
     start, end = ctx.span(call)

@@ -14,7 +14,7 @@ import re
 from ...core.finding import ADVICE
 from ..flow import lookups, loop_slot, reads, scope_of, sources, use_site
 from ..registry import rule
-from .api import device_argument
+from .api import device_argument, in_fstring
 
 # "cuda", "cuda:0", index templates "cuda:{}", "cuda:{0}", "cuda:{rank}", "cuda:%d", "cuda:%s",
 # and the bare prefix "cuda:" ("cuda:" + str(rank), device.replace("cuda:", ""))
@@ -116,13 +116,6 @@ def _rewrite_literal(ctx, node, r, template: str = "") -> bool:
         new_prefix = prefix.replace("u", "").replace("U", "") + "f"
         ctx.replace((start, end), f"{new_prefix}{quote}{{{in_fstring(expr, quote)}}}{rest}", r)
     return True
-
-
-def in_fstring(expr: str, quote: str) -> str:
-    """`expr` as a replacement field of an f-string quoted with `quote`: before Python 3.12 it may not
-    use that quote character, so its own strings take the other one."""
-    q = quote[0]
-    return expr.replace(q, "'" if q == '"' else '"')
 
 
 def _rewrite_format(ctx, call, r) -> bool:

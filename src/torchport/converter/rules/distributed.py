@@ -209,14 +209,28 @@ def nccl_other(node, ctx):
 DDP = {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"}
 
 
-@rule("TP304", "ddp-device-ids", "distributed", nodes=(ast.Call,), triggers=("device_ids", "output_device"))
+@rule("TP304", "ddp-device-ids", "distributed", nodes=(ast.Call,),
+      triggers=("device_ids", "output_device", "distributeddataparallel"))
 def ddp_device_ids(node, ctx):
     """On the host target (cpu): `DistributedDataParallel(..., device_ids=[rank], output_device=rank)`
-    -> `device_ids=None, output_device=None`.  PyTorch refuses device ids for a CPU module
-    ("device_ids and output_device arguments only work with single-device/multiple-device GPU modules
-    or CPU modules"); the other targets keep them (their modules live on the indexed device)."""
-    if not ctx.target.host or ctx.qualname(node.func) not in DDP:
+    (or positional) -> `None`.  PyTorch refuses device ids for a CPU module ("device_ids and
+    output_device arguments only work with single-device/multiple-device GPU modules or CPU modules").
+    On the device-agnostic target (accelerator) they become `None` where there is no accelerator; the
+    vendor targets keep them (their modules live on the indexed device)."""
+    t = ctx.target
+    if not (t.host or not t.device) or ctx.qualname(node.func) not in DDP:
         return
-    for k in node.keywords:
-        if k.arg in ("device_ids", "output_device") and not (isinstance(k.value, ast.Constant) and k.value.value is None):
-            ctx.replace(k.value, "None", ddp_device_ids.rule, "a CPU module takes no device ids")
+    given = [*((n, a) for n, a in zip(("module", "device_ids", "output_device"), node.args)),
+             *((k.arg, k.value) for k in node.keywords)]
+    guard = None if t.host else ctx.spell(t.device_guard or t.namespace + ".is_available") + "()"
+    for name, value in given:
+        if name not in ("device_ids", "output_device") or isinstance(value, ast.Constant) and value.value is None \
+                or isinstance(value, ast.IfExp) and "is_available" in ctx.text(value.test):
+            continue  # nothing to take away, or converted already
+        if guard is None:
+            ctx.replace(value, "None", ddp_device_ids.rule, "a CPU module takes no device ids")
+        else:
+            start, end = ctx.span(value)
+            ctx.insert(start, "(", ddp_device_ids.rule, quiet=True)
+            ctx.insert(end, f" if {guard} else None)", ddp_device_ids.rule, quiet=True)
+            ctx.note_change((start, end), ddp_device_ids.rule, "a CPU module (no accelerator) takes no device ids")

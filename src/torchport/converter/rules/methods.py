@@ -34,6 +34,15 @@ def cuda_method(node, ctx):
     attr_start = ctx.span(func)[1] - len("cuda")
     if ctx.source[attr_start:attr_start + 4] != "cuda":
         return
+    if not t.tensor_method and isinstance(func.value, ast.Name) and "storage" in func.value.id.lower():
+        # `map_location=lambda storage, loc: storage.cuda()`: a storage's .to() takes only keywords, and the
+        # storage map_location is given is on the CPU already
+        if t.host:
+            ctx.replace(node, func.value.id, r, "the storage is on the CPU already")
+        else:
+            ctx.replace(node, f"{func.value.id}.to(device={device_argument(ctx)})", r,
+                        "a storage's .to() takes the device as a keyword; any index is dropped")
+        return
     if t.tensor_method:
         ctx.replace((attr_start, attr_start + 4), t.tensor_method, r, shown=(".cuda(", f".{t.tensor_method}("))
         return
@@ -122,7 +131,8 @@ def record_stream_on_host(node, ctx):
 
     A CPU tensor's memory is not tied to a stream, and PyTorch refuses the call on one ("unknown
     parameter type", torch 2.13.0), so a prefetcher that records its batches on the current stream (yolox)
-    fails at its first batch.  The statement becomes `pass`; a use of its value is reported."""
+    fails at its first batch.  The statement becomes `pass`; where its value is used, `None` (what it
+    returns)."""
     func = node.func
     if not ctx.target.host or not (isinstance(func, ast.Attribute) and func.attr == "record_stream"):
         return
@@ -130,5 +140,5 @@ def record_stream_on_host(node, ctx):
     stmt = ctx.parents().get(id(node))
     if isinstance(stmt, ast.Expr):
         ctx.replace(stmt, "pass", r, "a CPU tensor's memory is not tied to a stream")
-    else:
-        ctx.report(node, r, ADVICE, "record_stream fails on a CPU tensor: remove the call")
+    else:  # a value (a comprehension, a conditional): record_stream returns None
+        ctx.replace(node, "None", r, "a CPU tensor's memory is not tied to a stream (record_stream returns None)")

@@ -18,7 +18,7 @@ def misc(x, seed):
     if torch.accelerator.is_available(): torch.accelerator.empty_cache()
     used = (torch.accelerator.memory_allocated() if torch.accelerator.is_available() else 0) + (torch.accelerator.max_memory_reserved() if torch.accelerator.is_available() else 0)
     if torch.accelerator.is_available(): torch.accelerator.reset_peak_memory_stats()
-    free, total = torch.accelerator.get_memory_info()
+    free, total = (torch.accelerator.get_memory_info() if torch.accelerator.is_available() else (0, 0))
     g = torch.accelerator.Graph()
     torch.cuda.nvtx.range_push("step")
     torch.cuda.nvtx.range_pop()

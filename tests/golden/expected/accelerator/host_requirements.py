@@ -3,8 +3,8 @@ import torch
 
 
 def worker(n_gpus):
-    assert torch.accelerator.is_available(), "cuda is not available. Please check your installation."
-    assert n_gpus <= torch.accelerator.device_count()
+    pass
+    pass
     if not torch.accelerator.is_available():
         raise RuntimeError("this script needs a GPU")
     if torch.accelerator.is_available():

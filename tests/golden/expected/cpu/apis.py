@@ -18,7 +18,7 @@ def misc(x, seed):
     torch.cuda.empty_cache()
     used = (torch.cuda.memory_allocated() if torch.cuda.is_available() else 0) + (torch.cuda.max_memory_reserved() if torch.cuda.is_available() else 0)
     if torch.cuda.is_available(): torch.cuda.reset_peak_memory_stats()
-    free, total = torch.cuda.mem_get_info()
+    free, total = (torch.cuda.mem_get_info() if torch.cuda.is_available() else (0, 0))
     g = torch.cuda.CUDAGraph()
     torch.cuda.nvtx.range_push("step")
     torch.cuda.nvtx.range_pop()

@@ -73,9 +73,9 @@ def host_queries(x):
 
 
 def wrap(model, rank):
-    """DistributedDataParallel device ids: a CPU module takes none (host target only)."""
+    """DistributedDataParallel device ids: a CPU module takes none (cpu; accelerator where there is none)."""
     from torch.nn.parallel import DistributedDataParallel as DDP
-    return DDP(model, device_ids=[rank], output_device=rank, find_unused_parameters=True)
+    return DDP(model, device_ids=[rank], output_device=rank, find_unused_parameters=True), DDP(model, [rank])
 
 
 def lookups(args, cfg):
