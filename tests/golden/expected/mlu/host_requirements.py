@@ -13,6 +13,13 @@ def worker(n_gpus):
     return "cpu"
 
 
+def describe():
+    capability = torch.cuda.get_device_capability(0) if torch.cuda.is_available() else None
+    if torch.cuda.is_available():
+        print(torch.mlu.get_device_name(0), torch.cuda.get_arch_list())
+    return capability
+
+
 if __name__ == "__main__":
     try:
         print(worker(0))

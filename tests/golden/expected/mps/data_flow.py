@@ -16,7 +16,7 @@ def select_device(device=""):
     if device == "mps":
         device = "0"
     cpu = device == "cpu"
-    if not cpu and torch.mps.is_available():
+    if not cpu and torch.cuda.is_available():
         devices = device.split(",") if device else [str(torch.cuda.current_device())]
         arg = f"mps:{devices[0]}"
     else:
