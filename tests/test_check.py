@@ -69,7 +69,7 @@ def test_exit_codes(files):
     code, out, _ = run_cli("check", "advice.py", "--to", "npu", cwd=files)
     assert code == 0, "advice alone does not fail"
     assert [(r["rule"], r["action"]) for r in finding_lines(out)] == [("TP110", "advice")]
-    assert "0 problems" in out and "1 notes" in out
+    assert "0 problems" in out and "1 to review" in out
 
 
 def test_several_files_and_folders_as_arguments(files):
@@ -439,3 +439,28 @@ def test_pre_commit_runs_the_hook_offline(tmp_path):
     p = pre_commit()
     assert p.returncode == 0, p.stdout + p.stderr
     assert "Passed" in p.stdout
+
+
+@pytest.mark.parametrize("target", ["npu", "cpu", "accelerator"])
+def test_analyze_convert_and_check_count_the_same(tmp_path, target):
+    """One count, one vocabulary: the changes, unsupported APIs and items to review of analyze (per target),
+    convert and check are the same findings, on a project with a touchpoint of every category."""
+    from collections import Counter
+
+    from torchport.analyze.api import analyze
+
+    proj = Path(__file__).resolve().parent / "fixtures" / "analyze_project" / "proj"
+
+    def counts(findings):
+        n = Counter(f.action for f in findings)
+        return (sum(n[a] for a in ("insert", "modify", "delete")), n["unsupported"], n["advice"], n["error"])
+
+    def keys(findings):
+        return sorted((f.file.split("/")[-1], f.line, f.rule, f.action) for f in findings)
+
+    converted = torchport.convert(proj, target, tmp_path / "out", write_reports=False)
+    analyzed = analyze(proj, target, write_reports=False).target_findings(target)
+    checked = check([proj], target).findings
+    assert counts(converted.findings)[:3] == counts(analyzed)[:3] == counts(checked)[:3]
+    assert keys(f for f in converted.findings if f.action != "error") == keys(analyzed) == keys(checked)
+    assert counts(converted.findings)[0] >= 3 and counts(converted.findings)[2] > 0, "the fixture proves something"

@@ -102,6 +102,10 @@ def cmd_analyze(args) -> int:
         print("  " + "".join(h.ljust(w) for h, w in zip(READINESS_HEADER, widths)))
         for row in readiness_rows(result):
             print("  " + "".join(str(c).ljust(w) for c, w in zip(row, widths)))
+        for t in result.targets:  # the words and numbers convert and check print for the same code
+            n = Counter(f.action for f in result.target_findings(t))
+            print(f"  convert --to {t}: {sum(n[a] for a in ('insert', 'modify', 'delete'))} changes, "
+                  f"{n['unsupported']} unsupported, {n['advice']} to review")
         if result.output:
             print(f"  report: {os.path.join(result.output, 'analysis.md')} (+ report.html, analysis.json, cuda_op_list.csv, "
                   f"unknown_api.csv, <target>/unsupported_api.csv)")

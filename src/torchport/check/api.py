@@ -28,6 +28,7 @@ from typing import Optional, Sequence
 from .. import __version__
 from ..analyze.scan import init_worker, scan_entry
 from ..backends import load_target
+from ..converter import config
 from ..converter.run import kind_of
 from ..core import files as tree
 from ..core import parallel
@@ -128,7 +129,7 @@ class CheckResult:
     def summary_line(self) -> str:
         s = self.summary()
         line = (f"torchport check --to {self.target}: {s['files']} files, {s['problems']} problems "
-                f"({s['changes']} changes, {s['unsupported']} unsupported, {s['errors']} errors), {s['notes']} notes")
+                f"({s['changes']} changes, {s['unsupported']} unsupported, {s['errors']} errors), {s['notes']} to review")
         if self.baseline is not None:
             line += f", {s['suppressed']} suppressed by the baseline"
         return line + (" -> FAILED" if self.exit_code else " -> ok")
@@ -207,7 +208,7 @@ def collect(inputs: Sequence[str], root: str, exclude: Sequence[str] = ()) -> li
                 continue  # symlinks: convert recreates them and never follows them
             rel = Path(base if src.is_file() else os.path.join(base, e.rel)).as_posix()
             rel = rel.removeprefix("./")
-            if rel in seen or kind_of(rel) not in CHECKED_KINDS:
+            if rel in seen or kind_of(rel) not in CHECKED_KINDS and not config.is_config(rel):
                 continue
             if e.excluded or tree._excluded(rel, patterns):
                 continue
