@@ -128,7 +128,7 @@ def _parse(path: Path) -> Target:
         _fail(path, "env values must be strings")
     needs_device = data.get("needs_device", {})
     for qualname, value in needs_device.items():
-        if not isinstance(value, str) or not _is_expression(value):
+        if not isinstance(value, str) or not (value == "!" or _is_expression(value)):
             _fail(path, f"needs_device.'{qualname}' must be a Python expression in a string")
     no_arguments = data.get("no_arguments", {})
     if not all(isinstance(v, str) and v for v in no_arguments.values()):

@@ -317,29 +317,60 @@ def _fstring_quote(ctx, node):
     return None
 
 
+def statement_alone(ctx, node):
+    """The expression statement `node` is part of, when that statement has its lines to itself (so that
+    `if ...: ` can go in front of it), else None."""
+    parents = ctx.parents()
+    stmt = parents.get(id(node))
+    while stmt is not None and not isinstance(stmt, ast.stmt):
+        stmt = parents.get(id(stmt))
+    if not isinstance(stmt, ast.Expr):
+        return None
+    start, end = ctx.span(stmt)
+    line_start = ctx.line_starts[ctx.line_of(start) - 1]
+    next_line = ctx.line_of(end)
+    after = ctx.source[end:ctx.line_starts[next_line] if next_line < len(ctx.line_starts) else None].strip()
+    alone = not ctx.source[line_start:start].strip() and (not after or after.startswith("#"))
+    return stmt if alone else None
+
+
+def device_guard(ctx) -> str:
+    t = ctx.target
+    return ctx.spell(t.device_guard or t.namespace + ".is_available") + "()"
+
+
+def guard_statement(ctx, stmt, r, message: str = "", quiet: bool = False) -> None:
+    """`if <device question>: ` in front of a statement that has its lines to itself (once, whichever
+    rule asks first)."""
+    start, text = ctx.span(stmt)[0], f"if {device_guard(ctx)}: "
+    if not any(e.start == e.end == start and e.text == text for e in ctx.edits):
+        ctx.insert(start, text, r, message, quiet=quiet)
+
+
 def guard_device_call(ctx, ref, res, r) -> None:
     """A call that fails on a host without a device runs only when there is one (target's needs_device):
     a statement of its own gets `if <namespace>.is_available(): `; a value becomes
-    `(call if <namespace>.is_available() else <absent>)`."""
+    `(call if <namespace>.is_available() else <absent>)`; a value without a stand-in ("!") is reported."""
     call = _call_of(ref)
     absent = ctx.target.needs_device[res.new if res.kind == MAP else res.qualname]
     quote = _fstring_quote(ctx, call)
     if quote:
         absent = in_fstring(absent, quote)
-    guard = ctx.spell(ctx.target.device_guard or ctx.target.namespace + ".is_available") + "()"
-    stmt = ctx.parents().get(id(call))
+    guard = device_guard(ctx)
     start, end = ctx.span(call)
-    line_start = ctx.line_starts[ctx.line_of(start) - 1]
-    after = ctx.source[end:ctx.line_starts[ctx.line_of(end)] if ctx.line_of(end) < len(ctx.line_starts) else None]
-    if isinstance(stmt, ast.Expr) and not ctx.source[line_start:start].strip() and \
-            (not after.strip() or after.strip().startswith("#")):
-        ctx.insert(start, f"if {guard}: ", r, quiet=True)
+    stmt = statement_alone(ctx, call)
+    if stmt is not None and (stmt.value is call or absent == "!"):
+        start, end = ctx.span(stmt)
+        guard_statement(ctx, stmt, r, quiet=True)
         how = "runs only where there is a device"
+    elif absent == "!":  # the rename stands; the call is reported
+        ctx.note_change((start, end), r, res.message if res.kind == MAP else "", res.category)
+        ctx.report(call, r, ADVICE, f"fails where there is no device and has no stand-in: guard it with {guard}")
+        return
     else:
         ctx.insert(start, "(", r, quiet=True)
         ctx.insert(end, f" if {guard} else {absent})", r, quiet=True)
-        how = "runs only where there is a device" if isinstance(stmt, ast.Expr) else \
-            f"is {absent} where there is no device"
+        how = f"is {absent} where there is no device"
     message = res.message if res.kind == MAP else ""
     ctx.note_change((start, end), r, (message + "; " if message else "") + how, res.category)
 

@@ -6,7 +6,7 @@ import re
 
 from ...core.finding import ADVICE
 from ..registry import rule
-from .api import device_argument
+from .api import device_argument, device_guard, guard_statement, statement_alone
 
 
 def _is_module_ref(ctx, node) -> bool:
@@ -127,16 +127,26 @@ def cuda_method_reference(node, ctx):
 
 @rule("TP504", "record-stream-on-host", "tensor-method", nodes=(ast.Call,), triggers=("record_stream",))
 def record_stream_on_host(node, ctx):
-    """On the host target (cpu): `x.record_stream(stream)` -> `pass`.
+    """On the host target (cpu): `x.record_stream(stream)` -> `pass`; on accelerator it runs only
+    where there is an accelerator.
 
     A CPU tensor's memory is not tied to a stream, and PyTorch refuses the call on one ("unknown
     parameter type", torch 2.13.0), so a prefetcher that records its batches on the current stream (yolox)
     fails at its first batch.  The statement becomes `pass`; where its value is used, `None` (what it
     returns)."""
     func = node.func
-    if not ctx.target.host or not (isinstance(func, ast.Attribute) and func.attr == "record_stream"):
+    t = ctx.target
+    if not (t.host or not t.device) or not (isinstance(func, ast.Attribute) and func.attr == "record_stream"):
         return
     r = record_stream_on_host.rule
+    if not t.host:  # accelerator: the tensor is on the CPU only where there is no accelerator
+        stmt = statement_alone(ctx, node)
+        if stmt is not None and stmt.value is node:
+            guard_statement(ctx, stmt, r, "a CPU tensor is not tied to a stream")
+        else:
+            ctx.report(node, r, ADVICE, f"fails on a CPU tensor (where there is no accelerator): guard it with "
+                                        f"{device_guard(ctx)}")
+        return
     stmt = ctx.parents().get(id(node))
     if isinstance(stmt, ast.Expr):
         ctx.replace(stmt, "pass", r, "a CPU tensor's memory is not tied to a stream")

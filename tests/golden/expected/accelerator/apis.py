@@ -11,8 +11,8 @@ def misc(x, seed):
     s = torch.Stream()
     with torch.cuda.stream(s):
         y = x * 2
-    torch.accelerator.current_stream().wait_stream(s)
-    y.record_stream(torch.accelerator.current_stream())
+    if torch.accelerator.is_available(): torch.accelerator.current_stream().wait_stream(s)
+    if torch.accelerator.is_available(): y.record_stream(torch.accelerator.current_stream())
     e = torch.Event(enable_timing=True)
     e.record()
     if torch.accelerator.is_available(): torch.accelerator.empty_cache()

@@ -20,7 +20,7 @@ class Prefetcher:
             self.batch = self.batch.to((torch.accelerator.current_accelerator() or torch.device("cpu")).type, non_blocking=True)
 
     def next(self):
-        torch.accelerator.current_stream().wait_stream(self.stream)
+        if torch.accelerator.is_available(): torch.accelerator.current_stream().wait_stream(self.stream)
         batch = self.batch
         if batch is not None:
             self.record(batch)
@@ -29,7 +29,7 @@ class Prefetcher:
 
     @staticmethod
     def _record_stream(batch):
-        batch.record_stream(torch.accelerator.current_stream())
+        if torch.accelerator.is_available(): batch.record_stream(torch.accelerator.current_stream())
 
 
 def timed(fn):
