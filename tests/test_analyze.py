@@ -127,3 +127,28 @@ def test_a_package_import_is_one_touchpoint(tmp_path):
     at_import = [f.rule for f in result.touchpoints() if f.line == 1]
     assert at_import == ["TP114"], at_import
     assert any(f.rule == "TP908" for f in result.common), "the package is still known to the package summary"
+
+
+KERNEL = """#include <torch/extension.h>
+__global__ void roll_kernel(float* x) { x[threadIdx.x] += 1; }
+at::Tensor roll_forward(at::Tensor x) { roll_kernel<<<1, 32>>>(x.data_ptr<float>()); return x; }
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("roll_forward", &roll_forward, "fused"); }
+"""
+
+
+@pytest.mark.parametrize("optional", [True, False])
+def test_an_optional_extension_does_not_block(tmp_path, optional):
+    """Swin's fused kernel: imported under try/except ImportError with a pure-PyTorch fallback, off by
+    default.  Its kernels are review on npu, not a block; imported plainly, they block."""
+    (tmp_path / "k").mkdir()
+    (tmp_path / "k" / "fused.cu").write_text(KERNEL)
+    imp = ("try:\n    import fused_ext\nexcept ImportError:\n    fused_ext = None\n" if optional
+           else "import fused_ext\n")
+    (tmp_path / "model.py").write_text("import torch\n" + imp +
+                                       "def forward(x, fused=False):\n"
+                                       "    if fused and fused_ext is not None:\n"
+                                       "        return fused_ext.roll_forward(x)\n"
+                                       "    return torch.roll(x, 1)\n")
+    r = analyze(tmp_path, "npu", write_reports=False).readiness["npu"]
+    assert r.kernels == 1
+    assert (r.blocked, r.kernels_optional) == ((0, True) if optional else (1, False))

@@ -40,3 +40,14 @@ def test_documented_example_holds(rid):
 def test_docs_are_generated_from_the_registry():
     doc = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
     assert doc.read_text(encoding="utf-8") == rules_markdown(), "run: torchport rules --markdown > docs/rules.md"
+
+
+def test_cpp_extension_build_is_reported_only_with_cuda_sources():
+    """yolox's jit_ops passes nvcc flags to a C++-only build: not a CUDA extension (was a false report)."""
+    source = ('from torch.utils.cpp_extension import load\n'
+              'a = load(name="a", sources=self_sources(), extra_cuda_cflags=["-O3"])\n'
+              'b = load(name="b", sources=["k.cpp", "k.cu"])\n'
+              'c = load(name="c", sources=["k.cpp"], with_cuda=False, extra_cuda_cflags=["-O3"])\n'
+              'd = load(name="d", sources=src, with_cuda=True)\n')
+    _, findings, _ = Converter("npu").convert_text("x.py", source.encode(), "python")
+    assert [f.line for f in findings if f.rule == "TP702"] == [3, 5]

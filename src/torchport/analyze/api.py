@@ -32,7 +32,7 @@ from ..core.finding import ADVICE, CHANGES, ERROR, UNSUPPORTED
 from ..kb.operators import op_list
 from ..kb.packages import packages
 from .native import NATIVE_SUFFIXES, NativeScan
-from .scan import init_worker, scan_entry
+from .scan import OPTIONAL, init_worker, scan_entry
 
 SCHEMA_VERSION = 1
 GRADES = ((1, "A"), (10, "B"), (50, "C"), (200, "D"))
@@ -59,15 +59,18 @@ class Readiness:
     blocked_packages: int = 0
     kernels: int = 0
     kernels_blocked: bool = True
+    kernels_optional: bool = False   # every Python use of the extension is optional (try/except ImportError)
     ptx: int = 0
 
     @property
     def manual(self) -> int:
-        return self.unsupported + self.package_swaps + (0 if self.kernels_blocked else self.kernels)
+        return self.unsupported + self.package_swaps + (0 if self.kernels_blocked or self.kernels_optional
+                                                        else self.kernels)
 
     @property
     def blocked(self) -> int:
-        return (self.kernels if self.kernels_blocked else 0) + self.ptx + self.blocked_packages
+        return (self.kernels if self.kernels_blocked and not self.kernels_optional else 0) + self.ptx \
+            + self.blocked_packages
 
     @property
     def effort(self) -> float:
@@ -80,7 +83,8 @@ class Readiness:
     def to_dict(self) -> dict:
         return {"automatic": self.automatic, "manual": self.manual, "review": self.review, "blocked": self.blocked,
                 "unsupported_apis": self.unsupported, "package_swaps": self.package_swaps,
-                "blocked_packages": self.blocked_packages, "cuda_kernels": self.kernels, "inline_ptx": self.ptx,
+                "blocked_packages": self.blocked_packages, "cuda_kernels": self.kernels,
+                "kernels_optional": self.kernels_optional, "inline_ptx": self.ptx,
                 "effort": round(self.effort, 2), "grade": self.grade}
 
 
@@ -274,6 +278,10 @@ def _readiness(result: AnalysisResult, target) -> Readiness:
             r.unsupported += 1
         elif f.action == ADVICE and f.category != "third-party":
             r.review += 1
+    sites = [f for f in result.common if f.rule == "TP907" and f.file.endswith(".py")]
+    if sites and all(OPTIONAL in f.message for f in sites):
+        r.kernels_optional = True  # the project runs without its kernels: porting them is review, not a block
+        r.review += r.kernels
     kb = packages()
     seen = set()
     for f in result.common:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from ..converter import config
@@ -41,6 +41,36 @@ _GENERIC_NAMES = {"forward", "backward", "apply", "call", "run", "init", "load",
                   "compute", "launch", "main", "test"}
 _LIBRARY_RECEIVERS = {"tf", "tensorflow", "np", "numpy", "math", "torch", "jnp", "jax", "F", "nn", "scipy", "os",
                       "sys", "self", "super", "keras", "mx", "paddle"}
+
+
+OPTIONAL = "optional: its module is imported under try/except ImportError, and the project runs without it"
+_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"}
+
+
+def optional_modules(tree) -> set:
+    """Names bound only by imports inside `try:` blocks that catch ImportError (Swin's fused kernel:
+    `try: import fused_window_process except ImportError: ...`): code the project runs without."""
+    guarded, plain = set(), set()
+
+    def names(stmt):
+        if isinstance(stmt, ast.Import):
+            return {a.asname or a.name.split(".")[0] for a in stmt.names}
+        if isinstance(stmt, ast.ImportFrom):
+            return {a.asname or a.name for a in stmt.names}
+        return set()
+
+    tried = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) and any(
+                h.type is None or any(isinstance(n, ast.Name) and n.id in _IMPORT_ERRORS for n in ast.walk(h.type))
+                for h in node.handlers):
+            for stmt in node.body:
+                guarded |= names(stmt)
+                tried.add(id(stmt))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in tried:
+            plain |= names(node)
+    return guarded - plain
 
 
 def call_sites(rel: str, text: str, pattern) -> list:
@@ -156,7 +186,15 @@ class Analyzer:
         source, rel = text.text, result.path
         src = SourceFile(rel, source)
         if self.call_site is not None:
-            result.common += call_sites(rel, source, self.call_site)
+            sites = call_sites(rel, source, self.call_site)
+            if sites:
+                try:
+                    optional = optional_modules(src.tree)
+                except (SyntaxError, ValueError, RecursionError):
+                    optional = set()
+                sites = [replace(f, message=f"{f.message}; {OPTIONAL}") if f.old.split(".")[0] in optional else f
+                         for f in sites]
+            result.common += sites
         python = next(iter(self.converters.values())).python
         if not python.wants(src.lowered):
             result.status = "clean"

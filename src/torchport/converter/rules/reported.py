@@ -29,17 +29,23 @@ CUDA_BUILD_KEYWORDS = ("extra_cuda_cflags", "cuda_sources", "with_cuda")
       example=('mod = load(name="ops", sources=["ops.cpp", "ops.cu"], extra_cuda_cflags=["-O3"])\n',
                'mod = load(name="ops", sources=["ops.cpp", "ops.cu"], extra_cuda_cflags=["-O3"])\n'))
 def cpp_extension_build(node, ctx):
-    """JIT CUDA builds (`cpp_extension.load/load_inline` with CUDA sources or flags): reported.
+    """JIT CUDA builds (`cpp_extension.load/load_inline` with `.cu` sources, `cuda_sources` or
+    `with_cuda`): reported.
 
-    Renaming `extra_cuda_cflags` would only produce a TypeError; the kernels need
-    porting first (`torchport port-ext`).
+    Renaming `extra_cuda_cflags` would only produce a TypeError; the kernels need porting first
+    (`torchport port-ext`).  nvcc flags alone with sources it cannot see (yolox's C++-only jit_ops) are
+    not reported: without CUDA sources they are ignored (and `.cu` files of the project are found by
+    `analyze` and `port-ext` anyway).
     """
     q = ctx.qualname(node.func) or ""
     if q not in ("torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"):
         return
-    cuda = [k.arg for k in node.keywords if k.arg in CUDA_BUILD_KEYWORDS]
+    cuda = [k.arg for k in node.keywords if k.arg in CUDA_BUILD_KEYWORDS
+            and not (isinstance(k.value, ast.Constant) and k.value.value in (False, None))]
     sources = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)
                and n.value.endswith((".cu", ".cuh"))]
+    if cuda == ["extra_cuda_cflags"] and not sources:
+        return  # nvcc flags alone build nothing with CUDA: with C++ sources they are ignored (yolox's jit_ops)
     if cuda or sources:
         what = ", ".join(cuda + sources[:3])
         ctx.report(node, cpp_extension_build.rule, ADVICE,
