@@ -46,10 +46,10 @@ def test_accelerator_conversion_runs_on_a_host_without_an_accelerator(tmp_path):
     out = tmp_path / "acc"
     result = torchport.convert(EXAMPLE, "accelerator", out)
     assert result.summary()["errors"] == 0
-    p = subprocess.run([sys.executable, "train.py", "--amp", "--steps", "2"], cwd=out,
-                       capture_output=True, text=True, timeout=300)
+    p = subprocess.run([sys.executable, "train.py", "--amp", "--steps", "2", "--save", str(tmp_path / "ck.pt")],
+                       cwd=out, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
-    assert "step 1 loss" in p.stdout and "on cpu" in p.stdout
+    assert "step 1 loss" in p.stdout and "on cpu" in p.stdout and "reloaded 4 tensors" in p.stdout
 
 
 RUNNABLE_GOLDEN = [("accelerator", "no_device_host.py", "('gloo', 4.0, 0)"),

@@ -323,7 +323,13 @@ def device_arguments(node, ctx):
                 rewrite_device(ctx, k.value, r)
     for k in node.keywords:
         if k.arg and DEVICE_NAME.search(k.arg):
-            if k.arg == "map_location" and isinstance(k.value, ast.Dict):
+            if k.arg == "map_location" and not ctx.target.device and isinstance(k.value, ast.Constant) \
+                    and isinstance(k.value.value, str) and PLAIN_DEVICE.match(k.value.value) and id(k.value) not in ctx.handled:
+                # device-agnostic: the type alone ("cpu:0" where there is no accelerator is refused by torch.load)
+                ctx.handled.add(id(k.value))
+                ctx.replace(k.value, ctx.target.device_expr.format(torch=ctx.torch_name()), r,
+                            "the device type alone: torch.load refuses 'cpu:0' where there is no accelerator")
+            elif k.arg == "map_location" and isinstance(k.value, ast.Dict):
                 ctx.handled.update(id(key) for key in k.value.keys)  # where the checkpoint was saved
                 for v in k.value.values:
                     rewrite_device(ctx, v, r)

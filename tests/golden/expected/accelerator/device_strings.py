@@ -20,7 +20,7 @@ def load(path, rank, device="cuda:0", *, map_location="cuda"):
     loc2 = f"{(torch.accelerator.current_accelerator() or torch.device('cpu')).type}:{rank}"
     loc3 = f"{(torch.accelerator.current_accelerator() or torch.device('cpu')).type}:%d" % rank
     choice = (torch.accelerator.current_accelerator() or torch.device("cpu")).type if torch.accelerator.is_available() else "cpu"
-    ckpt = torch.load(path, map_location=f"{(torch.accelerator.current_accelerator() or torch.device('cpu')).type}:0")
+    ckpt = torch.load(path, map_location=(torch.accelerator.current_accelerator() or torch.device("cpu")).type)
     ckpt2 = torch.load(path, map_location={"cuda:1": f"{(torch.accelerator.current_accelerator() or torch.device('cpu')).type}:0"})
     x = torch.zeros(3, device=(torch.accelerator.current_accelerator() or torch.device("cpu")).type).to(f"{(torch.accelerator.current_accelerator() or torch.device('cpu')).type}:1")
     y = x.to(device=(torch.accelerator.current_accelerator() or torch.device("cpu")).type, non_blocking=True)
