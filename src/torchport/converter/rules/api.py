@@ -268,18 +268,22 @@ def _with_arguments(ref) -> bool:
     return call is not None and bool(call.args or call.keywords)
 
 
-def _guarded(ctx, node) -> bool:
-    """Does an enclosing `if`/conditional already ask whether there is a device?"""
+def in_branch_of(ctx, node, asks) -> bool:
+    """Is `node` in a branch (not the test) of an `if`, conditional or `while` of its function whose test
+    `asks(test)` says yes to?"""
     parents = ctx.parents()
     child, parent = node, parents.get(id(node))
-    while parent is not None:
-        if isinstance(parent, (ast.If, ast.IfExp, ast.While)) and child is not parent.test and \
-                any(w in ctx.text(parent.test) for w in ("is_available", "device_count")):
+    while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                                         ast.ClassDef)):
+        if isinstance(parent, (ast.If, ast.IfExp, ast.While)) and child is not parent.test and asks(parent.test):
             return True
-        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            return False
         child, parent = parent, parents.get(id(parent))
     return False
+
+
+def _guarded(ctx, node) -> bool:
+    """Does an enclosing test already ask whether there is a device (any device's spelling)?"""
+    return in_branch_of(ctx, node, lambda test: any(w in ctx.text(test) for w in ("is_available", "device_count")))
 
 
 def needs_guard(ctx, ref, res) -> bool:
@@ -292,8 +296,8 @@ def needs_guard(ctx, ref, res) -> bool:
     if not any(b.kind == "package" and b.qualname == "torch" for b in ctx.all_bindings()):
         # the file imports torch only through `from ... import` (perhaps conditionally, transformers):
         # adding `import torch` for the guard could break it, so the call is reported instead
-        ctx.report(ref.node, rule_for(ctx, res), ADVICE,
-                   f"fails where there is no device: guard it with {ctx.target.device_guard or ctx.target.namespace + '.is_available'}()")
+        ctx.report(ref.node, rule_for(ctx, res), ADVICE, f"fails where there is no device: guard it with "
+                                                          f"{guard_name(ctx.target)}()")
         return False
     return True
 
@@ -334,9 +338,21 @@ def statement_alone(ctx, node):
     return stmt if alone else None
 
 
+def guard_name(target) -> str:
+    """The function that asks whether the target's device is there (`torch.accelerator.is_available`)."""
+    return target.device_guard or target.namespace + ".is_available"
+
+
 def device_guard(ctx) -> str:
-    t = ctx.target
-    return ctx.spell(t.device_guard or t.namespace + ".is_available") + "()"
+    """The question as source text, with the file's spelling of torch."""
+    return ctx.spell(guard_name(ctx.target)) + "()"
+
+
+def guard_value(ctx, span, absent: str, r) -> None:
+    """`(<value> if <device question> else <absent>)` around a span of source."""
+    start, end = span
+    ctx.insert(start, "(", r, quiet=True)
+    ctx.insert(end, f" if {device_guard(ctx)} else {absent})", r, quiet=True)
 
 
 def guard_statement(ctx, stmt, r, message: str = "", quiet: bool = False) -> None:
@@ -368,8 +384,7 @@ def guard_device_call(ctx, ref, res, r) -> None:
         ctx.report(call, r, ADVICE, f"fails where there is no device and has no stand-in: guard it with {guard}")
         return
     else:
-        ctx.insert(start, "(", r, quiet=True)
-        ctx.insert(end, f" if {guard} else {absent})", r, quiet=True)
+        guard_value(ctx, (start, end), absent, r)
         how = f"is {absent} where there is no device"
     message = res.message if res.kind == MAP else ""
     ctx.note_change((start, end), r, (message + "; " if message else "") + how, res.category)

@@ -14,7 +14,7 @@ import re
 from ...core.finding import ADVICE
 from ..flow import lookups, loop_slot, reads, scope_of, sources, use_site
 from ..registry import rule
-from .api import device_argument, in_fstring
+from .api import device_argument, in_branch_of, in_fstring
 
 # "cuda", "cuda:0", index templates "cuda:{}", "cuda:{0}", "cuda:{rank}", "cuda:%d", "cuda:%s",
 # and the bare prefix "cuda:" ("cuda:" + str(rank), device.replace("cuda:", ""))
@@ -503,14 +503,7 @@ def asks_for_cuda(ctx, test) -> bool:
 def under_cuda_question(ctx, node) -> bool:
     """Is `node` in a branch of an `if` that asks whether CUDA is there (within its function)?
     `if torch.cuda.is_available(): return "cuda"` (yolov5's select_device family)."""
-    parents = ctx.parents()
-    child, parent = node, parents.get(id(node))
-    while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-        if isinstance(parent, (ast.If, ast.IfExp, ast.While)) and child is not parent.test \
-                and asks_for_cuda(ctx, parent.test):
-            return True
-        child, parent = parent, parents.get(id(parent))
-    return False
+    return in_branch_of(ctx, node, lambda test: asks_for_cuda(ctx, test))
 
 
 @rule("TP206", "device-strings-elsewhere", "device-string", nodes=(ast.Constant,), triggers=("cuda",))

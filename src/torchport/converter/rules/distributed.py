@@ -7,6 +7,7 @@ import re
 from ...core.finding import ADVICE
 from ..flow import lookups, loop_slot, reads, scope_of, sources, use_site
 from ..registry import rule
+from .api import guard_value
 from .devices import last_name, option_name, param_defaults
 
 BACKEND_NAME = re.compile(r"(?:^|_)backend$", re.IGNORECASE)
@@ -222,15 +223,12 @@ def ddp_device_ids(node, ctx):
         return
     given = [*((n, a) for n, a in zip(("module", "device_ids", "output_device"), node.args)),
              *((k.arg, k.value) for k in node.keywords)]
-    guard = None if t.host else ctx.spell(t.device_guard or t.namespace + ".is_available") + "()"
     for name, value in given:
         if name not in ("device_ids", "output_device") or isinstance(value, ast.Constant) and value.value is None \
                 or isinstance(value, ast.IfExp) and "is_available" in ctx.text(value.test):
             continue  # nothing to take away, or converted already
-        if guard is None:
+        if t.host:
             ctx.replace(value, "None", ddp_device_ids.rule, "a CPU module takes no device ids")
         else:
-            start, end = ctx.span(value)
-            ctx.insert(start, "(", ddp_device_ids.rule, quiet=True)
-            ctx.insert(end, f" if {guard} else None)", ddp_device_ids.rule, quiet=True)
-            ctx.note_change((start, end), ddp_device_ids.rule, "a CPU module (no accelerator) takes no device ids")
+            guard_value(ctx, ctx.span(value), "None", ddp_device_ids.rule)
+            ctx.note_change(value, ddp_device_ids.rule, "a CPU module (no accelerator) takes no device ids")
