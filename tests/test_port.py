@@ -308,33 +308,36 @@ def test_binary_and_non_utf8_files(tmp_path):
     gbk = "// 中文注释 cudaMalloc\ncudaFree(p);\n".encode("gbk")
     (src / "gbk.h").write_bytes(gbk)
     code, out, err = run_cli("port-ext", str(src), "--to", "musa", "-o", str(tmp_path / "o"))
-    assert code == 0, err
-    assert (tmp_path / "o" / "blob.mu").read_bytes() == blob, "binary content kept byte for byte"
+    assert code == 1, err  # a source it could not port is an error, not "0 left"
+    assert (tmp_path / "o" / "blob.cu").read_bytes() == blob, "binary content kept byte for byte, not renamed"
+    assert not (tmp_path / "o" / "blob.mu").exists()
     assert (tmp_path / "o" / "latin.cpp").read_bytes() == latin.replace(b"cudaMalloc(", b"musaMalloc(")
     assert (tmp_path / "o" / "gbk.h").read_bytes() == gbk.replace(b"cudaFree", b"musaFree")
     data = json.loads((tmp_path / "o_port_report" / "port_report.json").read_text())
-    assert any(f["file"] == "blob.cu" and "binary" in f["message"] for f in data["findings"])
+    assert any(f["file"] == "blob.cu" and f["action"] == "error" and "not ported" in f["message"]
+               for f in data["findings"])
 
 
 def test_unreadable_file_is_listed_and_the_run_goes_on(tmp_path, monkeypatch):
-    from pathlib import Path
+    from torchport.core import files
 
     src = tmp_path / "p"
     src.mkdir()
     (src / "a.cu").write_text("cudaMalloc(&p, 4);\n")
     (src / "locked.cu").write_text("cudaFree(p);\n")
-    real = Path.read_bytes
+    real = files.read_bytes
 
-    def read_bytes(self):  # root can read anything, so the permission error is injected
-        if self.name == "locked.cu":
-            raise PermissionError(13, "Permission denied", str(self))
-        return real(self)
+    def read_bytes(path, limit=-1):  # root can read anything, so the permission error is injected
+        if path.name == "locked.cu":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path, limit)
 
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    monkeypatch.setattr(files, "read_bytes", read_bytes)
     result = port(src, "musa", tmp_path / "o", write_reports=False, jobs=1)
     status = {r.path: r.status for r in result.files}
     assert status == {"a.cu": "ported", "locked.cu": "error"}
-    assert [f.message for f in result.findings if f.action == "error"] == ["cannot read: Permission denied"]
+    assert [f.message for f in result.findings if f.action == "error"] == [
+        "cannot read: Permission denied; left out of this run"]
     assert (tmp_path / "o" / "a.mu").read_text() == "musaMalloc(&p, 4);\n"
 
 

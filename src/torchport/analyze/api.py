@@ -140,7 +140,7 @@ class AnalysisResult:
 
         src = Path(self.input)
         try:
-            text = decode((src / rel if src.is_dir() else src).read_bytes())
+            text = decode(tree.read_bytes(src / rel if src.is_dir() else src))
         except OSError:
             return None
         return None if text is None else text.text

@@ -16,6 +16,7 @@ from typing import Optional
 from ..converter import config
 from ..converter.python import SourceFile, trie_pattern
 from ..converter.run import Converter, kind_of
+from ..core import files as tree
 from ..core.finding import ADVICE, ERROR, Finding
 from ..core.textfile import decode
 from ..kb.packages import packages
@@ -124,6 +125,9 @@ class Analyzer:
 
     def scan(self, entry) -> FileScan:
         rel = entry.rel
+        problem = tree.problem_finding(entry)
+        if problem is not None:
+            return FileScan(rel, "other", "error" if problem.action == ERROR else "skipped", common=[problem])
         if entry.kind != "file" or entry.excluded:
             return FileScan(rel, "other", "skipped")
         kind = kind_of(rel)
@@ -133,7 +137,10 @@ class Analyzer:
             kind = "deps"
         if kind == "other":
             return self._other(rel, entry.src)
-        data = entry.src.read_bytes()
+        try:
+            data = tree.read_bytes(entry.src)
+        except OSError as e:
+            return FileScan(rel, kind, "error", common=[tree.read_error(rel, e)])
         text = decode(data)
         if text is None:
             return FileScan(rel, kind, "error", data.count(b"\n") + 1,
@@ -172,8 +179,7 @@ class Analyzer:
         if not config.is_config(rel):
             return result
         try:
-            with open(path, "rb") as f:
-                text = decode(f.read(config.MENTION_BYTES))
+            text = decode(tree.read_bytes(path, config.MENTION_BYTES))
         except OSError:
             return result
         if text is not None and ("cuda" in text.text.lower() or "nccl" in text.text.lower()):

@@ -204,16 +204,17 @@ def collect(inputs: Sequence[str], root: str, exclude: Sequence[str] = ()) -> li
         src = Path(given)
         base = os.path.relpath(os.path.abspath(given), root)
         for e in tree.walk(src, patterns):
-            if e.kind != "file":
+            if e.kind in ("link", "link-outside"):
                 continue  # symlinks: convert recreates them and never follows them
-            rel = Path(base if src.is_file() else os.path.join(base, e.rel)).as_posix()
-            rel = rel.removeprefix("./")
-            if rel in seen or kind_of(rel) not in CHECKED_KINDS and not config.is_config(rel):
+            rel = Path(base if src.is_file() or e.rel == src.name and e.src == src else os.path.join(base, e.rel))
+            rel = rel.as_posix().removeprefix("./")
+            checked = kind_of(rel) in CHECKED_KINDS or config.is_config(rel)
+            if rel in seen or not checked and e.kind != "unreadable":  # a folder it cannot list may hold some
                 continue
             if e.excluded or tree._excluded(rel, patterns):
                 continue
             seen.add(rel)
-            entries.append(tree.Entry(rel, e.src, "file"))
+            entries.append(tree.Entry(rel, e.src, e.kind, problem=e.problem))
     return sorted(entries, key=lambda e: e.rel)
 
 
@@ -290,7 +291,8 @@ def check(inputs, target: str, *, exclude: Sequence[str] = (), root: Optional[st
     own = _own_packages(top, [p for p in inputs if os.path.isdir(p)])
     scans = parallel.run(entries, init_worker, ((ref,), (), (), own, keep_edits), scan_entry,
                          jobs or parallel.default_jobs(), _weight, progress)
-    found = [f for s in scans for f in s.per_target.get(ref, []) + [c for c in s.common if c.action == ERROR]]
+    found = [f for s in scans for f in s.per_target.get(ref, []) + [c for c in s.common
+                                                                     if c.action == ERROR or c.rule == "TP000"]]
     found.sort(key=lambda f: (f.file, f.line, f.col, f.rule))
     prints = fingerprints(found)
     result = CheckResult(t.name, inputs, top, scans, prints={id(f): fp for f, fp in zip(found, prints)},

@@ -25,6 +25,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from .. import __version__
+from ..core.files import read_bytes
 from ..core.finding import CHANGES
 from ..core.textfile import decode
 from .api import CheckResult, describe, is_problem
@@ -94,7 +95,7 @@ def fixes(result: CheckResult) -> dict:
         if not edits:
             continue
         try:
-            text = decode((Path(result.root) / scan.path).read_bytes())
+            text = decode(read_bytes(Path(result.root) / scan.path))
         except OSError:
             continue
         if text is None:

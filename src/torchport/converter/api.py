@@ -9,6 +9,7 @@ from typing import Optional, Sequence
 
 from .. import __version__
 from ..core import files as tree
+from ..core import writes
 from ..core.errors import UsageError
 from ..core.finding import ADVICE, CHANGES, ERROR, UNSUPPORTED
 from ..core.parallel import default_jobs
@@ -54,7 +55,7 @@ class ConvertResult:
 
         def read(path) -> Optional[str]:
             try:
-                text = decode(path.read_bytes())
+                text = decode(tree.read_bytes(path))
             except OSError:
                 return None
             return None if text is None else text.text
@@ -159,32 +160,40 @@ def convert(path, target: str, output=None, *, rules: Sequence[str] = (), exclud
     elif main or loader_var or model_var != "model":
         raise UsageError("--main, --model-var and --loader-var go with --distributed")
 
+    with tree.hold_output(src, out, mode, force):
+        return _convert(src, conv, target, target_name, mode, out, reports, launch_rel, multi, rules, exclude, jobs,
+                        progress, force)
+
+
+def _convert(src, conv, target, target_name, mode, out, reports, launch_rel, multi, rules, exclude, jobs,
+             progress, force) -> ConvertResult:
     clock = timer()
     started = time.strftime("%Y-%m-%dT%H:%M:%S")
     entries = list(tree.walk(src, tuple(exclude)))
+    if mode == "write" and not src.is_dir() and (out.is_symlink() or out.exists()):  # looked at again, locked
+        if not force:
+            raise UsageError(f"output {out} already exists (use --force to write into it)")
+        if out.is_dir() and not out.is_symlink():
+            raise UsageError(f"output {out} is a folder")
     backup = tree.backup_dir(src) if mode == "in-place" else None
     jobs_list = []
-    made = set()
     for e in entries:
         dst = bak = None
         if out is not None:
             dst = out / e.rel if src.is_dir() else out
-            parent = dst.parent
-            if parent not in made:
-                parent.mkdir(parents=True, exist_ok=True)
-                made.add(parent)
         if backup is not None:
             bak = backup / e.rel if src.is_dir() else backup / src.name
         jobs_list.append((e, dst, bak, multi.source if multi and e.rel == multi.rel else None))
-    if out is not None and src.is_dir():
-        out.mkdir(parents=True, exist_ok=True)
     target_ref = str(target) if str(target).endswith(".toml") else target_name
+    roots = (src if src.is_dir() else src.parent, (out if src.is_dir() else out.parent) if out else None, backup)
     results = run_jobs(jobs_list, target_ref, tuple(rules), launch_rel, mode, jobs or default_jobs(), progress,
-                       tree.own_packages(entries))
+                       tree.own_packages(entries), roots)
     if multi is not None:
         results.append(multi.finish(results, mode))
+    if backup is not None and not writes.remove_empty_dirs(backup):
+        backup = None
     result = ConvertResult(target_name, str(src), str(out) if out else None, str(reports) if reports else None,
-                           mode, results, clock(), str(backup) if backup and backup.exists() else None,
+                           mode, results, clock(), str(backup) if backup else None,
                            list(conv.user.paths), started)
     if reports is not None:
         from ..report import write_all
@@ -233,8 +242,7 @@ class _Multicard:
         if main.status == "unchanged":
             main.status = "converted"
         if self.launcher_path is not None:
-            self.launcher_path.write_text(self.launcher, encoding="utf-8")
-            self.launcher_path.chmod(0o755)
+            writes.write_text(self.launcher_path, self.launcher, mode=0o755 & ~writes.UMASK)
         finding = Finding(LAUNCHER, 1, 1, "TP966", "distributed-mode", INSERT, new=f"bash {LAUNCHER} -n N",
                           message=f"starts {self.rel} with torchrun, one process per device")
         result = FileResult(LAUNCHER, "shell", "created", [finding], self.launcher.count("\n"))

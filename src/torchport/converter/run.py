@@ -7,7 +7,7 @@ backup, or nothing for --diff/--dry-run).  Only findings travel back.
 from __future__ import annotations
 
 import ast
-import shutil
+import os
 import time
 import traceback
 import warnings
@@ -16,7 +16,7 @@ from typing import Optional
 
 from ..backends import load_target
 from ..core import files as tree
-from ..core import parallel
+from ..core import parallel, writes
 from ..core.finding import ADVICE, ERROR, FAILED, Finding
 from ..core.textfile import decode, unified_diff
 from . import config, notebook
@@ -137,35 +137,60 @@ def kind_of(rel: str) -> str:
 _WORKER: dict = {}
 
 
-def _init_worker(target, rule_files, launch, mode, own_packages=()):
+def _init_worker(target, rule_files, launch, mode, own_packages=(), roots=(None, None, None)):
     _WORKER["conv"] = Converter(target, rule_files, launch, own_packages)
     _WORKER["mode"] = mode
+    _WORKER["roots"] = roots  # (input root, output root, backup root): where links point, writes may go
 
 
 def process(job) -> FileResult:
     """Convert or copy one entry; job = (entry, dst path or None, backup path or None, source bytes to
-    convert instead of the file's, or None)."""
+    convert instead of the file's, or None).  Reading or writing failing is this file's error."""
     entry, dst, backup, pre = job
+    try:
+        return _process(entry, dst, backup, pre)
+    except writes.Unreadable as e:
+        return FileResult(entry.rel, kind_of(entry.rel), "error", [tree.read_error(entry.rel, e)],
+                          message=f"cannot read: {e.strerror}")
+    except OSError as e:
+        what = f"cannot write this file ({e.strerror or e}); " + (
+            "the original is unchanged" if _WORKER["mode"] == "in-place" else "left out of the output")
+        return FileResult(entry.rel, kind_of(entry.rel), "error",
+                          [Finding(entry.rel, 1, 1, "TP000", "output", ERROR, message=what)], message=what)
+
+
+def _process(entry, dst, backup, pre) -> FileResult:
     conv, mode = _WORKER["conv"], _WORKER["mode"]
+    src_root, out_root, backup_root = _WORKER["roots"]
     rel = entry.rel
     kind = kind_of(rel)
+    problem = tree.problem_finding(entry)
+    if problem is not None:
+        return FileResult(rel, kind, "error" if problem.action == ERROR else "skipped", [problem],
+                          message=problem.message)
     if entry.kind == "link-outside":
         return FileResult(rel, kind, "skipped", message="symlink to outside the input: not followed, not copied")
+    if mode == "write":
+        writes.make_dirs(out_root, dst.parent)
     if entry.kind == "link":
         if mode == "write":
-            tree.copy_link(entry, dst)
+            tree.copy_link(entry, dst, src_root, out_root)
         return FileResult(rel, kind, "copied", message="symlink recreated")
     if kind == "other" or entry.excluded:
         if mode == "write":
-            tree.copy_file(entry.src, dst)
+            writes.copy_file(entry.src, dst)
         if entry.excluded:
             return FileResult(rel, kind, "excluded")
         return other_file(rel, entry.src, conv.target)
-    data = entry.src.read_bytes()
+    try:
+        info = os.lstat(entry.src)
+        data = tree.read_bytes(entry.src)
+    except OSError as e:
+        raise writes.Unreadable(e.errno, e.strerror, str(entry.src)) from None
 
     def copied_unchanged(finding, what, trace=""):
         if mode == "write":
-            tree.write_bytes_like(dst, data, entry.src)
+            writes.write_file(dst, data, info)
         found = finding if isinstance(finding, list) else [finding]
         return FileResult(rel, kind, "error", found, data.count(b"\n") + 1, message=what, trace=trace)
 
@@ -192,15 +217,17 @@ def process(job) -> FileResult:
         return copied_unchanged(Finding(rel, 1, 1, "TP000", FAILED, ERROR, message=what), what)
     if new is None:
         if mode == "write":
-            tree.write_bytes_like(dst, data, entry.src)
+            writes.write_file(dst, data, info)
         return FileResult(rel, kind, "unchanged", findings, lines)
     result = FileResult(rel, kind, "converted", findings, lines)
     if mode == "write":
-        tree.write_bytes_like(dst, new, entry.src)
+        writes.write_file(dst, new, info)
     elif mode == "in-place":
-        backup.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(entry.src, backup)
-        tree.write_bytes_like(entry.src, new, backup)
+        writes.rewrite(entry.src, data, info, new, backup, backup_root)
+        if info.st_nlink > 1:
+            result.findings.append(Finding(rel, 1, 1, "TP000", "output", ADVICE, message=(
+                f"had {info.st_nlink - 1} other hard link(s): written as a new file, the other names keep "
+                "the original text")))
     else:  # diff, dry-run: nothing is written, so the result keeps the converted text
         result.new_text = decode(new).text
         if mode == "diff":
@@ -211,8 +238,7 @@ def process(job) -> FileResult:
 def other_file(rel: str, path, target) -> FileResult:
     """A file convert copies unchanged: config settings reported (config.py), a mention of CUDA counted."""
     try:
-        with open(path, "rb") as f:
-            data = f.read(config.MENTION_BYTES)
+        data = tree.read_bytes(path, config.MENTION_BYTES)
     except OSError:
         return FileResult(rel, "other", "copied")
     findings, lowered = [], data.lower()
@@ -254,10 +280,12 @@ def _weight(job) -> int:
         return 0
 
 
-def run_jobs(jobs: list, target, rule_files, launch, mode, n_jobs: int, progress=None, own_packages=()) -> list:
-    """Process all jobs, in worker processes when there is enough Python to pay for them."""
-    return parallel.run(jobs, _init_worker, (target, rule_files, launch, mode, tuple(own_packages)), process,
-                        n_jobs, _weight, progress)
+def run_jobs(jobs: list, target, rule_files, launch, mode, n_jobs: int, progress=None, own_packages=(),
+             roots=(None, None, None)) -> list:
+    """Process all jobs, in worker processes when there is enough Python to pay for them; roots: (input,
+    output, backup) folders (see _init_worker)."""
+    return parallel.run(jobs, _init_worker, (target, rule_files, launch, mode, tuple(own_packages), roots),
+                        process, n_jobs, _weight, progress)
 
 
 def timer():

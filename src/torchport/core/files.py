@@ -3,19 +3,24 @@
 Rules of the house: the input is never written unless the user asked for
 `--in-place` (and then a backup is kept); an output inside the input, or an
 existing output without `--force`, is refused; symlinks are never followed out
-of the tree.
+of the tree; special files (FIFOs, sockets, devices) are never opened, and a
+file or folder that cannot be read is that entry's error, not a silent gap.
+How bytes reach the disk is core/writes.py's business.
 """
 from __future__ import annotations
 
+import contextlib
+import errno
 import fnmatch
 import os
-import shutil
-import time
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional
 
 from .errors import UsageError
+from .finding import ADVICE, ERROR, Finding
+from . import writes
 
 SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache"}
 REPORT_MARKER = ".torchport-report"
@@ -25,8 +30,9 @@ REPORT_MARKER = ".torchport-report"
 class Entry:
     rel: str                 # posix path relative to the input root ("" root for a single file)
     src: Path
-    kind: str                # "file" | "link" | "link-outside"
+    kind: str                # "file" | "link" | "link-outside" | "special" | "unreadable"
     excluded: bool = False
+    problem: str = ""        # special, unreadable: what it is / why it cannot be read
 
 
 def is_within(path: Path, root: Path) -> bool:
@@ -66,11 +72,36 @@ def check_layout(src: Path, output: Optional[Path], report_dir: Optional[Path], 
             raise UsageError(f"{what} {path} is inside the input {src}: choose a folder outside it")
         if is_within(real_src, real) and real != real_src:
             raise UsageError(f"{what} {path} contains the input {src}: choose another folder")
+    if output is not None and report_dir is not None:
+        real_out, real_reports = output.resolve(), report_dir.resolve()
+        if real_reports == real_out or is_within(real_reports, real_out):
+            raise UsageError(f"report folder {report_dir} is inside the output {output}: its reports would "
+                             "overwrite the project's own files; choose a folder outside it")
     if output is not None and output.exists() and not force:
         raise UsageError(f"output {output} already exists (use --force to write into it)")
     if report_dir is not None and report_dir.exists() and not force:
         if any(report_dir.iterdir()) and not (report_dir / REPORT_MARKER).exists():
             raise UsageError(f"report folder {report_dir} exists and was not made by torchport (use --force)")
+
+
+def hold_output(src: Path, out: Optional[Path], mode: str, force: bool):
+    """Create the output (exclusively without --force: two runs cannot both find it free) and lock where this
+    run writes (the output, or the input in place) for the length of the run."""
+    if mode == "write" and out is not None:
+        if src.is_dir():
+            out.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                out.mkdir(exist_ok=force)
+            except FileExistsError:
+                raise UsageError(f"output {out} already exists (use --force to write into it)") from None
+            if not out.is_dir():
+                raise UsageError(f"output {out} is not a folder")
+            return writes.hold(out, "the output")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        return writes.hold(out.parent, "the output folder")
+    if mode == "in-place":
+        return writes.hold(src if src.is_dir() else src.parent, "the input")
+    return contextlib.nullcontext()
 
 
 def _excluded(rel: str, patterns: tuple) -> bool:
@@ -80,12 +111,16 @@ def _excluded(rel: str, patterns: tuple) -> bool:
 
 
 def walk(src: Path, exclude: tuple = ()) -> Iterator[Entry]:
-    """Every file under src (or src itself), in a stable order; symlinks are reported, not followed."""
-    if src.is_file():
-        yield Entry(src.name, src, "file", _excluded(src.name, exclude))
+    """Every file under src (or src itself), in a stable order; symlinks are reported, not followed;
+    special files and folders that cannot be listed come as entries of their own."""
+    if not src.is_dir():
+        real = Path(os.path.realpath(src))  # the file named: a link to it is the user's way of naming it
+        yield _entry(src.name, real, real.parent, exclude)
         return
     root = src.resolve()
-    for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
+    unlisted: list = []
+    for dirpath, dirnames, filenames in os.walk(src, onerror=unlisted.append, followlinks=False):
+        yield from _unlisted(unlisted, src, exclude)
         base = Path(dirpath)
         rel_dir = base.relative_to(src).as_posix()
         rel_dir = "" if rel_dir == "." else rel_dir + "/"
@@ -98,12 +133,20 @@ def walk(src: Path, exclude: tuple = ()) -> Iterator[Entry]:
                 keep.append(d)
         dirnames[:] = keep
         for f in sorted(filenames):
-            p = base / f
-            rel = rel_dir + f
-            if p.is_symlink():
-                yield _link(rel, p, root, exclude)
-            else:
-                yield Entry(rel, p, "file", _excluded(rel, exclude))
+            yield _entry(rel_dir + f, base / f, root, exclude)
+    yield from _unlisted(unlisted, src, exclude)
+
+
+def _entry(rel: str, path: Path, root: Path, exclude: tuple, follow: bool = False) -> Entry:
+    try:
+        info = os.stat(path) if follow else os.lstat(path)
+    except OSError as e:
+        return Entry(rel, path, "unreadable", _excluded(rel, exclude), f"cannot read: {e.strerror}")
+    if stat.S_ISLNK(info.st_mode):
+        return _link(rel, path, root, exclude)
+    if not stat.S_ISREG(info.st_mode):
+        return Entry(rel, path, "special", _excluded(rel, exclude), f"not a regular file ({_special_kind(info)})")
+    return Entry(rel, path, "file", _excluded(rel, exclude))
 
 
 def _link(rel: str, path: Path, root: Path, exclude: tuple) -> Entry:
@@ -114,31 +157,67 @@ def _link(rel: str, path: Path, root: Path, exclude: tuple) -> Entry:
     return Entry(rel, path, "link" if inside else "link-outside", _excluded(rel, exclude))
 
 
-def copy_link(entry: Entry, dst: Path) -> None:
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    if dst.is_symlink() or dst.exists():
-        dst.unlink()
-    os.symlink(os.readlink(entry.src), dst)
+def _unlisted(errors: list, src: Path, exclude: tuple) -> Iterator[Entry]:
+    """Folders os.walk could not list, as unreadable entries."""
+    while errors:
+        e = errors.pop(0)
+        path = Path(e.filename) if e.filename else src
+        rel = path.relative_to(src).as_posix() if path != src else src.name
+        yield Entry(rel, path, "unreadable", _excluded(rel, exclude), f"cannot read this folder: {e.strerror}")
+
+
+def _special_kind(info) -> str:
+    mode = info.st_mode
+    return ("a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else
+            "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a file")
+
+
+def problem_finding(entry: Entry):
+    """The finding every command reports for an entry it cannot read (None for ordinary entries):
+    a special file is skipped (advice: opening a FIFO would wait forever), an unreadable one is an error."""
+    if entry.kind == "special":
+        return Finding(entry.rel, 1, 1, "TP000", "input", ADVICE, message=f"{entry.problem}: skipped, not opened")
+    if entry.kind == "unreadable":
+        return Finding(entry.rel, 1, 1, "TP000", "input", ERROR, message=f"{entry.problem}; left out of this run")
+    return None
+
+
+def read_error(rel: str, e: OSError) -> Finding:
+    """A file that could not be read when its turn came (deleted, permissions changed, a FIFO swapped in)."""
+    return Finding(rel, 1, 1, "TP000", "input", ERROR, message=f"cannot read: {e.strerror or e}; left out of this run")
+
+
+def read_bytes(path: Path, limit: int = -1) -> bytes:
+    """A regular file's bytes (the first `limit` of them); opened without blocking and without following
+    a symlink, so a FIFO or link put in a file's place raises, never hangs or leaves the tree."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        return f.read(limit)
+
+
+def copy_link(entry: Entry, dst: Path, src_root: Path, out_root: Path) -> None:
+    """Recreate an in-tree symlink in the output, pointing at the same file of the output tree (relative,
+    even when the original was absolute or went out of the tree and back): never into the input."""
+    target = Path(os.path.realpath(entry.src)).relative_to(Path(src_root).resolve())
+    link = os.path.relpath(Path(out_root) / target, dst.parent)
+    tmp = dst.parent / f".torchport-link-{os.getpid()}-{dst.name[:60]}"
+    if tmp.is_symlink():
+        tmp.unlink()
+    os.symlink(link, tmp)
+    try:
+        if dst.is_dir() and not dst.is_symlink():
+            raise IsADirectoryError(f"a folder is in the way: {dst}")
+        os.replace(tmp, dst)
+    finally:
+        if tmp.is_symlink():
+            tmp.unlink()
 
 
 def backup_dir(src: Path) -> Path:
-    base = src.parent / f"{src.name}.torchport-backup"
-    if not base.exists():
-        return base
-    return src.parent / f"{src.name}.torchport-backup-{time.strftime('%Y%m%d-%H%M%S')}"
-
-
-def write_bytes_like(dst: Path, data: bytes, like: Path) -> None:
-    """Write data to dst with the permission bits of `like`."""
-    with open(dst, "wb") as f:
-        f.write(data)
-    shutil.copymode(like, dst)
-
-
-def copy_file(src: Path, dst: Path) -> None:
-    """Copy content and permission bits (not timestamps or extended attributes: they cost syscalls)."""
-    shutil.copyfile(src, dst)
-    shutil.copymode(src, dst)
+    """Where --in-place keeps the originals: a folder next to the input, created now and only for this run."""
+    return writes.new_dir(src.parent / f"{src.name}.torchport-backup")
 
 
 def own_packages(entries) -> tuple:

@@ -8,6 +8,7 @@ with its signature and launch sites, every op registered to Python and its calle
 """
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections import Counter
@@ -20,7 +21,7 @@ from ..analyze.scan import call_site_pattern, call_sites
 from ..backends import load_target
 from ..converter.registry import describe
 from ..core import files as tree
-from ..core import parallel
+from ..core import parallel, writes
 from ..core.errors import UsageError
 from ..core.finding import ADVICE, ERROR, Finding
 from ..core.textfile import Text, decode, unified_diff
@@ -128,22 +129,21 @@ class PortResult:
 
 def _read(path: Path) -> Optional[str]:
     try:
-        text = decode(path.read_bytes())
+        data = tree.read_bytes(path)
     except OSError:
         return None
-    if text is None:  # ported byte for byte as latin-1 (see _port_one)
-        return path.read_bytes().decode("latin-1")
-    return text.text
+    text = decode(data)
+    return data.decode("latin-1") if text is None else text.text  # latin-1: ported byte for byte (_port_entry)
 
 
 # ------------------------------------------------------------------ worker
 _STATE: dict = {}
 
 
-def _init(target: str, maps: tuple, rels: tuple, mode: str, port: dict, backup: Optional[str] = None):
+def _init(target: str, maps: tuple, rels: tuple, mode: str, port: dict, roots=(None, None, None)):
     pmap = load_map(target, maps)
     _STATE.update(pmap=pmap, resolver=IncludeResolver(list(rels), pmap.suffixes), mode=mode, port=port,
-                  backup=Path(backup) if backup else None, sources=source_suffixes(pmap))
+                  roots=roots, sources=source_suffixes(pmap))
 
 
 def source_suffixes(pmap) -> tuple:
@@ -157,30 +157,57 @@ def _exists(base: str, name: str) -> bool:
 
 
 def _port_one(job) -> FileResult:
-    entry, dst, out_name = job  # out_name: the output file's name when INPUT is a single file
+    """Port or copy one entry; reading or writing failing is this file's error, the run goes on."""
+    entry = job[0]
+    try:
+        return _port_entry(*job)
+    except writes.Unreadable as e:
+        return FileResult(entry.rel, entry.rel, "error", [tree.read_error(entry.rel, e)])
+    except OSError as e:
+        what = f"cannot write this file ({e.strerror or e}); " + (
+            "the original is unchanged" if _STATE["mode"] == "in-place" else "left out of the output")
+        return FileResult(entry.rel, entry.rel, "error", [Finding(entry.rel, 1, 1, "TP000", "output", ERROR,
+                                                                  message=what)])
+
+
+def _port_entry(entry, dst, out_name, taken) -> FileResult:
+    """out_name: the output file's name when INPUT is a single file; taken: the renamed name is another
+    file of the input (k.cu next to k.mu): not renamed, not ported."""
     pmap, mode = _STATE["pmap"], _STATE["mode"]
+    src_root, out_root, backup_root = _STATE["roots"]
     rel = entry.rel
     source = rel.endswith(_STATE["sources"]) and not entry.excluded
     out_rel = out_name or (new_name(rel, pmap.suffixes) if source else rel)
+    problem = tree.problem_finding(entry)
+    if problem is not None:
+        return FileResult(rel, rel, "error" if problem.action == ERROR else "skipped", [problem])
     if entry.kind == "link-outside":
         return FileResult(rel, rel, "skipped")
+    if taken:
+        out_rel = rel
+    if mode == "write":
+        writes.make_dirs(out_root, (dst / out_rel).parent)
     if entry.kind == "link":
         if mode == "write":
-            tree.copy_link(entry, dst / rel)
+            tree.copy_link(entry, dst / rel, src_root, out_root)
         return FileResult(rel, rel, "copied")
     build = not entry.excluded and (rel.endswith(".py") or rel.rsplit("/", 1)[-1] == "CMakeLists.txt"
                                     or rel.endswith(".cmake"))
-    try:
-        data = entry.src.read_bytes() if source or build else None  # other files are only copied
-        if data is None and mode == "write":
-            tree.copy_file(entry.src, dst / out_rel)
-    except OSError as e:
-        return FileResult(rel, rel, "error", [Finding(rel, 1, 1, "TP000", "input", ERROR,
-                                                      message=f"cannot read: {e.strerror}")])
-    if data is None:
+    if taken or not (source or build):  # other files are only copied
+        if mode == "write":
+            writes.copy_file(entry.src, dst / out_rel)
+        if taken:
+            return FileResult(rel, rel, "error", [Finding(rel, 1, 1, "TP000", "output", ERROR, message=(
+                f"not ported: its new name {new_name(rel, pmap.suffixes)} is another file of the input, which "
+                "renaming would overwrite; rename one of them and run again"))])
         return FileResult(rel, out_rel, "ignored" if entry.excluded else "copied")
+    try:
+        info = os.lstat(entry.src)
+        data = tree.read_bytes(entry.src)
+    except OSError as e:
+        return FileResult(rel, rel, "error", [tree.read_error(rel, e)])
     binary = b"\0" in data[:8192]
-    text = decode(data) if (source or build) and not binary else None
+    text = decode(data) if not binary else None
     note = []
     if text is None and source and not binary:
         # Neither UTF-8 nor GBK (say, a latin-1 licence header): latin-1 maps each byte to one character,
@@ -200,18 +227,22 @@ def _port_one(job) -> FileResult:
         new, result.findings = port_build_file(rel, text.text, _STATE["port"], pmap.suffixes, _exists)
         result.lines_changed = len({f.line for f in result.findings if f.action == "modify"})
         result.status = "ported" if new is not None else "unchanged"
-    elif (source or build) and text is None:
+    elif source and text is None:  # NUL bytes: UTF-16, or not text at all
+        out_rel = result.output = rel
+        result.status = "error"
+        result.findings = [Finding(rel, 1, 1, "TP000", "input", ERROR, message=(
+            "not ported: the file holds NUL bytes (UTF-16 or binary, not source text the porter reads); "
+            + ("copied unchanged under its own name" if mode == "write" else "left as it is")
+            + "; save it as UTF-8 and run again"))]
+    elif text is None:
         result.findings = [Finding(rel, 1, 1, "TP000", "input", ADVICE,
                                    message="binary or undecodable: copied byte for byte")]
+    body = text.encode(new) if new is not None else data
     if mode == "write":  # from the bytes already read: no second open of the input
-        tree.write_bytes_like(dst / out_rel, text.encode(new) if new is not None else data, entry.src)
+        writes.write_file(dst / out_rel, body, info)
     elif mode == "in-place" and (new is not None or out_rel != rel):
-        backup = _STATE["backup"] / rel
-        backup.parent.mkdir(parents=True, exist_ok=True)
-        tree.copy_file(entry.src, backup)
-        tree.write_bytes_like(dst / out_rel, text.encode(new) if new is not None else data, backup)
-        if out_rel != rel:
-            entry.src.unlink()  # renamed; the original is in the backup
+        writes.rewrite(entry.src, data, info, body, backup_root / rel, backup_root,
+                       new_path=None if out_rel == rel else dst / out_rel)
     elif mode == "diff" and new is not None:
         result.diff = unified_diff(text.text, new, f"a/{rel}", f"b/{out_rel}")
     return result
@@ -268,17 +299,20 @@ def port(path, target: str, output=None, *, maps=(), ignore=None, in_place: bool
         result.map_source = pmap.source
         dst = (out if src.is_dir() else out.parent) if out is not None else None
         out_name = out.name if src.is_file() and out is not None else None
-        if mode == "in-place":
-            dst = src if src.is_dir() else src.parent
-            result.backup = str(tree.backup_dir(src))
-        elif dst is not None:
-            for d in sorted({(dst / new_name(e.rel, pmap.suffixes)).parent for e in entries}):
-                d.mkdir(parents=True, exist_ok=True)
-        port_data = dict(load_target(target).port) if target in available_port_targets() else {}
-        rels = tuple(e.rel for e in entries if e.kind == "file")
-        result.files = parallel.run([(e, dst, out_name) for e in entries], _init,
-                                    (target, tuple(maps), rels, mode, port_data, result.backup),
-                                    _port_one, jobs or parallel.default_jobs(), _weight, progress)
+        backup = None
+        with tree.hold_output(src, out, mode, force):
+            if mode == "in-place":
+                dst = src if src.is_dir() else src.parent
+                backup = tree.backup_dir(src)
+            port_data = dict(load_target(target).port) if target in available_port_targets() else {}
+            rels = tuple(e.rel for e in entries if e.kind == "file")
+            taken = _renames_onto_input(entries, pmap.suffixes, source_suffixes(pmap)) if src.is_dir() else set()
+            roots = (src if src.is_dir() else src.parent, dst, backup)
+            result.files = parallel.run([(e, dst, out_name, e.rel in taken) for e in entries], _init,
+                                        (target, tuple(maps), rels, mode, port_data, roots),
+                                        _port_one, jobs or parallel.default_jobs(), _weight, progress)
+            if backup is not None and writes.remove_empty_dirs(backup):
+                result.backup = str(backup)
         _drop_project_names(result.files)
         result.includes_checked, broken = check_includes(result.files)
         by_file = {r.output: r for r in result.files}
@@ -292,6 +326,19 @@ def port(path, target: str, output=None, *, maps=(), ignore=None, in_place: bool
         write_port(result, reports)
         result.report_dir = str(reports)
     return result
+
+
+def _renames_onto_input(entries: list, suffixes: dict, sources: tuple) -> set:
+    """The source files whose new name (k.cu -> k.mu) is another file of the input, or the new name of
+    another file: renaming them would overwrite a file, so they are left unported."""
+    names = {e.rel for e in entries}
+    renamed = {}
+    for e in entries:
+        if e.kind == "file" and not e.excluded and e.rel.endswith(sources):
+            new = new_name(e.rel, suffixes)
+            if new != e.rel:
+                renamed.setdefault(new, []).append(e.rel)
+    return {rel for new, rels in renamed.items() for rel in rels if new in names or len(rels) > 1}
 
 
 def _drop_project_names(files: list) -> None:
@@ -318,7 +365,10 @@ def inventory(entries: list) -> dict:
     kernels, launches, texts = [], [], {}
     for e in entries:
         if e.kind == "file" and not e.excluded and (e.rel.endswith(SOURCE_SUFFIXES) or e.rel.endswith(".py")):
-            t = decode(e.src.read_bytes())
+            try:
+                t = decode(tree.read_bytes(e.src))
+            except OSError:
+                continue  # listed as an error by the run's walk
             if t is not None:
                 texts[e.rel] = t.text
     for rel, text in texts.items():

@@ -17,6 +17,7 @@ import io
 import json
 from pathlib import Path
 
+from ..core import writes
 from ..core.files import REPORT_MARKER
 from ..core.finding import ADVICE, CHANGES, DELETE, ERROR, INSERT, MODIFY, UNSUPPORTED
 
@@ -26,14 +27,13 @@ FILES = ("report.md", "change_list.csv", "unsupported_api.csv", "report.json", "
 def write_all(result, folder: Path) -> None:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / REPORT_MARKER).write_text("written by torchport\n", encoding="utf-8")
-    (folder / "report.md").write_text(markdown(result), encoding="utf-8")
+    writes.write_text(folder / REPORT_MARKER, "written by torchport\n")
+    writes.write_text(folder / "report.md", markdown(result))
     for name, text in (("change_list.csv", change_list_csv(result.findings)),
                        ("unsupported_api.csv", unsupported_csv(result.findings))):
-        with open(folder / name, "w", encoding="utf-8", newline="") as f:  # the CSV text has its own CRLFs
-            f.write(text)
-    (folder / "report.json").write_text(json.dumps(result.to_dict(), ensure_ascii=False) + "\n", encoding="utf-8")
-    (folder / "torchport.log").write_text(log_text(result), encoding="utf-8")
+        writes.write_text(folder / name, text)  # the CSV text has its own CRLFs
+    writes.write_text(folder / "report.json", json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
+    writes.write_text(folder / "torchport.log", log_text(result))
     from .html import convert_html, write
 
     write(folder, convert_html(result))

@@ -13,6 +13,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from ..core import writes
 from ..core.files import REPORT_MARKER
 from ..kb.packages import packages
 from . import _csv, _table, md_cell
@@ -29,7 +30,7 @@ def write_analysis(result, folder: Path) -> None:
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / REPORT_MARKER).write_text("written by torchport\n", encoding="utf-8")
+    writes.write_text(folder / REPORT_MARKER, "written by torchport\n")
     touch = result.touchpoints()
     files = {
         "cuda_op_list.csv": _csv(COLUMNS, _rows(touch, lambda f: f"{TOUCHPOINT_GROUPS.get(f.category, f.category)}: "
@@ -41,11 +42,10 @@ def write_analysis(result, folder: Path) -> None:
     for name, text in files.items():
         path = folder / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
+        writes.write_text(path, text)
     # compact: the C encoder is several times faster than the indenting one on large results
-    (folder / "analysis.json").write_text(json.dumps(result.to_dict(), ensure_ascii=False) + "\n", encoding="utf-8")
-    (folder / "analysis.md").write_text(markdown(result), encoding="utf-8")
+    writes.write_text(folder / "analysis.json", json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
+    writes.write_text(folder / "analysis.md", markdown(result))
     from .html import analysis_html, write
 
     write(folder, analysis_html(result))

@@ -21,6 +21,7 @@ from collections import Counter
 from html import escape
 from pathlib import Path
 
+from ..core import writes
 from ..core.finding import ADVICE, DELETE, ERROR, INSERT, MODIFY, UNSUPPORTED
 
 NAME = "report.html"
@@ -505,7 +506,7 @@ def _lists(findings, files, category_of, notes, side=lambda f: "o", columns=COLU
 
 def write(folder, text: str) -> Path:
     path = Path(folder) / NAME
-    path.write_text(text, encoding="utf-8")
+    writes.write_text(path, text)
     return path
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..core import writes
 from ..core.files import REPORT_MARKER
 from . import _csv, _table
 
@@ -19,10 +20,9 @@ from . import _csv, _table
 def write_port(result, folder: Path) -> None:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / REPORT_MARKER).write_text("written by torchport\n", encoding="utf-8")
-    (folder / "port_report.json").write_text(json.dumps(result.to_dict(), ensure_ascii=False) + "\n",
-                                             encoding="utf-8")
-    (folder / "port_report.md").write_text(markdown(result), encoding="utf-8")
+    writes.write_text(folder / REPORT_MARKER, "written by torchport\n")
+    writes.write_text(folder / "port_report.json", json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
+    writes.write_text(folder / "port_report.md", markdown(result))
     converted, left = result.api_counts()
     mapping = {}
     for f in result.findings:
@@ -31,8 +31,7 @@ def write_port(result, folder: Path) -> None:
     rows = [(api, mapping.get(api, ""), n, "converted") for api, n in converted.most_common()]
     rows += [(api, "", n, "left") for api, n in left.most_common()]
     rows += [(f.old, "", 1, "unsupported") for f in result.findings if f.rule == "TP952"]
-    with open(folder / "port_stats.csv", "w", encoding="utf-8", newline="") as fh:
-        fh.write(_csv(("API", "Replacement", "Count", "Status"), rows))
+    writes.write_text(folder / "port_stats.csv", _csv(("API", "Replacement", "Count", "Status"), rows))
     from .html import port_html, write
 
     write(folder, port_html(result))
