@@ -71,18 +71,24 @@ def converted(data: bytes = CUDA) -> bytes:
 @pytest.mark.parametrize("command", ["convert", "port-ext"])
 def test_force_never_writes_through_a_symlink_in_the_output(tmp_path, command):
     name, data, to = ("a.py", CUDA, "cpu") if command == "convert" else ("a.cpp", KERNEL, "musa")
-    src = make_project(tmp_path / "p", {name: data, f"sub/{name}": data})
-    keep = make_project(tmp_path / "keep", {name: b"KEEP\n"})
+    src = make_project(tmp_path / "p", {name: data, f"sub/{name}": data, "hard.txt": b"new\n"})
+    keep = make_project(tmp_path / "keep", {name: b"KEEP\n", "hard.txt": b"KEEP\n", "report.md": b"KEEP\n"})
     out = tmp_path / "o"
     out.mkdir()
     (out / name).symlink_to(keep / name)
     (out / "sub").symlink_to(keep)  # a folder of the output that leads out of it
-    code, _out, err = run_cli(command, str(src), "--to", to, "-o", str(out), "--force")
-    assert (keep / name).read_bytes() == b"KEEP\n", "wrote through the symlink into a file outside the output"
-    assert sorted(p.name for p in keep.iterdir()) == [name]
+    os.link(keep / "hard.txt", out / "hard.txt")
+    reports = tmp_path / "r"
+    reports.mkdir()
+    (reports / ("report.md" if command == "convert" else "port_report.md")).symlink_to(keep / "report.md")
+    code, _out, err = run_cli(command, str(src), "--to", to, "-o", str(out), "--force", "--report-dir", str(reports))
+    for kept in keep.iterdir():
+        assert kept.read_bytes() == b"KEEP\n", f"wrote through a link into {kept.name}, outside the output"
+    assert sorted(p.name for p in keep.iterdir()) == sorted([name, "hard.txt", "report.md"])
+    assert (out / "hard.txt").read_bytes() == b"new\n"
     assert not (out / name).is_symlink() and (out / name).read_bytes() != b"KEEP\n"
     assert code == 1, err  # sub/a.* could not be written where it belongs: that file's error
-    report = next(tmp_path.glob("o_*report*")) / ("report.json" if command == "convert" else "port_report.json")
+    report = reports / ("report.json" if command == "convert" else "port_report.json")
     errors = [f for f in json.loads(report.read_text())["findings"] if f["action"] == "error"]
     assert [f["file"] for f in errors] == [f"sub/{name}"] and "symlink" in errors[0]["message"]
 
@@ -402,3 +408,17 @@ def test_deeply_nested_expressions_are_a_files_error(tmp_path):
                  ["convert", str(src), "--to", "cpu", "-o", str(tmp_path / "o")]):
         code, out, err = run_cli(*args)
         assert code == 1 and "Traceback" not in err, (args, out, err)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "nul"])
+def test_sources_with_nul_bytes_are_not_counted_as_ported(tmp_path, encoding):
+    data = KERNEL.decode().encode("utf-16") if encoding == "utf-16" else KERNEL.replace(b"void", b"\0void")
+    src = make_project(tmp_path / "p", {"k.cu": data, "ok.cu": KERNEL})
+    code, out, err = run_cli("port-ext", str(src), "--to", "musa", "-o", str(tmp_path / "o"))
+    assert code == 1, out + err
+    report = json.loads((tmp_path / "o_port_report" / "port_report.json").read_text())
+    assert [(f["file"], f["action"]) for f in report["findings"] if f["file"] == "k.cu"] == [("k.cu", "error")]
+    assert (tmp_path / "o" / "k.cu").read_bytes() == data and (tmp_path / "o" / "ok.mu").exists()
+    code, out, err = run_cli("analyze", str(src), "-o", str(tmp_path / "a"))
+    analysis = json.loads((tmp_path / "a" / "analysis.json").read_text())
+    assert [f["file"] for f in analysis["common"] if f["action"] == "error"] == ["k.cu"]

@@ -141,10 +141,12 @@ class Analyzer:
             data = tree.read_bytes(entry.src)
         except OSError as e:
             return FileScan(rel, kind, "error", common=[tree.read_error(rel, e)])
-        text = decode(data)
+        text = decode(data) if kind != "native" or b"\0" not in data else None  # NULs: UTF-16, or binary
         if text is None:
             return FileScan(rel, kind, "error", data.count(b"\n") + 1,
-                            common=[Finding(rel, 1, 1, "TP000", "input", ERROR, message="cannot decode the file")])
+                            common=[Finding(rel, 1, 1, "TP000", "input", ERROR, message=(
+                                "cannot decode the file" if b"\0" not in data else
+                                "not scanned: the file holds NUL bytes (UTF-16 or binary, not source text)"))])
         result = FileScan(rel, kind, "scanned", text.text.count("\n") + 1)
         if kind == "python":
             self._python(result, text)

@@ -31,6 +31,7 @@ from ..backends import load_target
 from ..converter import config
 from ..converter.run import kind_of
 from ..core import files as tree
+from ..core import writes
 from ..core import parallel
 from ..core.errors import UsageError
 from ..core.finding import ADVICE, CHANGES, ERROR, UNSUPPORTED
@@ -261,7 +262,7 @@ def write_baseline(result: CheckResult, path) -> int:
             "note": "fingerprint = sha256(file, rule, code text, occurrence); line is informational",
             "findings": rows}
     try:
-        Path(path).write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        writes.write_text(Path(path), json.dumps(data, indent=1, ensure_ascii=False) + "\n")
     except OSError as e:
         raise UsageError(f"cannot write baseline {path}: {e.strerror}") from None
     return len(rows)
