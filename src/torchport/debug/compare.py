@@ -24,7 +24,7 @@ import torch
 from torch.utils._python_dispatch import _disable_current_modes
 
 from .base import ALLOCATION, OpMode, is_inplace_or_view, is_random, op_name, phase
-from .metrics import Metrics, tensor_metrics, tolerances
+from .metrics import Metrics, nan_max, nan_min, tensor_metrics, tolerances, worst_first
 
 LOW_PRECISION = (torch.float16, torch.bfloat16)
 
@@ -49,10 +49,10 @@ class OpStats:
     def add(self, m: Metrics, failed: bool, dtype, module: str) -> None:
         self.compared += 1
         self.failed += failed
-        self.max_abs = max(self.max_abs, m.max_abs)
-        self.max_rel = max(self.max_rel, m.max_rel)
-        self.min_cosine = min(self.min_cosine, m.cosine)
-        self.max_mismatch = max(self.max_mismatch, m.mismatch)
+        self.max_abs = nan_max((self.max_abs, m.max_abs))
+        self.max_rel = nan_max((self.max_rel, m.max_rel))
+        self.min_cosine = nan_min((self.min_cosine, m.cosine))
+        self.max_mismatch = nan_max((self.max_mismatch, m.mismatch))
         self.dtypes[str(dtype).replace("torch.", "")] += 1
         if failed and len(self.modules) < 16:
             self.modules[module] += 1
@@ -169,7 +169,7 @@ class CompareWithReference(OpMode):
         inputs = [t.dtype for t in _flat(args, kwargs) if isinstance(t, torch.Tensor) and t.is_floating_point()]
         for i, (got, want) in enumerate(zip(_outputs(out), _outputs(ref))):
             m = tensor_metrics(got, want, *self.tolerance(effective_dtype(got.dtype, inputs)))
-            failed = m.shape_mismatch or m.mismatch > 0
+            failed = m.shape_mismatch or m.mismatch != 0  # NaN != 0: a NaN ratio fails
             stats.add(m, failed, got.dtype, self.module)
             if failed:
                 self._failed(func, name, i, m, args, kwargs, out, ref, upcast)
@@ -199,8 +199,9 @@ class CompareWithReference(OpMode):
         return [s for s in self.stats.values() if s.failed]
 
     def summary(self) -> list:
-        """OpStats, failed ops first, then by max relative error."""
-        return sorted(self.stats.values(), key=lambda s: (-s.failed, -s.max_mismatch, -s.max_rel, s.op))
+        """OpStats, failed ops first, then by mismatch ratio and max relative error (NaN first)."""
+        return sorted(self.stats.values(),
+                      key=lambda s: (-s.failed, worst_first(s.max_mismatch), worst_first(s.max_rel), s.op))
 
     def report(self, limit: int = 40) -> str:
         rows = self.summary()
@@ -310,7 +311,7 @@ class ReplayResult:
 
     def __str__(self):
         state = "passes" if self.passed else "fails"
-        worst = max(self.metrics, key=lambda m: m.mismatch) if self.metrics else Metrics()
+        worst = min(self.metrics, key=lambda m: worst_first(m.mismatch)) if self.metrics else Metrics()
         return f"{self.op} {state} on replay: mismatch {worst.mismatch:.3g}, max abs {worst.max_abs:.3g}"
 
 

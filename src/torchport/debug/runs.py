@@ -14,12 +14,17 @@ run has and the other has not (a different kernel decomposition, an extra cast) 
 the rest.  Each aligned pair gets Cosine, MaxAbsErr, MaxRelErr and the share of elements within
 0.1% and 0.5% (from tensors when both dumps have them, else from the statistics), msprobe's
 verdict, and the first pair that fails is the first divergence.
+
+A dump is untrusted input: each line is checked (types, finite counts; NaN/Inf statistics are kept
+and fail their pair), tensor files must be plain names inside the dump folder (no `..`, no absolute
+path, no link leading out), and every problem is one UsageError naming the file, line and field.
 """
 from __future__ import annotations
 
-import csv
 import difflib
 import json
+import math
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,9 +33,12 @@ from typing import Optional
 import torch
 from torch.utils._python_dispatch import _disable_current_modes
 
+from ..core.csvfile import write_csv
 from ..core.errors import UsageError
+from ..core.files import is_within
+from ..core.jsonfile import Fields, read_json_lines, short
 from .base import ALLOCATION, OpMode, is_random, op_name, phase
-from .metrics import Metrics, msprobe_verdict, tensor_metrics
+from .metrics import Metrics, msprobe_verdict, nan_max, tensor_metrics
 
 CHUNK_BYTES = 64 << 20
 
@@ -141,16 +149,55 @@ class RunComparison:
         return self.failed[0] if self.failed else None
 
 
-def _load_entries(folder: Path, rank: int) -> list:
-    path = Path(folder) / f"rank{rank}" / "ops.jsonl"
+FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")  # what `file` may hold: a name in the rank folder
+
+
+def _entry(value, where: str) -> dict:
+    """One ops.jsonl line, checked: the fields comparing reads, with the types the dumper writes.
+    min/max/mean are null when the output has no finite element; NaN/Infinity statistics are kept
+    (they fail the comparison, see _stat_metrics)."""
+    f = Fields(value, where)
+    entry = dict(value, name=f.text("name"), module=f.text("module"), op=f.text("op"), phase=f.text("phase"),
+                 output=f.count("output"), dtype=f.text("dtype"), shape=f.counts("shape"), nan=f.count("nan"),
+                 inf=f.count("inf"), norm=f.number("norm", finite=False), file=f.text("file", None))
+    for k in ("min", "max", "mean"):
+        entry[k] = f.number(k, finite=False, nullable=True)
+    return entry
+
+
+def _check_inside(name: str, rank_dir: Path, folder: Path, what: str) -> None:
+    """Refuse a tensor file that is not a plain name in the rank folder, or a link leading out of the dump."""
+    if not FILE_NAME.fullmatch(name):
+        raise UsageError(f"{what} must name a file in the dump folder, not {short(name)}")
+    if not is_within((rank_dir / name).resolve(), folder.resolve()):
+        raise UsageError(f"{what}: {short(name)} is a link leading outside the dump folder {folder}")
+
+
+def _load_entries(folder, rank: int) -> list:
+    """The checked lines of <folder>/rank<R>/ops.jsonl (a UsageError for anything a dump does not hold)."""
+    folder = Path(folder)
+    rank_dir = folder / f"rank{rank}"
+    path = rank_dir / "ops.jsonl"
+    if path.exists() and not path.is_file():  # a pipe or a device could be read forever
+        raise UsageError(f"{path} is not a regular file")
     if not path.is_file():
         raise UsageError(f"no dump for rank {rank} in {folder} (expected {path})")
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+    if not is_within(path.resolve(), folder.resolve()):
+        raise UsageError(f"{path} is a link leading outside the dump folder {folder}")
+    entries, files = [], set()
+    for line, value in read_json_lines(path):
+        entry = _entry(value, f"{path}:{line}")
+        if entry["file"] is not None and entry["file"] not in files:
+            _check_inside(entry["file"], rank_dir, folder, f"{path}:{line}: field 'file'")
+            files.add(entry["file"])
+        entries.append(entry)
+    if not entries:
+        raise UsageError(f"{path} holds no op outputs: nothing to compare")
+    return entries
 
 
 class _Tensors:
-    """Loads tensor chunks lazily, one file at a time."""
+    """Loads tensor chunks lazily, one file at a time (file names are checked by _load_entries)."""
 
     def __init__(self, folder: Path):
         self.folder, self.name, self.data = folder, None, {}
@@ -160,21 +207,51 @@ class _Tensors:
         if not file:
             return None
         if file != self.name:
-            self.data = torch.load(self.folder / file, weights_only=True)
+            self.data = _load_chunk(self.folder / file)
             self.name = file
-        return self.data.get(entry["name"])
+        t = self.data.get(entry["name"])
+        if t is not None and not (isinstance(t, torch.Tensor) and t.layout == torch.strided and not t.is_quantized):
+            raise UsageError(f"{self.folder / file}: {short(entry['name'])} is not a dense tensor")
+        return t
+
+
+def _load_chunk(path: Path) -> dict:
+    if not path.is_file():
+        raise UsageError(f"{path} is missing or not a regular file (named by ops.jsonl)")
+    try:
+        data = torch.load(path, weights_only=True)
+    except Exception as e:  # noqa: BLE001 - torch.load raises many types (and long messages) for bytes it cannot read
+        raise UsageError(f"{path}: not a tensor file torchport wrote (torch.load with weights_only=True: "
+                         f"{type(e).__name__})") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{path}: expected a dict of tensors, not {type(data).__name__}")
+    return data
+
+
+def _difference(x: Optional[float], y: Optional[float]) -> Optional[float]:
+    """|x - y| of a statistic: None when neither run has it (no finite element), NaN when only one has
+    it or either is NaN or infinite (inf - inf is NaN): a difference nobody can measure."""
+    if x is None and y is None:
+        return None
+    if x is None or y is None:
+        return math.nan
+    return abs(x - y)
 
 
 def _stat_metrics(a: dict, b: dict) -> Metrics:
-    """Metrics from statistics only: errors of min/max/mean/norm, cosine unknown (1 when the norms agree)."""
-    m = Metrics(elements=1)
+    """Metrics from statistics only: errors of min/max/mean/norm, cosine unknown (1 when the norms agree).
+    Different NaN or Inf element counts are a NaN/Inf mismatch.  A statistic that is NaN or infinite
+    in either run (both NaN included) makes the errors NaN, and a NaN error fails the pair: equal
+    NaNs are no evidence that the outputs agree."""
     if a["shape"] != b["shape"]:
         return Metrics(shape_mismatch=True, cosine=0.0, mismatch=1.0)
-    m.nonfinite_mismatch = (a["nan"] > 0) != (b["nan"] > 0) or (a["inf"] > 0) != (b["inf"] > 0)
-    diffs = [abs(a[k] - b[k]) for k in ("min", "max", "mean") if a[k] is not None and b[k] is not None]
-    m.max_abs = max(diffs, default=0.0)
-    scale = max(abs(b["norm"]), 1e-12)
-    m.max_rel = abs(a["norm"] - b["norm"]) / scale
+    m = Metrics(elements=1)
+    m.nonfinite_mismatch = a["nan"] != b["nan"] or a["inf"] != b["inf"]
+    diffs = [_difference(a[k], b[k]) for k in ("min", "max", "mean")]
+    m.max_abs = nan_max(d for d in diffs if d is not None)
+    norm = b["norm"]
+    scale = norm if math.isnan(norm) else max(abs(norm), 1e-12)
+    m.max_rel = _difference(a["norm"], norm) / scale
     m.cosine = 1.0 - m.max_rel  # a bound, not a cosine: equal norms and extremes say little about direction
     m.within_0_1 = float(m.max_rel <= 1e-3)
     m.within_0_5 = float(m.max_rel <= 5e-3)
@@ -222,11 +299,7 @@ def _row(p: Pair) -> tuple:
 def write_comparison(result: RunComparison, folder, a_name: str, b_name: str) -> Path:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / "compare.csv", "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(COLUMNS)
-        for p in result.pairs:
-            w.writerow(_row(p))
+    write_csv(folder / "compare.csv", COLUMNS, (_row(p) for p in result.pairs))
     (folder / "compare.md").write_text(markdown(result, a_name, b_name), encoding="utf-8")
     return folder
 

@@ -9,14 +9,17 @@ they have no list of their own.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
 from ..core.errors import UsageError
+from ..core.jsonfile import Fields, as_count, as_text, json_kind, read_json, short
 
 HERE = Path(__file__).resolve().parent / "ops"
+BUNDLED_NAME = re.compile(r"[A-Za-z0-9_-]+")   # kb/ops/<name>.json
 
 SUPPORTED = "supported"        # the target has a kernel for this overload
 COMPOSITE = "composite"        # no backend kernel needed (decomposes or is device-generic)
@@ -72,6 +75,9 @@ class OpList:
 
 def op_list(target, torch_version: Optional[str] = None) -> Optional[OpList]:
     """The op list for a Target (its `ops` data or its dispatch key in aten.json), nearest to torch_version."""
+    if target.ops and not BUNDLED_NAME.fullmatch(target.ops):  # a target file's `ops` could name ../../x
+        raise UsageError(f"{getattr(target, 'path', '') or 'target ' + target.name}: 'ops' must name an op list "
+                         f"in kb/ops/ (such as 'npu'), not {short(target.ops)}")
     data = vendor(target.ops) if target.ops else None
     if data and data.get("versions"):
         versions = sorted(data["versions"], key=lambda v: _version_key(v["torch_version"]))
@@ -130,28 +136,28 @@ def classify(op: str, ops: Optional[OpList]) -> OpStatus:
 
 
 def load_ops_file(path) -> list:
-    """[(op, count, modules)] from an ops JSON file: a list of names, {op: count}, or {"ops": [{op, count, modules}]}."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as e:
-        raise UsageError(f"cannot read ops file {path}: {e.strerror}") from None
-    except json.JSONDecodeError as e:
-        raise UsageError(f"{path}:{e.lineno}: invalid JSON: {e.msg}") from None
+    """[(op, count, modules)] from an ops JSON file: a list of names, {op: count}, or {"ops": [{op, count, modules}]}
+    (what `torchport ops record` writes).  Counts are whole numbers; anything else is a UsageError naming
+    the file and the place."""
+    data, where, key = read_json(path, what="ops file"), f"{path}", ""
     if isinstance(data, dict) and "ops" in data:
-        data = data["ops"]
-    rows = []
+        data, where, key = data["ops"], f"{path}: ops", "ops"
     if isinstance(data, dict):
-        rows = [(k, int(v) if isinstance(v, (int, float)) else 1, []) for k, v in data.items()]
-    elif isinstance(data, list):
-        for item in data:
-            if isinstance(item, str):
-                rows.append((item, 1, []))
-            elif isinstance(item, dict) and isinstance(item.get("op", item.get("name")), str):
-                rows.append((item.get("op", item.get("name")), int(item.get("count", 1)), list(item.get("modules", []))))
-            else:
-                raise UsageError(f"{path}: each op must be a name or an object with 'op'")
-    else:
-        raise UsageError(f"{path}: expected a list of ops, an {{op: count}} object, or {{\"ops\": [...]}}")
+        return [(as_text(op, f"{where}: an op name"), as_count(n, f"{where}: the count of {short(op)}"), [])
+                for op, n in data.items()]
+    if not isinstance(data, list):
+        raise UsageError(f"{where}: expected a list of ops, an {{op: count}} object, or {{\"ops\": [...]}}, "
+                         f"not {json_kind(data)}")
+    rows = []
+    for i, item in enumerate(data):
+        at = f"{path}: {key}[{i}]"
+        if isinstance(item, str):
+            rows.append((as_text(item, at), 1, []))
+        elif isinstance(item, dict):
+            f = Fields(item, at)
+            rows.append((f.text("op") if "op" in item else f.text("name"), f.count("count", 1), f.texts("modules", [])))
+        else:
+            raise UsageError(f"{at}: each op must be a name or an object with 'op', not {json_kind(item)}")
     return rows
 
 

@@ -4,30 +4,47 @@ Per op: time per profiled step in A and B (host self + device self), the differe
 ratio A/B (> 1: B is faster), ops only in A or only in B; per step: mean step time and the
 speedup.  Writes diff.md, diff.csv and, when matplotlib is installed, diff.png (the ops whose
 time changed most).
+
+`load` checks what diff reads from profile.json (a UsageError naming the file and the field for
+anything else): times are finite numbers, counts whole numbers, op names strings.
 """
 from __future__ import annotations
 
-import csv
-import json
+from collections import defaultdict
 from pathlib import Path
 
+from ..core.csvfile import write_csv
 from ..core.errors import UsageError
+from ..core.jsonfile import Fields, read_json
 
 
 def load(folder) -> dict:
+    """The parts of <folder>/profile.json that diff uses, checked."""
     path = Path(folder) / "profile.json"
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError:
-        raise UsageError(f"no profile in {folder} (expected {path}; make one with torchport profile)") from None
-    except json.JSONDecodeError as e:
-        raise UsageError(f"{path}:{e.lineno}: invalid JSON") from None
+    if path.exists() and not path.is_file():  # a pipe or a device could be read forever
+        raise UsageError(f"{path} is not a regular file")
+    if not path.is_file():
+        raise UsageError(f"no profile in {folder} (expected {path}; make one with torchport profile)")
+    top = Fields(read_json(path, what="profile"), str(path))
+    steps = top.obj("steps")
+    ops = []
+    for i, value in enumerate(top.array("ops")):
+        o = Fields(value, f"{path}: ops[{i}]")
+        ops.append({"op": o.text("op"), "calls": o.count("calls"), "host_self_us": o.number("host_self_us"),
+                    "device_self_us": o.number("device_self_us")})
+    return {"target": top.text("target", None),
+            "steps": {"profiled": steps.count("profiled"), "mean_wall_step_us": steps.number("mean_wall_step_us")},
+            "ops": ops}
 
 
-def _per_step(profile: dict) -> dict:
+def _per_step(profile: dict) -> tuple:
+    """({op: us per step}, {op: calls per step}); an op listed twice counts twice."""
     steps = max(profile["steps"]["profiled"], 1)
-    return {o["op"]: (o["host_self_us"] + o["device_self_us"]) / steps for o in profile["ops"]}, \
-        {o["op"]: o["calls"] / steps for o in profile["ops"]}
+    times, calls = defaultdict(float), defaultdict(float)
+    for o in profile["ops"]:
+        times[o["op"]] += (o["host_self_us"] + o["device_self_us"]) / steps
+        calls[o["op"]] += o["calls"] / steps
+    return times, calls
 
 
 def diff(a: dict, b: dict) -> dict:
@@ -56,11 +73,7 @@ COLUMNS = ("op", "a_us_per_step", "b_us_per_step", "delta_us", "ratio_a_over_b",
 def write(result: dict, folder, a_name: str, b_name: str, top: int = 15) -> list:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / "diff.csv", "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(COLUMNS)
-        for r in result["ops"]:
-            w.writerow([r[c] for c in COLUMNS])
+    write_csv(folder / "diff.csv", COLUMNS, ([r[c] for c in COLUMNS] for r in result["ops"]))
     s = result["step_us"]
     lines = [f"# torchport profile diff: {a_name} (A) vs {b_name} (B)", "",
              f"- mean step: A {s['a'] / 1e3:.2f} ms, B {s['b'] / 1e3:.2f} ms; speedup A/B "
@@ -80,6 +93,12 @@ def write(result: dict, folder, a_name: str, b_name: str, top: int = 15) -> list
     return written
 
 
+def _plain(text: str) -> str:
+    """Text that matplotlib shows as it is: a name between two $ would be parsed as math (and can fail);
+    control characters (no glyph) become spaces."""
+    return "".join(c if c.isprintable() else " " for c in str(text)).replace("$", r"\$")
+
+
 def chart(result: dict, path: Path, a_name: str, b_name: str, top: int):
     try:
         import matplotlib
@@ -91,11 +110,11 @@ def chart(result: dict, path: Path, a_name: str, b_name: str, top: int):
     rows = result["ops"][:top][::-1]
     fig, ax = plt.subplots(figsize=(9, 0.35 * len(rows) + 1.5))
     ys = range(len(rows))
-    ax.barh([y + 0.2 for y in ys], [r["a_us_per_step"] for r in rows], height=0.4, label=f"A: {a_name}")
-    ax.barh([y - 0.2 for y in ys], [r["b_us_per_step"] for r in rows], height=0.4, label=f"B: {b_name}")
+    ax.barh([y + 0.2 for y in ys], [r["a_us_per_step"] for r in rows], height=0.4, label=f"A: {_plain(a_name)}")
+    ax.barh([y - 0.2 for y in ys], [r["b_us_per_step"] for r in rows], height=0.4, label=f"B: {_plain(b_name)}")
     ax.set_yticks(list(ys))
-    ax.set_yticklabels([r["op"] + ("  (added)" if r["status"] == "only in B" else "  (removed)"
-                                   if r["status"] == "only in A" else "") for r in rows], fontsize=8)
+    ax.set_yticklabels([_plain(r["op"]) + ("  (added)" if r["status"] == "only in B" else "  (removed)"
+                                           if r["status"] == "only in A" else "") for r in rows], fontsize=8)
     ax.set_xlabel("time per step (us, host self + device self)")
     ax.set_title(f"largest changes per op (step speedup A/B: {result['step_speedup_a_over_b']})", fontsize=10)
     ax.legend(loc="lower right")

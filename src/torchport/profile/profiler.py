@@ -13,7 +13,6 @@ files it writes into its folder when the active steps are done:
 """
 from __future__ import annotations
 
-import csv
 import json
 import statistics
 import time
@@ -23,6 +22,8 @@ from typing import Optional
 
 import torch
 from torch.profiler import ProfilerActivity, profile, schedule
+
+from ..core.csvfile import write_csv
 
 SCHEMA_VERSION = 1
 DATALOADER_EVENT = "enumerate(DataLoader)"
@@ -157,11 +158,8 @@ OPS_COLUMNS = ("op", "calls", "host_total_us", "host_self_us", "device_total_us"
 
 def write_outputs(result: dict, folder: Path) -> None:
     (folder / "profile.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    with open(folder / "ops.csv", "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(OPS_COLUMNS)
-        for o in result["ops"]:
-            w.writerow([o[c] if c != "input_shapes" else "; ".join(o[c]) for c in OPS_COLUMNS])
+    write_csv(folder / "ops.csv", OPS_COLUMNS,
+              ([o[c] if c != "input_shapes" else "; ".join(o[c]) for c in OPS_COLUMNS] for o in result["ops"]))
     (folder / "summary.md").write_text(markdown(result), encoding="utf-8")
 
 
