@@ -6,7 +6,8 @@ import json
 import torchport
 from conftest import ROOT
 from torchport.core.finding import Finding
-from torchport.report import change_list_csv, csv_cell, md_cell, unsupported_csv
+from torchport.core.csvfile import safe_cell as csv_cell
+from torchport.report import change_list_csv, md_cell, unsupported_csv
 
 
 def tables(md: str):
@@ -54,9 +55,9 @@ def test_csv_columns_and_formula_injection():
     rows = list(csv.reader(io.StringIO(change_list_csv([bad, change]))))
     assert rows[0] == ["File", "Start Line", "End Line", "Operation Type", "Message"]
     assert rows[1] == ["a.py", "1", "1", "INSERT", 'add "+import torch_npu"']
-    for value in ("=1", "+1", "-1", "@x", "\tx", "\rx"):
+    for value in ("=1", "+1+1", "-1+2", "-inf", "@x", "\tx", "\rx"):
         assert csv_cell(value).startswith("'")
-    assert csv_cell("plain") == "plain"
+    assert csv_cell("plain") == "plain" and csv_cell("-0.25") == "-0.25", "a plain number stays a number"
     assert md_cell("a|b\nc`d") == "a\\|b<br>c\\`d"
 
 

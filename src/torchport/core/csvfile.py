@@ -17,6 +17,8 @@ import re
 from pathlib import Path
 from typing import Iterable
 
+from . import writes
+
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _DECIMAL = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 
@@ -45,6 +47,5 @@ def csv_text(header: Iterable, rows: Iterable) -> str:
 def write_csv(path, header: Iterable, rows: Iterable) -> Path:
     """Write `rows` under `header` to `path` (UTF-8; a character UTF-8 cannot hold is written as an escape)."""
     path = Path(path)
-    with open(path, "w", newline="", encoding="utf-8", errors="backslashreplace") as f:
-        _write_rows(f, header, rows)
+    writes.write_text(path, csv_text(header, rows))  # whole or not at all, never through a link
     return path

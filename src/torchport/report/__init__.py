@@ -12,12 +12,11 @@ A conversion writes, into its report folder:
 """
 from __future__ import annotations
 
-import csv
-import io
 import json
 from pathlib import Path
 
 from ..core import writes
+from ..core.csvfile import csv_text
 from ..core.files import REPORT_MARKER
 from ..core.finding import ADVICE, CHANGES, DELETE, ERROR, INSERT, MODIFY, UNSUPPORTED
 
@@ -40,21 +39,7 @@ def write_all(result, folder: Path) -> None:
 
 
 # ------------------------------------------------------------ CSV
-def csv_cell(value) -> str:
-    """Neutralise spreadsheet formulas (=, +, -, @, tab, CR at the start of a cell)."""
-    text = str(value)
-    if text and text[0] in "=+-@\t\r":
-        return "'" + text
-    return text
-
-
-def _csv(header, rows) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\r\n")
-    w.writerow(header)
-    for row in rows:
-        w.writerow([csv_cell(c) for c in row])
-    return buf.getvalue()
+_csv = csv_text  # report CSVs: formulas neutralised (core/csvfile.py)
 
 
 OPERATION = {INSERT: "INSERT", MODIFY: "MODIFY", DELETE: "DELETE"}
