@@ -1,7 +1,18 @@
 """The `torchport` command line: thin subcommands over the Python API.
 
-Exit codes: 0 success, 2 usage or input errors (one line on stderr), 3 an
-internal error (set TORCHPORT_DEBUG=1 for the traceback).
+Exit codes, the same for every command (docs/cli.md):
+  0    done, nothing to report
+  1    done, with findings or errors: what the command fails on (check: code to convert; convert,
+       port-ext, analyze: a file it could not process; doctor: a failed check; ...), or its output
+       could not be delivered in full (stdout closed early, `| head`: stops quietly)
+  2    not done: bad usage or input, or the environment refused (a path that cannot be read or
+       written, a full disk); one line on stderr, naming the path
+  3    an internal error (a torchport bug): one line naming the command; TORCHPORT_DEBUG=1 adds
+       the traceback
+  130  interrupted (Ctrl-C): one line, no traceback
+`run`, `sim`, `profile` and `ops record` exit with the code of the program they ran (their own
+usage errors are still 2).  Names that come from the user's files (paths, op names, log lines) are
+printed through `core.names.printable`, so they cannot forge output lines or drive the terminal.
 """
 from __future__ import annotations
 
@@ -9,10 +20,21 @@ import argparse
 import json
 import os
 import sys
+import traceback
 from collections import Counter
 
 from . import __version__
 from .core.errors import UsageError
+from .core.names import printable
+
+
+def write_out(text: str) -> None:
+    """Print a long output (a diff, a report) in pieces.  Under PYTHONUNBUFFERED (python -u) one large
+    write into a pipe whose reader has gone (`| head`) is cut short without an error; in pieces, the next
+    piece fails with BrokenPipeError, and the exit code says the output was not all delivered."""
+    piece = 8192
+    for start in range(0, len(text), piece):
+        sys.stdout.write(text[start:start + piece])
 
 
 def _progress():
@@ -43,35 +65,41 @@ def cmd_convert(args) -> int:
                      dry_run=args.dry_run, force=args.force, report_dir=args.report_dir,
                      progress=None if args.json or args.diff else _progress(), distributed=args.distributed,
                      main=args.main, model_var=args.model_var, loader_var=args.loader_var)
+    errors = [f for f in result.findings if f.action == "error"]
     if args.diff:
-        sys.stdout.write(result.diff)
-        return 1 if result.failed() else 0
+        write_out(result.diff)
+        return 1 if errors else 0
     if args.json:
         json.dump(result.to_dict(), sys.stdout, indent=1, ensure_ascii=False)
         sys.stdout.write("\n")
-        return 1 if result.failed() else 0
+        return 1 if errors else 0
     s = result.summary()
     status = ", ".join(f"{v} {k}" for k, v in s["files_by_status"].items())
-    print(f"torchport convert --to {result.target}: {s['files']} files ({status}), {s['lines']} lines "
+    print(f"torchport convert --to {printable(result.target)}: {s['files']} files ({status}), {s['lines']} lines "
           f"in {s['elapsed_seconds']:.2f} s")
     print(f"  {s['changes']} changes, {s['unsupported']} unsupported, {s['advice']} to review, {s['errors']} errors")
     if s["unscanned_cuda_files"]:
         print(f"  {s['unscanned_cuda_files']} other files mention CUDA (docs, configs, Dockerfiles...): copied "
               "unchanged, not converted; the report lists them")
     if result.output:
-        print(f"  converted copy: {result.output}")
+        print(f"  converted copy: {printable(result.output)}")
     if result.backup:
-        print(f"  originals backed up in: {result.backup}")
+        print(f"  originals backed up in: {printable(result.backup)}")
     if any(r.status == "created" for r in result.files) and result.mode in ("write", "in-place"):
         where = result.output or result.input
         folder = where if os.path.isdir(where) else os.path.dirname(where) or "."
-        print(f"  start it on every device: bash {os.path.join(folder, 'run_distributed.sh')} [-n N]")
+        print(f"  start it on every device: bash {printable(os.path.join(folder, 'run_distributed.sh'))} [-n N]")
     if result.report_dir:
-        print(f"  reports: {os.path.join(result.report_dir, 'report.md')} (+ report.html, change_list.csv, unsupported_api.csv, report.json)")
-    for f in result.findings:
-        if f.action == "error":
-            print(f"  error: {f.file}:{f.line}: {f.message}")
-    return 1 if result.failed() else 0
+        print(f"  reports: {printable(os.path.join(result.report_dir, 'report.md'))} (+ report.html, change_list.csv, "
+              "unsupported_api.csv, report.json)")
+    print_errors(errors)
+    return 1 if errors else 0
+
+
+def print_errors(findings) -> None:
+    """One line per file a command could not process: `  error: file:line: message`."""
+    for f in findings:
+        print(f"  error: {printable(f.file)}:{f.line}: {printable(f.message)}")
 
 
 FAIL_LEVELS = ("blocked", "manual", "review")
@@ -107,8 +135,13 @@ def cmd_analyze(args) -> int:
             print(f"  convert --to {t}: {sum(n[a] for a in ('insert', 'modify', 'delete'))} changes, "
                   f"{n['unsupported']} unsupported, {n['advice']} to review")
         if result.output:
-            print(f"  report: {os.path.join(result.output, 'analysis.md')} (+ report.html, analysis.json, cuda_op_list.csv, "
-                  f"unknown_api.csv, <target>/unsupported_api.csv)")
+            print(f"  report: {printable(os.path.join(result.output, 'analysis.md'))} (+ report.html, analysis.json, "
+                  "cuda_op_list.csv, unknown_api.csv, <target>/unsupported_api.csv)")
+    errors = [f for f in result.common if f.action == "error"]
+    if not args.json:
+        print_errors(errors)
+    if errors:
+        return 1
     if args.fail_on:
         level = FAIL_LEVELS.index(args.fail_on)
         for r in result.readiness.values():
@@ -139,10 +172,10 @@ def cmd_check(args) -> int:
             raise UsageError(f"cannot write {args.output}: {e.strerror}") from None
         print(result.summary_line())
     else:
-        sys.stdout.write(report)
+        write_out(report)
     if args.write_baseline:
         n = write_baseline(result, args.write_baseline)
-        print(f"  baseline: {n} findings recorded in {args.write_baseline}", file=sys.stderr)
+        print(f"  baseline: {n} findings recorded in {printable(args.write_baseline)}", file=sys.stderr)
         return 1 if result.summary()["errors"] else 0
     return result.exit_code
 
@@ -161,13 +194,14 @@ def cmd_ops_check(args) -> int:
         sys.stdout.write("\n")
     else:
         where = f"{ops.vendor_version or 'torch'} (torch {ops.torch_version})" if ops else "no data"
-        print(f"torchport ops check --to {target.name}: {len(results)} ops, data: {where}")
+        print(f"torchport ops check --to {printable(target.name)}: {len(results)} ops, data: {where}")
         if ops is not None and ops.note:
             print(f"  note: {ops.note}")
         for st, n, modules in results:
             if st.status in (MISSING, FALLBACK) or args.all:
-                extra = f"  [{', '.join(modules[:3])}]" if modules else ""
-                print(f"  {st.status:13} {st.op:40} x{n}{extra}" + (f"  ({st.detail})" if st.detail else ""))
+                extra = f"  [{printable(', '.join(modules[:3]))}]" if modules else ""
+                print(f"  {st.status:13} {printable(st.op):40} x{n}{extra}"
+                      + (f"  ({printable(st.detail)})" if st.detail else ""))
         counts = Counter(st.status for st, _, _ in results)
         print("  " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
     bad = {"missing": (MISSING,), "fallback": (MISSING, FALLBACK)}.get(args.fail_on, ())
@@ -183,36 +217,36 @@ def cmd_port_ext(args) -> int:
     result = port(path, args.to, args.output, maps=args.map or (), ignore=args.ignore, in_place=args.in_place,
                   diff=args.diff, force=args.force, report_dir=args.report_dir, jobs=args.jobs,
                   progress=None if args.json or args.diff else _progress())
+    errors = [f for f in result.findings if f.action == "error"]
     if args.diff:
-        sys.stdout.write("".join(r.diff for r in result.files))
-        return 0
+        write_out("".join(r.diff for r in result.files))
+        return 1 if errors else 0
     if args.json:
         json.dump(result.to_dict(), sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
-        return 0
+        return 1 if errors else 0
     if result.mode == "inventory":
         inv = result.inventory
-        print(f"torchport port-ext --to {result.target}: inventory only (kernels must be rewritten): "
+        print(f"torchport port-ext --to {printable(result.target)}: inventory only (kernels must be rewritten): "
               f"{len(inv['kernels'])} kernels in {inv['cuda_files']} CUDA files, {len(inv['launches'])} launch sites, "
               f"{len(inv['pybind_ops']) + sum(len(v) for v in inv['library_ops'].values())} exported ops, "
               f"{len(inv['python_calls'])} Python call sites")
     else:
         t = result.totals()
-        print(f"torchport port-ext --to {result.target}: {t['files']} files, {t['converted_refs']} references converted, "
+        print(f"torchport port-ext --to {printable(result.target)}: {t['files']} files, {t['converted_refs']} references converted, "
               f"{t['left_refs']} left, {t['unsupported']} unsupported, {t['needs_review']} to review, "
               f"{t['renamed_files']} files renamed in {t['elapsed_seconds']:.2f} s")
         print(f"  project includes: {t['includes_checked']} checked, "
               + (f"{t['includes_broken']} NO LONGER RESOLVE (see the report)" if t["includes_broken"] else "all resolve"))
         if result.output:
-            print(f"  ported copy: {result.output}")
+            print(f"  ported copy: {printable(result.output)}")
         if result.backup:
-            print(f"  originals backed up in: {result.backup}")
+            print(f"  originals backed up in: {printable(result.backup)}")
     if result.report_dir:
-        print(f"  report: {os.path.join(result.report_dir, 'port_report.md')} (+ report.html, port_report.json, port_stats.csv)")
-    errors = [f for f in result.findings if f.action == "error"]
-    for f in errors:
-        print(f"  error: {f.file}:{f.line}: {f.message}")
-    return 1 if any(f.rule == "TP957" for f in errors) else 0
+        print(f"  report: {printable(os.path.join(result.report_dir, 'port_report.md'))} (+ report.html, "
+              "port_report.json, port_stats.csv)")
+    print_errors(errors)
+    return 1 if errors else 0
 
 
 def cmd_run(args) -> int:
@@ -267,8 +301,8 @@ def cmd_ops_record(args) -> int:
     code, recorder, path = record_script(args.script_command, args.output, steps=args.steps, target=args.to)
     data = recorder.to_dict()
     print(f"torchport ops record: {data['total_calls']} op calls, {len(data['ops'])} distinct ops, "
-          f"{data['steps']} steps -> {path}", file=sys.stderr)
-    print(f"  next: torchport ops check {path} --to TARGET", file=sys.stderr)
+          f"{data['steps']} steps -> {printable(path)}", file=sys.stderr)
+    print(f"  next: torchport ops check {printable(path)} --to TARGET", file=sys.stderr)
     return code
 
 
@@ -285,7 +319,8 @@ def cmd_profile(args) -> int:
         return code or 1
     print(f"torchport profile: {r['steps']['profiled']} steps, mean {r['steps']['mean_wall_step_us'] / 1e3:.2f} ms, "
           f"{len(r['ops'])} ops; {r['bound']}", file=sys.stderr)
-    print(f"  {os.path.join(args.output, 'summary.md')} (+ ops.csv, trace.json, profile.json)", file=sys.stderr)
+    print(f"  {printable(os.path.join(args.output, 'summary.md'))} (+ ops.csv, trace.json, profile.json)",
+          file=sys.stderr)
     return code
 
 
@@ -295,12 +330,13 @@ def cmd_profile_diff(args) -> int:
     paths, output = [args.a, args.b], args.output
     result = diff.diff(diff.load(paths[0]), diff.load(paths[1]))
     print(f"torchport profile diff: step speedup A/B {result['step_speedup_a_over_b']}; "
-          f"added in B: {', '.join(result['added']) or 'none'}; removed: {', '.join(result['removed']) or 'none'}")
+          f"added in B: {printable(', '.join(result['added'])) or 'none'}; "
+          f"removed: {printable(', '.join(result['removed'])) or 'none'}")
     for r in result["ops"][:5]:
-        print(f"  {r['op']}: {r['a_us_per_step']:.1f} -> {r['b_us_per_step']:.1f} us/step ({r['status']})")
+        print(f"  {printable(r['op'])}: {r['a_us_per_step']:.1f} -> {r['b_us_per_step']:.1f} us/step ({r['status']})")
     if output:
         written = diff.write(result, output, paths[0], paths[1])
-        print(f"  report: {', '.join(str(p) for p in written)}")
+        print(f"  report: {', '.join(printable(p) for p in written)}")
     return 0
 
 
@@ -315,11 +351,11 @@ def cmd_doctor(args) -> int:
         sys.stdout.write("\n")
     else:
         marks = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL", "skip": "skip"}
-        print(f"torchport doctor --to {name}")
+        print(f"torchport doctor --to {printable(name)}")
         for r in rows:
-            print(f"  {marks[r.status]}  {r.name}: {r.detail}")
+            print(f"  {marks[r.status]}  {r.name}: {printable(r.detail)}")
             if r.fix and r.status in ("warn", "fail"):
-                print(f"        fix: {r.fix}")
+                print(f"        fix: {printable(r.fix)}")
         counts = Counter(r.status for r in rows)
         print(f"  {counts['fail']} failed, {counts['warn']} warnings, {counts['ok']} ok")
     return 1 if any(r.status == FAIL for r in rows) else 0
@@ -347,7 +383,7 @@ def cmd_explain(args) -> int:
         where = f" (line {m.line})" if args.file else ""
         print(f"{e.title} [{e.id}, {e.target}]{where}")
         if args.file:
-            print(f"  > {m.text[:200]}")
+            print(f"  > {printable(m.text[:200])}")
         print(f"  cause: {e.cause}")
         print(f"  fix:   {e.fix}")
         print(f"  source: {e.source}" + ("  (weak: the source shows this error only as a screenshot or without a "
@@ -379,12 +415,12 @@ def cmd_compare(args) -> int:
     first = result.first_divergence
     print(f"torchport compare: {len(result.compared)} aligned op outputs, {len(result.failed)} failed (msprobe rule), "
           f"{result.only_a} only in A, {result.only_b} only in B")
-    print(f"  first divergence: {first.a['name']}" if first else "  no divergence")
+    print(f"  first divergence: {printable(first.a['name'])}" if first else "  no divergence")
     if args.output:
         folder = write_comparison(result, args.output, args.a, args.b)
-        print(f"  report: {os.path.join(folder, 'compare.md')} (+ compare.csv)")
+        print(f"  report: {printable(os.path.join(folder, 'compare.md'))} (+ compare.csv)")
     elif first is not None:
-        sys.stdout.write(markdown(result, args.a, args.b, limit=0).split("|", 1)[0])
+        write_out(markdown(result, args.a, args.b, limit=0).split("|", 1)[0])
     return 1 if result.failed else 0
 
 
@@ -392,7 +428,7 @@ def cmd_rules(args) -> int:
     from .converter.rules_doc import rules_markdown, rules_table
 
     if args.markdown:
-        sys.stdout.write(rules_markdown())
+        write_out(rules_markdown())
     elif args.json:
         json.dump(rules_table(), sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -421,8 +457,16 @@ def cmd_targets(args) -> int:
     return 0
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, with its errors turned into UsageError: one line on stderr and exit 2, like every other
+    usage error (argparse's own would print the usage block first)."""
+
+    def error(self, message):
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="torchport", description="Move CUDA PyTorch projects to other accelerators.")
+    ap = Parser(prog="torchport", description="Move CUDA PyTorch projects to other accelerators.")
     ap.add_argument("--version", action="version", version=f"torchport {__version__}")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -624,8 +668,38 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
+    """Run one command; its exit code (see the module docstring)."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    command = "torchport"
+    escape_undecodable_output()
+    try:
+        args = parse(argv)
+        command = command_name(args)
+        code = args.func(args)
+        sys.stdout.flush()  # a reader that went away (`| head`) is noticed here, not at interpreter exit
+        return code
+    except SystemExit:  # --help, --version
+        flush_stdout()
+        raise
+    except UsageError as e:
+        return fail(2, f"torchport: error: {printable(str(e))}")
+    except KeyboardInterrupt:
+        return fail(130, "torchport: interrupted")
+    except BrokenPipeError:
+        silence_stdout()
+        return 1
+    except OSError as e:  # the machine's doing (full disk, read-only folder, no permission), not a bug
+        show_traceback()
+        return fail(2, f"torchport: error: {describe_os_error(e)}")
+    except Exception as e:  # noqa: BLE001 - a bug: one line for users, the traceback on request
+        show_traceback()
+        return fail(3, f"torchport: internal error in `{command}`: {type(e).__name__}: {printable(str(e))} "
+                       "(run it again with TORCHPORT_DEBUG=1 for the traceback, and please report it)")
+
+
+def parse(argv: list) -> argparse.Namespace:
+    """The parsed command line; UsageError when it names no command."""
+    parser = build_parser()
     rest = None
     if argv[:1] == ["run"]:
         argv, rest = split_run_argv(argv)
@@ -643,24 +717,68 @@ def main(argv=None) -> int:
         else:
             args.script_command = rest
     if not getattr(args, "func", None):
-        parser.print_help()
-        return 2
+        if args.command == "ops":
+            raise UsageError("ops needs a subcommand: check or record (see `torchport ops --help`)")
+        raise UsageError("a COMMAND is needed (see `torchport --help`)")
+    return args
+
+
+def command_name(args) -> str:
+    """`convert`, `ops check`, `profile diff`...: how the user spelled the command."""
+    if args.command == "profile-diff":
+        return "profile diff"
+    return " ".join(filter(None, (args.command, getattr(args, "ops_command", None))))
+
+
+def fail(code: int, line: str) -> int:
     try:
-        return args.func(args)
-    except UsageError as e:
-        print(f"torchport: error: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("torchport: interrupted", file=sys.stderr)
-        return 130
+        print(line, file=sys.stderr)
+    except OSError:  # stderr is gone too: the exit code still tells
+        pass
+    return code
+
+
+def show_traceback() -> None:
+    if os.environ.get("TORCHPORT_DEBUG"):
+        traceback.print_exc()
+
+
+def describe_os_error(e: OSError) -> str:
+    """`PATH: reason` (both paths for a rename), or the reason alone when the error names no path."""
+    reason = e.strerror or str(e)
+    if e.filename is None:
+        return reason
+    where = printable(e.filename)
+    if e.filename2 is not None:
+        where += f" -> {printable(e.filename2)}"
+    return f"{where}: {reason}"
+
+
+def escape_undecodable_output() -> None:
+    """A file name that is not UTF-8 holds surrogates (`\\udcff`); in JSON output they are written as that
+    escape (valid JSON, the exact name) instead of failing (a strict locale) or writing the raw byte (C.UTF-8)."""
+    if sys.stdout is sys.__stdout__ and hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(errors="backslashreplace")
+
+
+def flush_stdout() -> None:
+    try:
+        sys.stdout.flush()
     except BrokenPipeError:
-        return 0
-    except Exception as e:  # noqa: BLE001 - one line for users, the traceback on request
-        if os.environ.get("TORCHPORT_DEBUG"):
-            raise
-        print(f"torchport: internal error: {type(e).__name__}: {e} (set TORCHPORT_DEBUG=1 for details)",
-              file=sys.stderr)
-        return 3
+        silence_stdout()
+
+
+def silence_stdout() -> None:
+    """After a broken pipe: point the process's stdout at /dev/null, so Python's last flush at exit
+    does not fail again and print "Exception ignored" (only for the real stdout, not a test's capture)."""
+    if sys.stdout is not sys.__stdout__:
+        return
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 
 A file is decoded with its BOM or PEP 263 coding cookie, else UTF-8, else GBK
 (common in Chinese code bases); it is written back in the same encoding, BOM
-and line endings, so a file with no edits stays byte-identical.
+and line endings (LF, CRLF, or old-Mac CR), so a file with no edits stays
+byte-identical and inserted lines end like the file's first line.
 """
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
+from .names import printable
+
 _COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+_LINE_END = re.compile(r"\r\n?|\n")
 FALLBACK_ENCODINGS = ("utf-8", "gbk")
 
 
@@ -24,8 +28,9 @@ class Text:
 
     @property
     def newline(self) -> str:
-        i = self.text.find("\n")
-        return "\r\n" if i > 0 and self.text[i - 1] == "\r" else "\n"
+        """How the first line ends: CRLF, CR (old Mac) or LF (also for a text of one line)."""
+        m = _LINE_END.search(self.text)
+        return m.group() if m else "\n"
 
     def encode(self, text: str) -> bytes:
         data = text.encode(self.encoding)
@@ -33,7 +38,7 @@ class Text:
 
 
 def coding_cookie(data: bytes) -> Optional[str]:
-    for line in data.split(b"\n", 2)[:2]:
+    for line in re.split(rb"\r\n?|\n", data, maxsplit=2)[:2]:
         m = _COOKIE.match(line)
         if m:
             try:
@@ -63,11 +68,12 @@ def decode(data: bytes) -> Optional[Text]:
 
 def unified_diff(old: str, new: str, old_name: str, new_name: str) -> str:
     """A unified diff of two texts; a last line without its newline gets patch's marker, so lines
-    never run together."""
+    never run together.  The names are printed with `printable()`: a name holding a newline or a
+    terminal escape cannot forge header lines."""
     def lines(text: str) -> list:
         out = text.splitlines(True)
         if out and not out[-1].endswith(("\n", "\r")):
             out[-1] += "\n\\ No newline at end of file\n"
         return out
 
-    return "".join(difflib.unified_diff(lines(old), lines(new), old_name, new_name))
+    return "".join(difflib.unified_diff(lines(old), lines(new), printable(old_name), printable(new_name)))
