@@ -264,8 +264,6 @@ def test_ctrl_c_is_130_with_one_line(tmp_path):
     assert p.returncode == 130 and err == b"torchport: interrupted\n"
 
 
-@pytest.mark.xfail(reason="core/parallel.py: pool workers must ignore SIGINT; they print tracebacks and can "
-                          "leave Pool.terminate() waiting on the task queue's lock forever")
 def test_ctrl_c_during_a_parallel_run_stops_quietly(tmp_path):
     proj = tmp_path / "big"
     proj.mkdir()

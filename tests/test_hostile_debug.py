@@ -460,3 +460,13 @@ def test_profile_ops_csv_neutralises_formulas(tmp_path):
     assert_no_formula(tmp_path / "p" / "ops.csv")
     with open(tmp_path / "p" / "ops.csv", newline="", encoding="utf-8") as f:
         assert any(r["op"] == "aten::addmm" for r in csv.DictReader(f)), "ordinary names are untouched"
+
+
+@needs_torch
+def test_compare_with_nothing_aligned_is_unverified_not_agreement(tmp_path, capsys):
+    a = write_dump(tmp_path / "a", [entry("lin")])
+    b = write_dump(tmp_path / "b", [entry("other", "aten::tanh.default")])
+    assert main(["compare", str(a), str(b), "-o", str(tmp_path / "r")]) == 1
+    out = capsys.readouterr().out
+    assert "unverified" in out and "no divergence" not in out
+    assert "unverified" in (tmp_path / "r" / "compare.md").read_text()

@@ -129,8 +129,6 @@ def test_json_keeps_exact_names_as_json_escapes(hostile_tree):
     assert {"a\n+++ b/evil.py", "esc\x1b[31mred.py", "cr\rx.py", "bad\udcff.py", "中文 x.py"} <= paths
 
 
-@pytest.mark.xfail(strict=True, reason="check/api.py: Result.text() prints f.file unescaped (line 153) and "
-                                       "fingerprints() encodes a non-UTF-8 name strictly (line 84)")
 def test_check_escapes_names(hostile_tree):
     proj, n = hostile_tree
     code, out, err = cli("check", str(proj), "--to", "npu")

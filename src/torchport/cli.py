@@ -415,13 +415,14 @@ def cmd_compare(args) -> int:
     first = result.first_divergence
     print(f"torchport compare: {len(result.compared)} aligned op outputs, {len(result.failed)} failed (msprobe rule), "
           f"{result.only_a} only in A, {result.only_b} only in B")
-    print(f"  first divergence: {printable(first.a['name'])}" if first else "  no divergence")
+    print(f"  first divergence: {printable(first.a['name'])}" if first else "  no divergence" if result.compared
+          else "  unverified: no op output of A lines up with one of B, so nothing was compared")
     if args.output:
         folder = write_comparison(result, args.output, args.a, args.b)
         print(f"  report: {printable(os.path.join(folder, 'compare.md'))} (+ compare.csv)")
     elif first is not None:
         write_out(markdown(result, args.a, args.b, limit=0).split("|", 1)[0])
-    return 1 if result.failed else 0
+    return 1 if result.failed or not result.compared else 0
 
 
 def cmd_rules(args) -> int:

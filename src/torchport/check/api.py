@@ -32,6 +32,7 @@ from ..converter import config
 from ..converter.run import kind_of
 from ..core import files as tree
 from ..core import writes
+from ..core.names import printable
 from ..core import parallel
 from ..core.errors import UsageError
 from ..core.finding import ADVICE, CHANGES, ERROR, UNSUPPORTED
@@ -82,7 +83,7 @@ def fingerprints(findings: Sequence) -> list:
         key = (f.file, f.rule, _norm(f.old))
         n = seen[key]
         seen[key] += 1
-        out[i] = hashlib.sha256("\0".join((*key, str(n))).encode("utf-8")).hexdigest()[:32]
+        out[i] = hashlib.sha256("\0".join((*key, str(n))).encode("utf-8", "surrogateescape")).hexdigest()[:32]
     return out
 
 
@@ -151,7 +152,8 @@ class CheckResult:
         }
 
     def text(self) -> str:
-        lines = [f"{f.file}:{f.line}:{f.col + 1}: {f.rule} {f.action}: {describe(f)}" for f in self.findings]
+        lines = [f"{printable(f.file)}:{f.line}:{f.col + 1}: {f.rule} {f.action}: {printable(describe(f))}"
+                 for f in self.findings]
         return "\n".join(lines + [self.summary_line()]) + "\n"
 
 

@@ -6,10 +6,12 @@ terminal.  Everything that prints a name the user's files or data chose goes thr
 `printable()`: characters that are not printable become Python escapes (`\\n`, `\\r`, `\\t`,
 `\\x1b`, `\\u202e`, and `\\udcff` for a byte that is not UTF-8), everything else is unchanged, so
 ordinary names (spaces, `中文.py`) print as they are.  A backslash is printable and stays as it is.
+Markdown gets the same care: `md_cell` for a table cell, `md_code` for a code span.
 """
 from __future__ import annotations
 
 import os
+import re
 
 
 def printable(name) -> str:
@@ -18,3 +20,20 @@ def printable(name) -> str:
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def md_cell(text) -> str:
+    """Text for one Markdown table cell: its line breaks become <br>, other control characters escapes,
+    and `|`, backticks and HTML cannot end the cell or start markup."""
+    lines = str(text).replace("\r\n", "\n").split("\n")
+    text = "\n".join(printable(line) for line in lines)
+    text = text.replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`")
+    return text.replace("<", "&lt;").replace(">", "&gt;").replace("\n", "<br>")
+
+
+def md_code(text) -> str:
+    """Text as a one-line Markdown code span, whatever backticks it holds (a name, a path)."""
+    text = printable(text)
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"

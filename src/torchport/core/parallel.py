@@ -7,6 +7,7 @@ in this process: starting workers costs more than it saves.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from typing import Callable, Optional
 
@@ -18,6 +19,12 @@ def default_jobs() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - macOS/Windows
         return os.cpu_count() or 1
+
+
+def _worker_start(init: Callable, *init_args) -> None:
+    """A worker leaves Ctrl-C to the parent, which stops the pool: no traceback per worker, no hang."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    init(*init_args)
 
 
 def _chunk(args):
@@ -51,7 +58,7 @@ def run(items: list, init: Callable, init_args: tuple, work: Callable, n_jobs: i
     ctx = multiprocessing.get_context(method)
     results: list = [None] * len(items)
     done = 0
-    with ctx.Pool(n_jobs, init, init_args) as pool:
+    with ctx.Pool(n_jobs, _worker_start, (init, *init_args)) as pool:
         for indexes, part in pool.imap_unordered(_chunk, [(work, c, [items[i] for i in c]) for c in chunks]):
             for i, r in zip(indexes, part):
                 results[i] = r

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import torch
 
+from ..core import writes
 from .base import OpMode, op_name, phase
 
 SCHEMA_VERSION = 1
@@ -79,7 +80,7 @@ class OpRecorder(OpMode):
     def write(self, path) -> Path:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.to_dict(), indent=1) + "\n", encoding="utf-8")
+        writes.write_text(path, json.dumps(self.to_dict(), indent=1) + "\n")
         return path
 
 

@@ -33,10 +33,12 @@ from typing import Optional
 import torch
 from torch.utils._python_dispatch import _disable_current_modes
 
+from ..core import writes
 from ..core.csvfile import write_csv
 from ..core.errors import UsageError
 from ..core.files import is_within
 from ..core.jsonfile import Fields, read_json_lines, short
+from ..core.names import md_cell, md_code
 from .base import ALLOCATION, OpMode, is_random, op_name, phase
 from .metrics import Metrics, msprobe_verdict, nan_max, tensor_metrics
 
@@ -300,19 +302,20 @@ def write_comparison(result: RunComparison, folder, a_name: str, b_name: str) ->
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     write_csv(folder / "compare.csv", COLUMNS, (_row(p) for p in result.pairs))
-    (folder / "compare.md").write_text(markdown(result, a_name, b_name), encoding="utf-8")
+    writes.write_text(folder / "compare.md", markdown(result, a_name, b_name))
     return folder
 
 
 def markdown(result: RunComparison, a_name: str, b_name: str, limit: int = 200) -> str:
     first = result.first_divergence
-    lines = [f"# torchport compare: {a_name} (A) vs {b_name} (B)", "",
+    lines = [f"# torchport compare: {md_code(a_name)} (A) vs {md_code(b_name)} (B)", "",
              f"- aligned op outputs: {len(result.compared)}; failed (msprobe rule): {len(result.failed)}; "
              f"only in A: {result.only_a}; only in B: {result.only_b}",
-             f"- first divergence: `{first.a['name']}` (B: `{first.b['name']}`)" if first else "- no divergence", "",
+             f"- first divergence: {md_code(first.a['name'])} (B: {md_code(first.b['name'])})" if first else
+             "- no divergence" if result.compared else "- nothing aligned: unverified", "",
              "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     for p in result.pairs[:limit]:
-        lines.append("| " + " | ".join(str(c) for c in _row(p)) + " |")
+        lines.append("| " + " | ".join(md_cell(c) for c in _row(p)) + " |")
     if len(result.pairs) > limit:
         lines.append(f"\n... {len(result.pairs) - limit} more rows in compare.csv")
     return "\n".join(lines) + "\n"

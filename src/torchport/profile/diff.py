@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
+from ..core import writes
 from ..core.csvfile import write_csv
+from ..core.names import md_cell, md_code
 from ..core.errors import UsageError
 from ..core.jsonfile import Fields, read_json
 
@@ -75,17 +77,17 @@ def write(result: dict, folder, a_name: str, b_name: str, top: int = 15) -> list
     folder.mkdir(parents=True, exist_ok=True)
     write_csv(folder / "diff.csv", COLUMNS, ([r[c] for c in COLUMNS] for r in result["ops"]))
     s = result["step_us"]
-    lines = [f"# torchport profile diff: {a_name} (A) vs {b_name} (B)", "",
+    lines = [f"# torchport profile diff: {md_code(a_name)} (A) vs {md_code(b_name)} (B)", "",
              f"- mean step: A {s['a'] / 1e3:.2f} ms, B {s['b'] / 1e3:.2f} ms; speedup A/B "
              f"{result['step_speedup_a_over_b']}",
-             f"- ops only in B (added): {', '.join(result['added']) or 'none'}",
-             f"- ops only in A (removed): {', '.join(result['removed']) or 'none'}", "",
+             f"- ops only in B (added): {', '.join(map(md_code, result['added'])) or 'none'}",
+             f"- ops only in A (removed): {', '.join(map(md_code, result['removed'])) or 'none'}", "",
              "| op | A us/step | B us/step | delta us | A/B | calls A | calls B | |", "|---|---|---|---|---|---|---|---|"]
     for r in result["ops"][:60]:
-        lines.append(f"| {r['op']} | {r['a_us_per_step']:.1f} | {r['b_us_per_step']:.1f} | {r['delta_us']:+.1f} | "
+        lines.append(f"| {md_cell(r['op'])} | {r['a_us_per_step']:.1f} | {r['b_us_per_step']:.1f} | {r['delta_us']:+.1f} | "
                      f"{r['ratio_a_over_b'] if r['ratio_a_over_b'] is not None else ''} | {r['a_calls_per_step']:g} | "
                      f"{r['b_calls_per_step']:g} | {r['status'] if r['status'] != 'both' else ''} |")
-    (folder / "diff.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    writes.write_text(folder / "diff.md", "\n".join(lines) + "\n")
     written = [folder / "diff.md", folder / "diff.csv"]
     png = chart(result, folder / "diff.png", a_name, b_name, top)
     if png is not None:

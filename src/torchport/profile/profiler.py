@@ -23,6 +23,7 @@ from typing import Optional
 import torch
 from torch.profiler import ProfilerActivity, profile, schedule
 
+from ..core import writes
 from ..core.csvfile import write_csv
 
 SCHEMA_VERSION = 1
@@ -157,10 +158,10 @@ OPS_COLUMNS = ("op", "calls", "host_total_us", "host_self_us", "device_total_us"
 
 
 def write_outputs(result: dict, folder: Path) -> None:
-    (folder / "profile.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    writes.write_text(folder / "profile.json", json.dumps(result, indent=1) + "\n")
     write_csv(folder / "ops.csv", OPS_COLUMNS,
               ([o[c] if c != "input_shapes" else "; ".join(o[c]) for c in OPS_COLUMNS] for o in result["ops"]))
-    (folder / "summary.md").write_text(markdown(result), encoding="utf-8")
+    writes.write_text(folder / "summary.md", markdown(result))
 
 
 def markdown(r: dict, top: int = 25) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..core import writes
 from ..core.csvfile import csv_text
+from ..core.names import md_cell, md_code, printable
 from ..core.files import REPORT_MARKER
 from ..core.finding import ADVICE, CHANGES, DELETE, ERROR, INSERT, MODIFY, UNSUPPORTED
 
@@ -72,13 +73,6 @@ def describe(f) -> str:
     return f"change {_quoted(f.old)} to {_quoted(f.new)}"
 
 
-def md_cell(text) -> str:
-    text = str(text).replace("\r\n", "\n").replace("\r", "\n")
-    text = text.replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`")
-    text = text.replace("<", "&lt;").replace(">", "&gt;").replace("\n", "<br>")
-    return text
-
-
 def _table(header, rows) -> list:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in rows]
@@ -88,11 +82,11 @@ def _table(header, rows) -> list:
 def markdown(result) -> str:
     s = result.summary()
     findings = result.findings
-    out = [f"# torchport conversion report: {result.target}", ""]
-    out += [f"- input: `{md_cell(result.input)}`",
-            f"- output: `{md_cell(result.output or result.mode)}`"]
+    out = [f"# torchport conversion report: {printable(result.target)}", ""]
+    out += [f"- input: {md_code(result.input)}",
+            f"- output: {md_code(result.output or result.mode)}"]
     if result.backup:
-        out.append(f"- backup of the originals: `{md_cell(result.backup)}`")
+        out.append(f"- backup of the originals: {md_code(result.backup)}")
     out += [f"- files: {s['files']} ({', '.join(f'{k} {v}' for k, v in s['files_by_status'].items())}), "
             f"lines: {s['lines']}, time: {s['elapsed_seconds']} s", ""]
     out += ["## Summary", ""] + _table(("What", "Count"), [
@@ -113,24 +107,26 @@ def markdown(result) -> str:
         if not rows:
             continue
         out += [f"## {title} ({len(rows)})", "", note, ""]
-        out += _table(header, [(i, f"{f.file}:{f.line}", *cells(f)) for i, f in enumerate(rows, 1)]) + [""]
+        out += _table(header, [(i, f"{printable(f.file)}:{f.line}", *cells(f)) for i, f in enumerate(rows, 1)]) + [""]
     mentions = [r.path for r in result.files if getattr(r, "mentions_cuda", False)]
     if mentions:
         out += [f"## Other files that mention CUDA ({len(mentions)})", "",
                 "Copied unchanged and not converted (documentation, configs, Dockerfiles, requirements...): "
-                "check what they say.", ""] + [f"- `{md_cell(p)}`" for p in mentions] + [""]
+                "check what they say.", ""] + [f"- {md_code(p)}" for p in mentions] + [""]
     if s["by_rule"]:
         out += ["## By rule", ""] + _table(("Rule", "Findings"), sorted(s["by_rule"].items())) + [""]
     return "\n".join(out)
 
 
 def log_text(result) -> str:
-    lines = [f"torchport convert --to {result.target} {result.input} ({result.mode})"]
+    """torchport.log: one line per file and per finding (names and messages escaped: one line each)."""
+    lines = [f"torchport convert --to {printable(result.target)} {printable(result.input)} ({result.mode})"]
     for r in result.files:
-        lines.append(f"{r.status:10} {r.path}" + (f"  [{r.message}]" if r.message else ""))
+        lines.append(f"{r.status:10} {printable(r.path)}" + (f"  [{printable(r.message)}]" if r.message else ""))
         for f in r.findings:
-            lines.append(f"    {f.file}:{f.line}: {f.rule} {f.action}: {describe(f) if f.action in CHANGES else f.old}"
-                         + (f" -- {f.message}" if f.message else ""))
+            what = printable(describe(f) if f.action in CHANGES else f.old)
+            lines.append(f"    {printable(f.file)}:{f.line}: {f.rule} {f.action}: {what}"
+                         + (f" -- {printable(f.message)}" if f.message else ""))
         if getattr(r, "trace", ""):
             lines.extend("    | " + line for line in r.trace.rstrip().splitlines())
     s = result.summary()

@@ -16,7 +16,8 @@ from pathlib import Path
 from ..core import writes
 from ..core.files import REPORT_MARKER
 from ..kb.packages import packages
-from . import _csv, _table, md_cell
+from ..core.names import md_code, printable
+from . import _csv, _table
 
 COLUMNS = ("File", "Start Line", "End Line", "OP", "Tips")
 
@@ -66,7 +67,7 @@ def markdown(result) -> str:
     from ..analyze.api import TOUCHPOINT_GROUPS
 
     s = result.summary()
-    out = [f"# torchport analysis: {md_cell(result.input)}", "",
+    out = [f"# torchport analysis: {md_code(result.input)}", "",
            f"- files: {s['files']} ({s['python_files']} Python), lines: {s['lines']}, "
            f"time: {s['elapsed_seconds']} s",
            f"- CUDA touchpoints: {s['touchpoints']}; CUDA source files: {s['cuda_files']}, kernels: {s['cuda_kernels']}, "
@@ -86,7 +87,8 @@ def markdown(result) -> str:
         if not rows:
             continue
         out += [f"### {group} ({len(rows)})", ""]
-        out += _table(("File", "Code", "Note"), [(f"{f.file}:{f.line}", f.old, f.message) for f in rows[:200]])
+        out += _table(("File", "Code", "Note"), [(f"{printable(f.file)}:{f.line}", f.old, f.message)
+                                                 for f in rows[:200]])
         if len(rows) > 200:
             out.append(f"\n... and {len(rows) - 200} more in cuda_op_list.csv")
         out.append("")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..core import writes
 from ..core.files import REPORT_MARKER
+from ..core.names import md_code, printable
 from . import _csv, _table
 
 
@@ -38,10 +39,11 @@ def write_port(result, folder: Path) -> None:
 
 
 def markdown(result) -> str:
-    out = [f"# torchport port-ext: {result.target}", "", f"- input: `{result.input}`",
-           f"- output: `{result.output or result.mode}`"]
+    out = [f"# torchport port-ext: {printable(result.target)}", "", f"- input: {md_code(result.input)}",
+           f"- output: {md_code(result.output or result.mode)}"]
     if result.map_source:
-        out.append(f"- mapping: {result.map_source}" + (f" + {', '.join(result.user_maps)}" if result.user_maps else ""))
+        maps = ", ".join(md_code(m) for m in result.user_maps)
+        out.append(f"- mapping: {md_code(result.map_source)}" + (f" + {maps}" if maps else ""))
     if result.mode == "inventory":
         return "\n".join(out + [""] + _inventory(result.inventory, result.target)) + "\n"
     t = result.totals()
@@ -84,7 +86,7 @@ def _inventory(inv: dict, target: str) -> list:
     out += [f"## Launch sites ({len(inv['launches'])})", ""]
     out += _table(("File", "Kernel"), [(f"{x['file']}:{x['line']}", x["kernel"]) for x in inv["launches"]]) + [""]
     ops = inv["pybind_ops"] + [f"{ns}::{op}" for ns, names in inv["library_ops"].items() for op in names]
-    out += [f"## Ops registered to Python ({len(ops)})", "", ", ".join(ops) or "none", ""]
+    out += [f"## Ops registered to Python ({len(ops)})", "", ", ".join(md_code(op) for op in ops) or "none", ""]
     out += [f"## Python call sites ({len(inv['python_calls'])})", ""]
     out += _table(("File", "Call"), [(f"{c['file']}:{c['line']}", c["call"]) for c in inv["python_calls"]]) + [""]
     return out
