@@ -22,31 +22,53 @@ def _report(out):
     return json.loads((out.parent / f"{out.name}_report" / "report.json").read_text())
 
 
-def test_output_that_does_not_parse_fails_the_file_and_the_run(tmp_path):
-    src = _tree(tmp_path, {"good.py": GOOD,
-                           "loader.py": "import torch\nl = torch.utils.data.DataLoader(ds, batch_size=2,)\n"})
-    rules = tmp_path / "rules.toml"
-    rules.write_text('[[argument]]\ncall = "torch.utils.data.DataLoader"\nkeyword = "class"\nnew = "1"\n')
+def _breaking(monkeypatch, bad_text: str):
+    """Make a built-in rule write `bad_text` at the end of every statement of loader.py (a torchport bug,
+    simulated: rule values from files are validated at load, see test_hostile_values.py)."""
+    rules = registry.conversion_rules()
+    victim = next(r for r in rules.values() if r.check is not None and "ref" in r.nodes)
+    original = victim.check
+
+    def breaking(node, ctx):
+        if ctx.path == "loader.py" and not getattr(ctx, "_broken", False):
+            ctx._broken = True
+            ctx.insert(len(ctx.source), bad_text, victim, "simulated bug")
+        return original(node, ctx)
+
+    monkeypatch.setattr(victim, "check", breaking) if not _frozen(victim) else \
+        monkeypatch.setitem(rules, victim.id, _replace(victim, check=breaking))
+
+
+def test_output_that_does_not_parse_fails_the_file_and_the_run(tmp_path, monkeypatch):
+    src = _tree(tmp_path, {"good.py": GOOD, "loader.py": "import torch\ntorch.cuda.synchronize()\n"})
+    _breaking(monkeypatch, "x = (\n")
     out = tmp_path / "out"
-    code, stdout, err = run_cli("convert", str(src), "--to", "npu", "-o", str(out), "--rule", str(rules))
-    assert code == 1, (stdout, err)
-    assert "loader.py" in stdout and "does not parse" in stdout
+    result = torchport.convert(src, "npu", out, jobs=1)
     assert (out / "loader.py").read_bytes() == (src / "loader.py").read_bytes(), "copied unchanged"
     assert ".npu()" in (out / "good.py").read_text(), "the other files are converted"
-    report = _report(out)
-    files = {f["path"]: f["status"] for f in report["files"]}
+    files = {r.path: r.status for r in result.files}
     assert files == {"good.py": "converted", "loader.py": "error"}
-    assert report["summary"]["errors"] == 1
+    assert [f.file for f in result.failed()] == ["loader.py"] and "does not parse" in result.failed()[0].message
     assert "does not parse" in (out.parent / "out_report" / "report.md").read_text()
 
 
-def test_output_that_parses_but_does_not_compile_fails_too(tmp_path):
+def test_output_that_parses_but_does_not_compile_fails_too(tmp_path, monkeypatch):
     """`yield` outside a function parses, and fails at import: the check compiles."""
-    src = _tree(tmp_path, {"m.py": "import torch\nl = torch.utils.data.DataLoader(ds, 2)\n"})
-    rules = tmp_path / "rules.toml"
-    rules.write_text('[[argument]]\ncall = "torch.utils.data.DataLoader"\nindex = 1\nnew = "(yield 1)"\n')
-    code, stdout, err = run_cli("convert", str(src), "--to", "npu", "-o", str(tmp_path / "out"), "--rule", str(rules))
-    assert code == 1 and "m.py" in stdout and "does not parse" in stdout, (stdout, err)
+    src = _tree(tmp_path, {"loader.py": "import torch\ntorch.cuda.synchronize()\n"})
+    _breaking(monkeypatch, "(yield 1)\n")
+    result = torchport.convert(src, "npu", tmp_path / "out", jobs=1)
+    assert [f.file for f in result.failed()] == ["loader.py"] and "does not parse" in result.failed()[0].message
+
+
+def test_rule_values_that_would_break_the_output_are_refused_before_anything_is_written(tmp_path):
+    src = _tree(tmp_path, {"loader.py": "import torch\nl = torch.utils.data.DataLoader(ds, 2,)\n"})
+    for body in ('keyword = "class"\nnew = "1"', 'index = 1\nnew = "(yield 1)"'):
+        rules = tmp_path / "rules.toml"
+        rules.write_text(f'[[argument]]\ncall = "torch.utils.data.DataLoader"\n{body}\n')
+        out = tmp_path / "out"
+        code, stdout, err = run_cli("convert", str(src), "--to", "npu", "-o", str(out), "--rule", str(rules))
+        assert code == 2 and str(rules) in err and len(err.strip().splitlines()) == 1, (stdout, err)
+        assert not out.exists()
 
 
 def test_a_trailing_comma_or_a_comment_does_not_break_an_added_argument(tmp_path):

@@ -6,10 +6,24 @@ register it, its collective backend, env vars, management tool, and per-name
 decisions for CUDA APIs.  The API list it points to (kb/api/<name>.json) says
 which `torch.cuda.*` names exist on it.  Adding a target means adding a file;
 `load_target` also accepts a path to a TOML file outside the package.
+
+Many of a target's values are pasted into converted code, launch scripts and
+commands, so every key has a check (`_TARGET_KEYS`), run when the file is
+loaded.  The checks and the safe reading of data files (`read_text`,
+`parse_data`: UTF-8 with or without a BOM; no NaN, huge numbers or deep
+nesting) are shared with user rule files and port-ext maps: a bad value is a
+one-line UsageError naming the file and the key.
 """
 from __future__ import annotations
 
+import ast
+import io
 import json
+import keyword
+import math
+import re
+import string
+import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -82,10 +96,379 @@ class Target:
         return names is not None and attr in names
 
 
+# ------------------------------------------------------------------ reading data files
+MAX_DEPTH = 16          # tables and lists inside each other (the files torchport reads use 3)
+MAX_INT = 2 ** 53       # no number torchport reads comes near this
+
+
+def read_text(path, what: str) -> str:
+    """A data file's text: UTF-8, a leading BOM dropped.  Anything else is a UsageError."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise UsageError(f"cannot read {what} {path}: {e.strerror or e}") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise UsageError(f"{path}: not UTF-8 (byte 0x{raw[e.start]:02x} at offset {e.start}): "
+                         "save the file as UTF-8") from None
+
+
+def parse_data(text: str, path, fmt: str = "", parse_json=None):
+    """The TOML (`fmt` "toml", or a .toml path) or JSON in `text`, checked by `check_plain`.  A syntax
+    error, a number with more digits than Python converts, or nesting deeper than the parser's recursion
+    is a UsageError naming the file.  `parse_json(text, path)` may replace json.loads."""
+    fmt = fmt or ("toml" if Path(path).suffix == ".toml" else "json")
+    try:
+        if fmt == "toml":
+            data = tomllib.loads(text)
+        else:
+            data = parse_json(text, str(path)) if parse_json else json.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise UsageError(f"{path}: invalid TOML: {e}") from None
+    except json.JSONDecodeError as e:
+        raise UsageError(f"{path}:{e.lineno}: invalid JSON: {e.msg}") from None
+    except RecursionError:
+        raise UsageError(f"{path}: tables or lists are nested too deeply") from None
+    except ValueError as e:  # int() of more than 4300 digits
+        found = re.search(r"[0-9_]{4300,}", text)
+        if not found:
+            raise UsageError(f"{path}: {_short(str(e), 200)}") from None
+        start = found.start()
+        line, before = text.count("\n", 0, start) + 1, text[text.rfind("\n", 0, start) + 1:start].strip()
+        raise UsageError(f"{path}:{line}: a number has too many digits"
+                         + (f" (after {_short(before)!r})" if before else "")) from None
+    check_plain(data, path)
+    return data
+
+
+def check_plain(value, path, keys=()) -> None:
+    """Refuse what no key takes: NaN and infinities, integers beyond MAX_INT, nesting beyond MAX_DEPTH."""
+    if len(keys) > MAX_DEPTH:
+        raise UsageError(f"{path}: '{key_text(keys[:MAX_DEPTH])}' holds tables or lists nested too deeply")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise UsageError(f"{path}: '{key_text(keys)}' is {value}: NaN and infinities are not accepted")
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
+        raise UsageError(f"{path}: '{key_text(keys)}' is too large a number")
+    if isinstance(value, dict):
+        for k, v in value.items():
+            check_plain(v, path, (*keys, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            check_plain(v, path, (*keys, i))
+
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+\Z")
+
+
+def key_text(keys) -> str:
+    """Where a value is in a file, as one short line: `names."torch.cuda.x".new`, `rename[2]`."""
+    out = ""
+    for k in keys:
+        if isinstance(k, int):
+            out += f"[{k}]"
+        else:
+            k = str(k)
+            out += ("." if out else "") + (k if _BARE_KEY.match(k) else _short(json.dumps(k)))
+    return out or "(the whole file)"
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+# ------------------------------------------------------------------ value checks
+# A check takes a value and returns nothing, or raises BadValue saying what is wrong, phrased to follow
+# the key ("must be ...").  `checked` turns that into the UsageError "<file>: '<key>' must be ...".
+MAX_NAME = 200          # characters in a name (each character of a trigger word is a nested regex group)
+MAX_CODE = 1000         # characters in an expression
+MESSAGE_FIELDS = ("title", "name", "device", "namespace", "smi", "backend")  # what ApiMap.fmt fills in
+# control characters but tab, what str.splitlines also splits at, and lone surrogates (not writable as UTF-8)
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029\ud800-\udfff]")
+
+
+class BadValue(Exception):
+    """What is wrong with a value, and where inside it (keys below the one checked)."""
+
+    def __init__(self, problem: str, keys=()):
+        super().__init__(problem)
+        self.problem, self.keys = problem, tuple(keys)
+
+
+def checked(where: str, keys, check, value):
+    """Run `check` on the value found at `keys`; a BadValue becomes a one-line UsageError."""
+    try:
+        check(value)
+    except BadValue as e:
+        raise UsageError(f"{where}: '{key_text((*keys, *e.keys))}' {e.problem}") from None
+    return value
+
+
+def _at(key, check, value) -> None:
+    try:
+        check(value)
+    except BadValue as e:
+        raise BadValue(e.problem, (key, *e.keys)) from None
+
+
+def _show(value) -> str:
+    return _short(repr(value))
+
+
+def _type_name(value) -> str:
+    for kind, name in ((bool, "true/false"), (str, "a string"), (int, "an integer"), (float, "a number"),
+                       (list, "a list"), (dict, "a table")):
+        if isinstance(value, kind):
+            return name
+    return type(value).__name__
+
+
+def _need_type(value, kind, name: str) -> None:
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise BadValue(f"must be {name}, not {_type_name(value)}")
+
+
+def text(value) -> None:
+    """One line of text: a title, a tip, a reason."""
+    _need_type(value, str, "a string")
+    if _CONTROL.search(value):
+        raise BadValue("must be one line of printable text (no line breaks or control characters)")
+
+
+def reason(value) -> None:
+    """Text that must say something."""
+    text(value)
+    if not value.strip():
+        raise BadValue("must say why (it is empty)")
+
+
+def message(value) -> None:
+    """Text shown with a finding: it goes through str.format with the target's MESSAGE_FIELDS."""
+    text(value)
+    try:
+        fields = [(f, spec, conv) for _, f, spec, conv in string.Formatter().parse(value) if f is not None]
+    except ValueError:
+        raise BadValue("has a lone '{' or '}' (write {{ or }} for a brace)") from None
+    for f, spec, conv in fields:
+        if f not in MESSAGE_FIELDS or spec or conv:
+            raise BadValue(f"has the placeholder {{{_short(f, 30)}}}: the known ones are "
+                           f"{', '.join('{' + k + '}' for k in MESSAGE_FIELDS)} (write {{{{ or }}}} for a brace)")
+
+
+def dotted(what: str = "a (dotted) Python name"):
+    """A check for a Python name (`torch.npu`, `mypkg.amp_init`) none of whose parts is a keyword."""
+    def check(value) -> None:
+        _need_type(value, str, "a string")
+        parts = value.split(".")
+        if len(value) > MAX_NAME or not all(p.isidentifier() for p in parts):
+            raise BadValue(f"must be {what}, got {_show(value)}")
+        bad = [p for p in parts if keyword.iskeyword(p)]
+        if bad:
+            raise BadValue(f"must be {what}, got {_show(value)}: {bad[0]!r} is a Python keyword")
+    return check
+
+
+dotted_name = dotted()
+module_name = dotted("a module name to import (`torch_npu` for `import torch_npu`)")
+
+
+def identifier(value) -> None:
+    """One Python name that is not a keyword: a method, an attribute, a keyword argument."""
+    _need_type(value, str, "a string")
+    if len(value) > MAX_NAME or not value.isidentifier():
+        raise BadValue(f"must be a Python identifier, got {_show(value)}")
+    if keyword.iskeyword(value):
+        raise BadValue(f"must be a Python identifier, got {_show(value)}: it is a Python keyword")
+
+
+def pattern(regex: str, what: str):
+    """A check for a string of at most MAX_NAME characters that `regex` matches in full."""
+    compiled = re.compile(regex + r"\Z")
+
+    def check(value) -> None:
+        _need_type(value, str, "a string")
+        if len(value) > MAX_NAME or not compiled.match(value):
+            raise BadValue(f"must be {what}, got {_show(value)}")
+    return check
+
+
+word = pattern(r"[A-Za-z_][A-Za-z0-9_]*", "a plain word (ASCII letters, digits, _)")
+env_name = pattern(r"[A-Za-z_][A-Za-z0-9_]*", "an environment variable name (ASCII letters, digits, _)")
+label = pattern(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*", "a name of ASCII letters, digits, _ . + -")
+program = pattern(r"[A-Za-z0-9_.+/-]+", "a program name or path without spaces")
+
+
+def one_of(*choices):
+    def check(value) -> None:
+        if not isinstance(value, str) or value not in choices:
+            raise BadValue(f"must be {' or '.join(repr(c) for c in choices)}, got {_show(value)}")
+    return check
+
+
+def optional(check):
+    """`check`, except that "" (none) is fine too."""
+    def run(value) -> None:
+        if value != "":
+            check(value)
+    return run
+
+
+def boolean(value) -> None:
+    _need_type(value, bool, "true or false")
+
+
+def integer(low: int, high: int):
+    def check(value) -> None:
+        _need_type(value, int, "an integer")
+        if not low <= value <= high:
+            raise BadValue(f"must be an integer from {low} to {high}, got {value}")
+    return check
+
+
+def scalar(value) -> None:
+    """A plain value: one line of text, true/false or a number (check_plain refused NaN and huge ones)."""
+    if isinstance(value, str):
+        text(value)
+    elif not isinstance(value, (bool, int, float)):
+        raise BadValue(f"must be text, a number or true/false, not {_type_name(value)}")
+
+
+def expression(value) -> ast.Expression:
+    """A Python expression on one line that stays one call argument wherever it is pasted (`f(<it>)`,
+    `f(k=<it>)`): no statement, comment or line break, no bare tuple or starred value changing the
+    number of arguments, no yield/await.  Returns its tree."""
+    text(value)
+    if len(value) > MAX_CODE:
+        raise BadValue(f"is too long for an expression ({len(value)} characters, at most {MAX_CODE})")
+    try:
+        tree = ast.parse(value, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        raise BadValue(f"is not a Python expression: {_show(value)}") from None
+    if any(t.type == tokenize.COMMENT for t in tokenize.generate_tokens(io.StringIO(value).readline)):
+        raise BadValue(f"must not hold a comment ('#'), it would hide the rest of the line: {_show(value)}")
+    if any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in ast.walk(tree)):
+        raise BadValue(f"must not yield or await: {_show(value)}")
+    for wrapped in (f"_({value})", f"_(k={value})"):
+        try:
+            call = ast.parse(wrapped, mode="eval").body
+        except (SyntaxError, RecursionError, MemoryError):
+            call = None
+        args = call.args + [k.value for k in call.keywords] if isinstance(call, ast.Call) else []
+        if len(args) != 1 or isinstance(args[0], ast.Starred):
+            raise BadValue(f"must be one argument: a bare tuple or starred value would change the number "
+                           f"of arguments (put it in parentheses): {_show(value)}")
+    return tree
+
+
+def _fstring_safe(value: str) -> None:
+    """Expressions that go into f-string replacement fields (their quotes are swapped to fit)."""
+    if "\\" in value or ('"' in value and "'" in value):
+        raise BadValue(f"is pasted into f-strings: no backslashes, and only one kind of quote: {_show(value)}")
+
+
+def torch_expression(value) -> None:
+    """device_expr / backend_expr: an expression in which `{torch}` stands for the file's name of torch."""
+    text(value)
+    try:
+        fields = [(f, spec, conv) for _, f, spec, conv in string.Formatter().parse(value) if f is not None]
+    except ValueError:
+        raise BadValue("has a lone '{' or '}' (write {{ or }} for a brace)") from None
+    if any(f != "torch" or spec or conv for f, spec, conv in fields):
+        raise BadValue("may use only the placeholder {torch} (write {{ or }} for a brace)")
+    filled = value.format(torch="torch")
+    expression(filled)
+    _fstring_safe(filled)
+
+
+def stand_in(value) -> None:
+    """needs_device: "!" (no stand-in) or the literal a call stands for without a device (None, 0, '')."""
+    if value == "!":
+        return
+    tree = expression(value)
+    try:
+        ast.literal_eval(tree)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        raise BadValue(f"must be '!' or a literal (None, 0, '', (0, 0), {{}}), got {_show(value)}") from None
+    _fstring_safe(value)
+
+
+def list_of(check):
+    def run(value) -> None:
+        _need_type(value, list, "a list")
+        for i, item in enumerate(value):
+            _at(i, check, item)
+    return run
+
+
+def table_of(key_check, value_check):
+    def run(value) -> None:
+        _need_type(value, dict, "a table")
+        for k, v in value.items():
+            _at(k, key_check, k)
+            _at(k, value_check, v)
+    return run
+
+
+def fields(spec: dict):
+    """A table with known keys, each with its own check."""
+    def run(value) -> None:
+        _need_type(value, dict, "a table")
+        for k, v in value.items():
+            if k not in spec:
+                raise BadValue(f"has the unknown key {_show(k)} (known: {', '.join(sorted(spec))})")
+            _at(k, spec[k], v)
+    return run
+
+
+# ------------------------------------------------------------------ target files
+def _decision(entry) -> None:
+    """A [names] entry: exactly one of new (a name), unsupported/keep (a message), same (why); a note."""
+    _need_type(entry, dict, "a table")
+    kinds = [k for k in NAME_DECISIONS if k in entry]
+    if len(kinds) != 1 or set(entry) - set(NAME_DECISIONS) - {"note"}:
+        raise BadValue(f"needs exactly one of {NAME_DECISIONS} (and optionally 'note')")
+    checks = {"new": dotted_name, "unsupported": message, "keep": message, "same": text, "note": message}
+    for k, v in entry.items():
+        _at(k, checks[k], v)
+
+
+def _doctor_need(value) -> None:
+    """[doctor] env: the fix, or {contains = "part the value needs", fix = "..."}."""
+    if isinstance(value, dict):
+        fields({"contains": text, "fix": text})(value)
+    else:
+        text(value)
+
+
+# What each key of a target file must be.  Pasted into converted code: namespace, register, device_guard,
+# tensor_method, is_attr, the expressions, needs_device stand-ins, names.new, port names; into string
+# literals and launch scripts: device, backend, env names, port.force_env/compiler_key; run: smi.
+_TARGET_KEYS = {
+    "name": label, "title": text, "description": text, "torch_install": text,
+    "namespace": dotted_name, "register": optional(module_name), "device_guard": optional(dotted_name),
+    "device": optional(word), "device_expr": optional(torch_expression),
+    "backend": optional(word), "backend_expr": optional(torch_expression),
+    "tensor_method": optional(identifier), "is_attr": optional(identifier),
+    "visible_devices_env": optional(env_name), "smi": optional(program),
+    "amp": one_of("namespace", "torch.amp"), "cuda_kernels": one_of("port", "rewrite"),
+    "device_index": boolean, "host": boolean,
+    "api": optional(text), "ops": optional(label), "dispatch_key": optional(word),
+    "env": table_of(env_name, optional(env_name)),
+    "names": table_of(dotted_name, _decision),
+    "needs_device": table_of(dotted_name, stand_in),
+    "no_arguments": table_of(dotted_name, reason),
+    "port": fields({"title": text, "extension_module": dotted_name, "home": env_name, "force_env": env_name,
+                    "compiler_key": word, "names": table_of(identifier, identifier),
+                    "keywords": table_of(identifier, identifier)}),
+    "runtime": fields({"noop": list_of(dotted_name)}),
+    "doctor": fields({"version_rule": one_of("same-minor"), "smi_args": list_of(text),
+                      "env": table_of(env_name, _doctor_need)}),
+    "sim": fields({"label": text, "device_name": text, "memory_gib": integer(1, 1 << 20),
+                   "amp_dtypes": list_of(identifier), "capability": list_of(integer(0, 1000)),
+                   "properties": table_of(identifier, scalar), "version": text, "source": text}),
+}
 _REQUIRED = ("name", "title", "namespace")
-_STRINGS = ("name", "title", "namespace", "device", "device_expr", "register", "backend", "backend_expr",
-            "ops", "dispatch_key", "cuda_kernels", "torch_install",
-            "visible_devices_env", "smi", "tensor_method", "is_attr", "amp", "api", "description", "device_guard")
 
 
 def _fail(path: Path, msg: str) -> None:
@@ -93,46 +476,21 @@ def _fail(path: Path, msg: str) -> None:
 
 
 def _parse(path: Path) -> Target:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as e:
-        _fail(path, f"cannot read target file ({e})")
-    except tomllib.TOMLDecodeError as e:
-        _fail(path, f"invalid TOML: {e}")
-    unknown = set(data) - set(_STRINGS) - {"env", "names", "device_index", "host", "port", "runtime", "doctor", "sim",
-                                              "needs_device", "no_arguments"}
+    data = parse_data(read_text(path, "target file"), path, "toml")
+    unknown = set(data) - set(_TARGET_KEYS)
     if unknown:
         _fail(path, f"unknown keys {sorted(unknown)}")
     for key in _REQUIRED:
         if not data.get(key):
             _fail(path, f"missing required key '{key}'")
-    for key in _STRINGS:
-        if key in data and not isinstance(data[key], str):
-            _fail(path, f"'{key}' must be a string")
+    for key, value in data.items():
+        checked(str(path), (key,), _TARGET_KEYS[key], value)
     if bool(data.get("device")) == bool(data.get("device_expr")):
         _fail(path, "give exactly one of 'device' (a string) or 'device_expr' (an expression)")
-    if data.get("amp", "torch.amp") not in ("namespace", "torch.amp"):
-        _fail(path, "'amp' must be 'namespace' or 'torch.amp'")
-    if data.get("cuda_kernels", "rewrite") not in ("port", "rewrite"):
-        _fail(path, "'cuda_kernels' must be 'port' or 'rewrite'")
     names = {}
     for qualname, entry in data.get("names", {}).items():
-        if not isinstance(entry, dict):
-            _fail(path, f"names.'{qualname}' must be a table")
-        kinds = [k for k in NAME_DECISIONS if k in entry]
-        if len(kinds) != 1 or set(entry) - set(NAME_DECISIONS) - {"note"}:
-            _fail(path, f"names.'{qualname}' needs exactly one of {NAME_DECISIONS} (and optionally 'note')")
-        names[qualname] = NameDecision(kinds[0], str(entry[kinds[0]]), str(entry.get("note", "")))
-    env = data.get("env", {})
-    if not all(isinstance(v, str) for v in env.values()):
-        _fail(path, "env values must be strings")
-    needs_device = data.get("needs_device", {})
-    for qualname, value in needs_device.items():
-        if not isinstance(value, str) or not (value == "!" or _is_expression(value)):
-            _fail(path, f"needs_device.'{qualname}' must be a Python expression in a string")
-    no_arguments = data.get("no_arguments", {})
-    if not all(isinstance(v, str) and v for v in no_arguments.values()):
-        _fail(path, "no_arguments values must be strings saying why")
+        kind = next(k for k in NAME_DECISIONS if k in entry)
+        names[qualname] = NameDecision(kind, entry[kind], entry.get("note", ""))
     api_names, api_modules, api_source = _load_api(path, data.get("api", ""))
     return Target(
         name=data["name"], title=data["title"], namespace=data["namespace"],
@@ -141,41 +499,20 @@ def _parse(path: Path) -> Target:
         backend_expr=data.get("backend_expr", ""),
         visible_devices_env=data.get("visible_devices_env", ""), smi=data.get("smi", ""),
         tensor_method=data.get("tensor_method", ""), is_attr=data.get("is_attr", ""),
-        amp=data.get("amp", "torch.amp"), device_index=bool(data.get("device_index", True)),
-        host=bool(data.get("host", False)),
+        amp=data.get("amp", "torch.amp"), device_index=data.get("device_index", True),
+        host=data.get("host", False),
         ops=data.get("ops", ""), dispatch_key=data.get("dispatch_key", ""),
         cuda_kernels=data.get("cuda_kernels", "rewrite"), torch_install=data.get("torch_install", ""),
         port=dict(data.get("port", {})), runtime=dict(data.get("runtime", {})), doctor=dict(data.get("doctor", {})),
-        sim=_sim_table(path, data.get("sim", {})),
+        sim=dict(data.get("sim", {})),
         api_names=api_names, api_modules=api_modules, api_source=api_source,
-        env=dict(env), names=names, needs_device=dict(needs_device), device_guard=data.get("device_guard", ""),
-        no_arguments=dict(no_arguments), path=str(path),
+        env=dict(data.get("env", {})), names=names, needs_device=dict(data.get("needs_device", {})),
+        device_guard=data.get("device_guard", ""), no_arguments=dict(data.get("no_arguments", {})), path=str(path),
     )
 
 
-def _is_expression(text: str) -> bool:
-    import ast
-
-    try:
-        ast.parse(text, mode="eval")
-    except SyntaxError:
-        return False
-    return "#" not in text
-
-
-_SIM_KEYS = {"label": str, "device_name": str, "memory_gib": int, "amp_dtypes": list, "capability": list,
-             "properties": dict, "version": str, "source": str}
-
-
-def _sim_table(path: Path, table: dict) -> dict:
-    """The [sim] table: label (the device's name in vendor error messages), device_name, memory_gib,
-    amp_dtypes, capability ([] = the vendor returns None), properties, version, source."""
-    for key, value in table.items():
-        if key not in _SIM_KEYS:
-            _fail(path, f"sim.{key}: unknown key (known: {', '.join(sorted(_SIM_KEYS))})")
-        if not isinstance(value, _SIM_KEYS[key]):
-            _fail(path, f"sim.{key} must be a {_SIM_KEYS[key].__name__}")
-    return dict(table)
+# An API list (kb/api/<name>.json, or a file next to the target): the names its namespace has.
+_API_KEYS = {"names": list_of(text), "modules": table_of(text, list_of(text)), "version": text}
 
 
 def _load_api(path: Path, api: str):
@@ -184,7 +521,12 @@ def _load_api(path: Path, api: str):
     candidates = [path.parent / api, KB_API / f"{api}.json"]
     for cand in candidates:
         if cand.is_file():
-            record = json.loads(cand.read_text(encoding="utf-8"))
+            record = parse_data(read_text(cand, "API list"), cand, "json")
+            if not isinstance(record, dict) or "names" not in record:
+                _fail(cand, "an API list must be a JSON object with 'names' (a list of names)")
+            for key, check in _API_KEYS.items():
+                if key in record:
+                    checked(str(cand), (key,), check, record[key])
             modules = {k: frozenset(v) for k, v in record.get("modules", {}).items()}
             return frozenset(record["names"]), modules, record.get("version", str(cand))
     _fail(path, f"API list '{api}' not found (looked in {', '.join(str(c) for c in candidates)})")

@@ -133,8 +133,15 @@ class SourceFile:
 
 
 def minimal_words(words) -> list:
-    """Drop words that contain another word: finding the shorter one is enough."""
-    return sorted(w for w in words if not any(v != w and v in w for v in words))
+    """The words that hold no other word (finding the shorter one is enough), sorted.
+
+    Each word's substrings of the lengths other words have are looked up in the set: the work is linear
+    in the number of words (times the square of their length, which MAX_NAME bounds), where testing
+    every pair was quadratic (20,000 rules took minutes)."""
+    words = set(words)
+    lengths = sorted({len(w) for w in words})
+    return sorted(w for w in words
+                  if words.isdisjoint([w[i:i + n] for n in lengths if n < len(w) for i in range(len(w) - n + 1)]))
 
 
 @dataclass

@@ -17,6 +17,13 @@ torchport schema (TOML shown; the same keys work in JSON):
     [[keep]]         name = "pynvml"               message = "..."
     [[argument]]     call = "DataLoader"  keyword = "pin_memory_device"  new = '"npu"'   (or index = 0)
     Optional in every entry: id = "MY001", targets = ["npu", "mlu"].
+
+Every value is checked when the file loads (`_OWN`, `_ASCEND`: key -> check from backends), because
+names and expressions are pasted into the converted code: names are (dotted) Python names without
+keywords, an argument keyword is an identifier, `new`/`arg_new` is one Python expression that stays one
+argument (no comment, no bare tuple), texts are one line whose only placeholders are the target's
+{title}, {name}, ...  Files are UTF-8 (a BOM is fine) without NaN, huge numbers or deep nesting.
+Trigger words are minimised in time linear in the number of rules (`converter.python.minimal_words`).
 """
 from __future__ import annotations
 
@@ -25,11 +32,30 @@ import json
 import re
 from pathlib import Path
 
-from ..backends import NameDecision, tomllib
+from ..backends import (NameDecision, checked, dotted_name, expression, identifier, integer, label, list_of,
+                        message, optional, parse_data, read_text, text)
 from ..core.errors import UsageError
+from .python import minimal_words
 from .registry import Rule
 
-_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\Z")
+MAX_INDEX = 999  # the highest positional argument index a rule may name
+
+# What each key of a rule must be, per kind (the checks are in backends).  Required keys are listed
+# separately: a missing one, or one of the wrong type, is reported as such first.
+_COMMON = {"id": optional(text), "targets": list_of(label)}
+_OWN = {
+    "rename": {"old": dotted_name, "new": dotted_name, "note": message},
+    "unsupported": {"name": dotted_name, "tip": message},
+    "keep": {"name": dotted_name, "message": message},
+    "argument": {"call": dotted_name, "keyword": identifier, "index": integer(0, MAX_INDEX), "new": expression},
+}
+_OWN_REQUIRED = {"rename": ("old", "new"), "unsupported": ("name", "tip"), "keep": ("name", "message"),
+                 "argument": ("call", "new")}
+_ASCEND = {
+    "FuncNameModifyRule": {"old_name": dotted_name, "new_name": dotted_name},
+    "ModuleNameModifyRule": {"old_name": dotted_name, "new_name": dotted_name, "parent_module": dotted_name},
+    "ArgsModifyRule": {"func_name": dotted_name, "arg_idx": integer(0, MAX_INDEX), "arg_new": expression},
+}
 
 
 class LineDict(dict):
@@ -109,31 +135,26 @@ class UserRules:
         return [r for r in self.rules.values() if r.check is not None]
 
     def trigger_words(self) -> set:
+        """The words a line must hold for a user rule to care about it, minimised."""
         words = set()
         for q in self.decisions:
             words.update(p.lower() for p in q.split(".") if len(p) > 2)
         for r in self.rules.values():
             words.update(r.triggers)
-        return words
+        return set(minimal_words(words))
 
 
 def load_rule_files(paths, target_name: str) -> UserRules:
     out = UserRules()
     for p in paths:
         path = Path(p)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as e:
-            raise UsageError(f"cannot read rule file {path}: {e.strerror}") from None
+        content = read_text(path, "rule file")
         out.paths.append(str(path))
         if path.suffix == ".toml":
-            try:
-                data = tomllib.loads(text)
-            except tomllib.TOMLDecodeError as e:
-                raise UsageError(f"{path}: invalid TOML: {e}") from None
-            _load_own(out, data, path, target_name, _toml_lines(text))
+            data = parse_data(content, path, "toml")
+            _load_own(out, data, path, target_name, _toml_lines(content))
         else:
-            data = parse_json_lines(text, str(path))
+            data = parse_data(content, path, "json", parse_json_lines)
             if not isinstance(data, dict):
                 raise UsageError(f"{path}:1: a rule file must hold a JSON object")
             if "rules" in data:
@@ -172,16 +193,18 @@ def _need(entry, keys, where, types=str):
             raise UsageError(f"{where}: '{k}' must be a {getattr(types, '__name__', 'value')}")
 
 
-def _check_name(value: str, where: str, key: str) -> None:
-    if not _NAME.match(value):
-        raise UsageError(f"{where}: '{key}' must be a (dotted) Python name, got {value!r}")
+def _check(entry, spec: dict, where: str, kind: str) -> None:
+    """Every key of `spec` the entry has passes its check (the error names `kind.key`)."""
+    for key, check in spec.items():
+        if key in entry:
+            checked(where, (kind, key), check, entry[key])
 
 
 def _sections(data: dict, known: set, path: Path, what: str):
     """Check the kinds of a rule file and yield (kind, index, entry) for every rule in it."""
     for kind in data:
         if kind not in known:
-            raise UsageError(f"{path}:{getattr(data, 'line', 1)}: unknown {what} '{kind}' "
+            raise UsageError(f"{path}:{getattr(data, 'line', 1)}: unknown {what} {kind!r} "
                              f"(expected {', '.join(sorted(known))})")
     for kind, entries in data.items():
         if not isinstance(entries, list):
@@ -194,59 +217,44 @@ def _load_ascend(out: UserRules, data: dict, path: Path) -> None:
     rules = data["rules"]
     if not isinstance(rules, dict):
         raise UsageError(f"{path}:{getattr(data, 'line', 1)}: 'rules' must be an object")
-    known = {"ArgsModifyRule", "FuncNameModifyRule", "ModuleNameModifyRule"}
-    for kind, i, entry in _sections(rules, known, path, "rule kind"):
+    for kind, i, entry in _sections(rules, set(_ASCEND), path, "rule kind"):
         where = f"{path}:{getattr(entry, 'line', 1)}"
         rid = f"{path.stem}:{kind}:{i + 1}"
+        spec = _ASCEND[kind]
+        _need(entry, [k for k in spec if k != "arg_idx"], where)
+        if kind == "ArgsModifyRule":
+            _need(entry, ("arg_idx",), where, int)
+        _check(entry, spec, where, kind)
         if kind == "FuncNameModifyRule":
-            _need(entry, ("old_name", "new_name"), where)
-            _check_name(entry["old_name"], where, "old_name")
-            _check_name(entry["new_name"], where, "new_name")
             _add_rename(out, rid, entry["old_name"], entry["new_name"], "", path)
         elif kind == "ModuleNameModifyRule":
-            _need(entry, ("old_name", "new_name", "parent_module"), where)
-            for key in ("old_name", "new_name", "parent_module"):
-                _check_name(entry[key], where, key)
             parent = entry["parent_module"]
             _add_rename(out, rid, f"{parent}.{entry['old_name']}", f"{parent}.{entry['new_name']}", "", path)
         else:
-            _need(entry, ("func_name", "arg_new"), where)
-            _need(entry, ("arg_idx",), where, int)
-            _check_name(entry["func_name"], where, "func_name")
-            _add_argument(out, rid, entry["func_name"], entry["arg_idx"], None, entry["arg_new"], path, where)
+            _add_argument(out, rid, entry["func_name"], entry["arg_idx"], None, entry["arg_new"], path)
 
 
 def _load_own(out: UserRules, data: dict, path: Path, target_name: str, toml_lines) -> None:
-    known = {"rename", "unsupported", "keep", "argument"}
-    for kind, i, entry in _sections(data, known, path, "section"):
+    for kind, i, entry in _sections(data, set(_OWN), path, "section"):
         where = _where(path, entry, kind, i, toml_lines)
         if not isinstance(entry, dict):
             raise UsageError(f"{where}: each rule must be a table")
+        _need(entry, _OWN_REQUIRED[kind], where)
+        _check(entry, {**_COMMON, **_OWN[kind]}, where, kind)  # every rule, whichever target it is for
+        if kind == "argument" and ("index" in entry) == ("keyword" in entry):
+            raise UsageError(f"{where}: give exactly one of 'index' or 'keyword'")
         targets = entry.get("targets")
-        if targets is not None and (not isinstance(targets, list) or not all(isinstance(t, str) for t in targets)):
-            raise UsageError(f"{where}: 'targets' must be a list of target names")
         if targets is not None and target_name not in targets:
             continue
-        rid = str(entry.get("id") or f"{path.stem}:{kind}:{i + 1}")
+        rid = entry.get("id") or f"{path.stem}:{kind}:{i + 1}"
         if kind == "rename":
-            _need(entry, ("old", "new"), where)
-            _check_name(entry["old"], where, "old")
-            _check_name(entry["new"], where, "new")
-            _add_rename(out, rid, entry["old"], entry["new"], str(entry.get("note", "")), path)
+            _add_rename(out, rid, entry["old"], entry["new"], entry.get("note", ""), path)
         elif kind in ("unsupported", "keep"):
             text_key = "tip" if kind == "unsupported" else "message"
-            _need(entry, ("name", text_key), where)
-            _check_name(entry["name"], where, "name")
             out.decisions[entry["name"]] = _decision(kind, entry[text_key], "", rid)
             out.rules[rid] = Rule(rid, f"{kind} {entry['name']}", "user-rule", entry[text_key], source=str(path))
         else:
-            _need(entry, ("call", "new"), where)
-            _check_name(entry["call"], where, "call")
-            if ("index" in entry) == ("keyword" in entry):
-                raise UsageError(f"{where}: give exactly one of 'index' or 'keyword'")
-            if "index" in entry and not isinstance(entry["index"], int):
-                raise UsageError(f"{where}: 'index' must be an integer")
-            _add_argument(out, rid, entry["call"], entry.get("index"), entry.get("keyword"), entry["new"], path, where)
+            _add_argument(out, rid, entry["call"], entry.get("index"), entry.get("keyword"), entry["new"], path)
 
 
 def _decision(kind: str, value: str, note: str, rid: str) -> NameDecision:
@@ -272,11 +280,7 @@ def _add_rename(out: UserRules, rid: str, old: str, new: str, note: str, path: P
                           triggers=(old.lower(),), check=check, source=str(path))
 
 
-def _add_argument(out, rid, func_name, index, keyword, new, path, where) -> None:
-    try:
-        ast.parse(new, mode="eval")
-    except SyntaxError:
-        raise UsageError(f"{where}: the new argument {new!r} is not a Python expression") from None
+def _add_argument(out, rid, func_name, index, keyword, new, path) -> None:
     last = func_name.rsplit(".", 1)[-1]
 
     def check(node, ctx):
