@@ -38,40 +38,59 @@ def _parameters(scope) -> set:
     return {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if p is not None}
 
 
+class _ScopeIndex:
+    """One walk over a scope's own nodes, kept on the scope node: who is read, bound and assigned what.
+    Built once per scope, so asking about every assignment of a long module stays linear."""
+
+    def __init__(self, scope):
+        self.loads: dict = {}      # name -> [Name nodes reading it]
+        self.bound = set(_parameters(scope))
+        self.values: dict = {}     # name -> [expressions it is bound to]
+        self.nested: list = []     # functions and lambdas directly inside
+        for node in _own_nodes(scope):
+            if isinstance(node, ast.Name):
+                if isinstance(node.ctx, ast.Load):
+                    self.loads.setdefault(node.id, []).append(node)
+                else:
+                    self.bound.add(node.id)
+            elif isinstance(node, FUNCTIONS):
+                self.nested.append(node)
+            if isinstance(node, ast.Assign):
+                for t in node.targets:
+                    if isinstance(t, ast.Name):
+                        self.values.setdefault(t.id, []).append(node.value)
+            elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)):
+                if isinstance(node.target, ast.Name) and node.value is not None:
+                    self.values.setdefault(node.target.id, []).append(node.value)
+            elif isinstance(node, (ast.For, ast.AsyncFor)):
+                if isinstance(node.target, ast.Name) and isinstance(node.iter, (ast.Tuple, ast.List, ast.Set)):
+                    self.values.setdefault(node.target.id, []).extend(node.iter.elts)
+
+
+def _index(scope) -> _ScopeIndex:
+    index = getattr(scope, "_torchport_index", None)
+    if index is None:
+        index = scope._torchport_index = _ScopeIndex(scope)
+    return index
+
+
 def values(scope, name: str) -> list:
     """The expressions `name` is bound to in `scope` (loop elements one by one)."""
-    out = []
-    for node in _own_nodes(scope):
-        if isinstance(node, ast.Assign):
-            if any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
-                out.append(node.value)
-        elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)):
-            if isinstance(node.target, ast.Name) and node.target.id == name and node.value is not None:
-                out.append(node.value)
-        elif isinstance(node, (ast.For, ast.AsyncFor)):
-            if isinstance(node.target, ast.Name) and node.target.id == name \
-                    and isinstance(node.iter, (ast.Tuple, ast.List, ast.Set)):
-                out.extend(node.iter.elts)
-    return out
+    return list(_index(scope).values.get(name, ()))
 
 
 def binds(scope, name: str) -> bool:
     """Does `scope` bind `name` (parameter, assignment target, loop variable, import...)?"""
-    if name in _parameters(scope):
-        return True
-    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, (ast.Store, ast.Del))
-               for n in _own_nodes(scope))
+    return name in _index(scope).bound
 
 
 def reads(scope, name: str) -> list:
     """Name nodes reading `name` in `scope`, and in nested functions that do not bind it themselves."""
     out, stack = [], [scope]
     while stack:
-        for node in _own_nodes(stack.pop()):
-            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
-                out.append(node)
-            elif isinstance(node, FUNCTIONS) and not binds(node, name):
-                stack.append(node)
+        index = _index(stack.pop())
+        out += index.loads.get(name, ())
+        stack += [f for f in index.nested if not binds(f, name)]
     return out
 
 

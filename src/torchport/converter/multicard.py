@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..core.edits import apply as apply_edits
+from ..core.textfile import Text
 from ..core.errors import UsageError
 from ..core.finding import ADVICE
 from .apimap import ApiMap
@@ -105,7 +106,8 @@ class _Script:
             self.tree = src.tree
         except SyntaxError as e:
             _refuse(rel, f"syntax error at line {e.lineno}: {e.msg}")
-        self.ctx = FileContext(rel, text, ApiMap(target), "\n", src.line_starts)
+        self.newline = Text(text, "utf-8").newline  # the file's own line ending on every inserted line
+        self.ctx = FileContext(rel, text, ApiMap(target), self.newline, src.line_starts)
         templates, _ = src.bindings()
         self.ctx.bindings = {k: [b.fresh() for b in v] for k, v in templates.items()}
         self.text = text
@@ -233,7 +235,7 @@ def plan(rel: str, text: str, target, model_var: str = "model", loader_var: Opti
     dist = _module_alias(s, "torch.distributed") or s.fresh("dist")
     consts = {k: s.fresh(k) for k in ("LOCAL_RANK", "RANK", "WORLD_SIZE")}
     sampler = s.fresh("train_sampler")
-    nl = "\n"
+    nl = s.newline
 
     # TP961: imports and ranks after the leading imports, process group + device at the top of the scope
     head = []
@@ -372,7 +374,7 @@ def _wrap_model(s: _Script, scope, where: str, first_use, var: str, torch_ref: s
     if not s.starts_line(start):
         _refuse(rel, f"line {start.lineno}: put the statement that starts training on its own line")
     wrap = f"{var} = {torch_ref}.nn.parallel.DistributedDataParallel({var})"
-    ctx.insert(s.line_start(start.lineno), s.indent(start) + wrap + "\n", RULES["TP963"],
+    ctx.insert(s.line_start(start.lineno), s.indent(start) + wrap + s.newline, RULES["TP963"],
                "gradients are averaged across processes", shown=wrap)
     for st in assigns:
         for value in ast.walk(getattr(st, "value", None) or ast.Pass()):
@@ -587,7 +589,7 @@ def _guard(s: _Script, run: list, cond: str) -> None:
                              for n in ast.walk(first)):  # indenting would change the string: one line
         ctx.insert(start, f"if {cond}: ", RULES["TP964"], "once, not once per process", shown=shown)
         return
-    ctx.insert(start, f"if {cond}:\n{ind}{step}", RULES["TP964"], "once, not once per process", shown=shown)
+    ctx.insert(start, f"if {cond}:{s.newline}{ind}{step}", RULES["TP964"], "once, not once per process", shown=shown)
     for line in range(first.lineno + 1, last.end_lineno + 1):
         begin = s.line_start(line)
         end = s.line_start(line + 1) if line < len(ctx.line_starts) else len(s.text)
