@@ -32,6 +32,7 @@ PYTHON = {
     "fstring": "s{i} = f'cuda:{{rank}}'\n",
     "device_variable": "v{i} = 'cuda'\nw{i} = torch.zeros(1, device=v{i})\n",
     "memory_stats": "m{i} = torch.cuda.max_memory_allocated()\n",
+    "import_aliases": "import torch as t{i}\nt{i}.cuda.synchronize()\n",
 }
 CPP = {
     "kernel": "__global__ void k{i}(float* p) {{ p[threadIdx.x] = 0; }}\n",

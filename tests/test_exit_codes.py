@@ -4,6 +4,7 @@ command; the traceback only with TORCHPORT_DEBUG=1), 130 interrupted."""
 import errno
 import json
 import os
+import stat
 import signal
 import subprocess
 import sys
@@ -196,7 +197,8 @@ def test_full_disk_for_check_output(files):
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full")
     code, out, err = run_cli("check", str(files / "proj"), "--to", "npu", "-o", "/dev/full")
-    assert code == 2 and err == "torchport: error: cannot write /dev/full: No space left on device\n"
+    assert code == 2 and err == "torchport: error: cannot write report /dev/full: No space left on device\n"
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode), "the device was replaced by a file"
 
 
 # ------------------------------------------------------------------ the real pipe, the real Ctrl-C

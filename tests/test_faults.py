@@ -422,3 +422,94 @@ def test_sources_with_nul_bytes_are_not_counted_as_ported(tmp_path, encoding):
     code, out, err = run_cli("analyze", str(src), "-o", str(tmp_path / "a"))
     analysis = json.loads((tmp_path / "a" / "analysis.json").read_text())
     assert [f["file"] for f in analysis["common"] if f["action"] == "error"] == ["k.cu"]
+
+
+# ------------------------------------------------------------------ found by trying it as a hostile user would
+@pytest.mark.parametrize("args", [
+    ["convert", "{p}", "--to", "npu", "--dry-run", "-r", "{bad}"],
+    ["port-ext", "{p}", "--to", "musa", "--diff", "-m", "{bad}"],
+    ["check", "{p}", "--to", "npu", "--baseline", "{bad}"],
+    ["ops", "check", "{bad}", "--to", "npu"],
+    ["convert", "{p}", "--to", "{bad}", "--dry-run"],
+])
+@pytest.mark.parametrize("bad", ["/dev/zero", "fifo"])
+def test_data_files_that_never_end_are_refused(tmp_path, args, bad):
+    src = make_project(tmp_path / "p", {"a.py": CUDA})
+    if bad == "fifo":
+        bad = str(tmp_path / "rules.toml")
+        os.mkfifo(bad)
+    code, out, err = run_cli(*[a.format(p=src, bad=bad) for a in args], timeout=60)
+    said = "unknown target" if "{bad}" == args[args.index("--to") + 1] else "not a regular file"  # not a file
+    assert code == 2 and said in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_explain_refuses_a_device_and_reads_a_pipe(tmp_path):
+    code, _out, err = run_cli("explain", "-f", "/dev/zero", timeout=60)
+    assert code == 2 and "not a regular file" in err
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    p = subprocess.run(f"printf 'RuntimeError: x\\n' | {sys.executable} -m torchport explain -f /dev/stdin", shell=True,
+                       capture_output=True, text=True, env=env, timeout=60)
+    assert p.returncode in (0, 1) and "Traceback" not in p.stderr, p.stderr
+
+
+def test_check_never_writes_over_what_it_checks_or_through_a_link(tmp_path):
+    src = make_project(tmp_path / "p", {"train.py": CUDA, "util.py": CUDA})
+    for args in (["-o", str(src / "util.py")], ["--write-baseline", str(src / "train.py")]):
+        code, _out, err = run_cli("check", str(src), "--to", "npu", *args)
+        assert code == 2 and "being checked" in err, err
+    assert (src / "util.py").read_bytes() == CUDA and (src / "train.py").read_bytes() == CUDA
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"KEEP\n")
+    (tmp_path / "link.txt").symlink_to(victim)
+    code, _out, err = run_cli("check", str(src), "--to", "npu", "-o", str(tmp_path / "link.txt"))
+    assert code == 1 and victim.read_bytes() == b"KEEP\n" and not (tmp_path / "link.txt").is_symlink()
+    code, _out, err = run_cli("check", str(src), "--to", "npu", "-o", "/dev/null")
+    assert code == 1 and os.path.exists("/dev/null") and not Path("/dev/null").is_file()
+
+
+def test_default_output_of_the_current_folder_is_beside_it(tmp_path):
+    src = make_project(tmp_path / "proj", {"a.py": CUDA})
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    for args, made in ((["convert", ".", "--to", "npu"], "proj_npu"), (["analyze", ".", "-t", "npu"], "proj_analysis")):
+        p = subprocess.run([sys.executable, "-m", "torchport", *args], cwd=src, capture_output=True, text=True, env=env)
+        assert p.returncode == 0 and (tmp_path / made).is_dir(), p.stderr
+
+
+@pytest.mark.parametrize("source", ['["import torch\\n", 5]', '{"a": "import torch"}'])
+def test_a_notebook_cell_whose_source_is_not_text_is_that_files_error(tmp_path, source):
+    cell = '{"cells": [{"cell_type": "code", "source": %s}]}' % source
+    src = make_project(tmp_path / "p", {"n.ipynb": cell.encode(), "a.py": CUDA})
+    for args in (["check", str(src), "--to", "npu"], ["analyze", str(src), "-o", str(tmp_path / "an")],
+                 ["convert", str(src), "--to", "npu", "--dry-run"]):
+        code, out, err = run_cli(*args)
+        assert code == 1 and "Traceback" not in err and "internal error" not in err, (args, out, err)
+
+
+def test_ambiguous_rule_files_are_refused(tmp_path):
+    src = make_project(tmp_path / "p", {"a.py": CUDA})
+    twice = tmp_path / "twice.toml"
+    twice.write_text('[[rename]]\nold = "torch.cuda.synchronize"\nnew = "a.b"\n'
+                     '[[rename]]\nold = "torch.cuda.synchronize"\nnew = "c.d"\n')
+    dup = tmp_path / "dup.json"
+    dup.write_text('{"rules": {"FuncNameModifyRule": []}, "rules": {}}')
+    for rules, said in ((twice, "keep one"), (dup, "appears twice")):
+        code, _out, err = run_cli("convert", str(src), "--to", "npu", "--dry-run", "-r", str(rules))
+        assert code == 2 and said in err, err
+
+
+def test_a_grade_with_unread_files_says_unverified(tmp_path):
+    src = make_project(tmp_path / "p", {"a.py": CUDA, "b.py": b"import torch\n"})
+    (src / "a.py").chmod(0)
+    try:
+        code, out, err = run_cli("analyze", str(src), "-t", "npu", "-o", str(tmp_path / "an"), preexec_fn=unprivileged())
+    finally:
+        (src / "a.py").chmod(0o644)
+    assert code == 1 and "unverified: 1 files not read" in out, out + err
+    data = json.loads((tmp_path / "an" / "analysis.json").read_text())
+    assert data["per_target"]["npu"]["readiness"]["files_not_read"] == 1
+
+
+def test_upper_case_suffixes_are_python(tmp_path):
+    src = make_project(tmp_path / "p", {"B.PY": CUDA})
+    code, out, _err = run_cli("check", str(src), "--to", "npu")
+    assert code == 1 and "B.PY:3" in out

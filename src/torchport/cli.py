@@ -126,9 +126,10 @@ def cmd_analyze(args) -> int:
               + ", ".join(f"{k} {v}" for k, v in s["touchpoints_by_group"].items()))
         print(f"  C++/CUDA: {s['cuda_files']} CUDA files, {s['cuda_kernels']} kernels, "
               f"{s['exported_ops']} exported ops, {s['extension_call_sites']} Python call sites")
-        widths = (12, 6, 10, 7, 7, 8, 8)
+        rows = readiness_rows(result)
+        widths = [max(len(str(x)) for x in column) + 2 for column in zip(READINESS_HEADER, *rows)]
         print("  " + "".join(h.ljust(w) for h, w in zip(READINESS_HEADER, widths)))
-        for row in readiness_rows(result):
+        for row in rows:
             print("  " + "".join(str(c).ljust(w) for c, w in zip(row, widths)))
         for t in result.targets:  # the words and numbers convert and check print for the same code
             n = Counter(f.action for f in result.target_findings(t))
@@ -152,7 +153,7 @@ def cmd_analyze(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from .check.api import check, write_baseline
+    from .check.api import check, write_baseline, write_output
 
     result = check(args.inputs, args.to, exclude=args.exclude or (), root=args.root, baseline=args.baseline,
                    jobs=args.jobs, keep_edits=args.format == "sarif", progress=_progress())
@@ -165,11 +166,7 @@ def cmd_check(args) -> int:
     else:
         report = result.text()
     if args.output:
-        try:
-            with open(args.output, "w", encoding="utf-8") as out:
-                out.write(report)
-        except OSError as e:
-            raise UsageError(f"cannot write {args.output}: {e.strerror}") from None
+        write_output(result, args.output, report)
         print(result.summary_line())
     else:
         write_out(report)
@@ -365,10 +362,9 @@ def cmd_explain(args) -> int:
     from .doctor.explain import explain
 
     if args.file:
-        try:
-            text = open(args.file, encoding="utf-8", errors="replace").read()
-        except OSError as e:
-            raise UsageError(f"cannot read {args.file}: {e.strerror}") from None
+        from .core.files import read_data
+
+        text = read_data(args.file, "log", pipes=True).decode("utf-8", errors="replace")
     else:
         text = " ".join(args.text)
     matches, nearest = explain(text, target=args.to)

@@ -103,11 +103,10 @@ MAX_INT = 2 ** 53       # no number torchport reads comes near this
 
 def read_text(path, what: str) -> str:
     """A data file's text: UTF-8, a leading BOM dropped.  Anything else is a UsageError."""
+    from ..core.files import read_data
+
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise UsageError(f"cannot read {what} {path}: {e.strerror or e}") from None
+    raw = read_data(path, what)
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
@@ -124,7 +123,7 @@ def parse_data(text: str, path, fmt: str = "", parse_json=None):
         if fmt == "toml":
             data = tomllib.loads(text)
         else:
-            data = parse_json(text, str(path)) if parse_json else json.loads(text)
+            data = parse_json(text, str(path)) if parse_json else json.loads(text, object_pairs_hook=_unique_keys)
     except tomllib.TOMLDecodeError as e:
         raise UsageError(f"{path}: invalid TOML: {e}") from None
     except json.JSONDecodeError as e:
@@ -141,6 +140,16 @@ def parse_data(text: str, path, fmt: str = "", parse_json=None):
                          + (f" (after {_short(before)!r})" if before else "")) from None
     check_plain(data, path)
     return data
+
+
+def _unique_keys(pairs) -> dict:
+    """A JSON object whose keys are all different (json.loads would keep the last of two silently)."""
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"key {key!r} appears twice in one object")
+        out[key] = value
+    return out
 
 
 def check_plain(value, path, keys=()) -> None:

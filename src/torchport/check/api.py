@@ -231,12 +231,12 @@ def _weight(entry) -> int:
 # ------------------------------------------------------------------ baselines
 def load_baseline(path) -> tuple:
     """(the fingerprints a baseline file records, its target); UsageError (exit 2) when it is missing or malformed."""
+    if not os.path.exists(path):
+        raise UsageError(f"baseline not found: {path}")
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UsageError(f"baseline not found: {path}") from None
-    except OSError as e:
-        raise UsageError(f"cannot read baseline {path}: {e.strerror}") from None
+        data = json.loads(tree.read_data(path, "baseline").decode("utf-8"))
+    except RecursionError:
+        raise UsageError(f"malformed baseline {path}: nested too deeply") from None
     except (ValueError, UnicodeDecodeError) as e:
         raise UsageError(f"malformed baseline {path}: not JSON ({e})") from None
     if not isinstance(data, dict) or data.get("tool") != "torchport check" or not isinstance(data.get("findings"), list):
@@ -263,11 +263,21 @@ def write_baseline(result: CheckResult, path) -> int:
             "target": result.target, "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
             "note": "fingerprint = sha256(file, rule, code text, occurrence); line is informational",
             "findings": rows}
-    try:
-        writes.write_text(Path(path), json.dumps(data, indent=1, ensure_ascii=False) + "\n")
-    except OSError as e:
-        raise UsageError(f"cannot write baseline {path}: {e.strerror}") from None
+    write_output(result, path, json.dumps(data, indent=1, ensure_ascii=False) + "\n", "baseline")
     return len(rows)
+
+
+def write_output(result: CheckResult, path, text: str, what: str = "report") -> None:
+    """Write a report or baseline: never over a file this check read (`-o train.py` would replace the
+    user's code), never through a link at `path`, whole or not at all."""
+    dest = Path(path)
+    read = {os.path.realpath(os.path.join(result.root, s.path)) for s in result.files}
+    if os.path.realpath(dest) in read:
+        raise UsageError(f"{what} {path} is one of the files being checked; choose another name")
+    try:
+        writes.write_text(dest, text)
+    except OSError as e:
+        raise UsageError(f"cannot write {what} {path}: {e.strerror or e}") from None
 
 
 # ------------------------------------------------------------------ the check

@@ -65,7 +65,8 @@ def _rule_descriptor(rule_id: str, registry: dict, level: str) -> dict:
 
 
 def _artifact(path: str) -> dict:
-    return {"uri": quote(path, safe="/"), "uriBaseId": SRCROOT}
+    # a name that is not UTF-8 on disk keeps its bytes, percent-encoded (RFC 3986)
+    return {"uri": quote(path.encode("utf-8", "surrogateescape"), safe="/"), "uriBaseId": SRCROOT}
 
 
 def _region(f) -> dict:

@@ -124,6 +124,8 @@ def _with_triggers(r, words):
 
 
 def kind_of(rel: str) -> str:
+    """What a file is, by its name (suffixes in any case: `train.PY` is Python)."""
+    rel = rel.lower()
     if rel.endswith(PY_SUFFIXES):
         return "python"
     if rel.endswith(notebook.NOTEBOOK_SUFFIXES):

@@ -89,6 +89,8 @@ def parse_json_lines(text: str, path: str):
                 i = ws.match(text, i).end()
                 if text[i:i + 1] != ":":
                     raise UsageError(f"{path}:{line_at(i)}: expected ':'")
+                if key in obj:  # json.loads keeps the last: a second "rules" would drop the first silently
+                    raise UsageError(f"{path}:{line_at(i)}: key {key!r} appears twice in one object")
                 obj[key], i = value(i + 1)
                 i = ws.match(text, i).end()
                 if text[i:i + 1] == ",":
@@ -130,6 +132,7 @@ class UserRules:
         self.decisions: dict = {}     # qualified name -> NameDecision (with .rule)
         self.rules: dict = {}         # rule id -> Rule (documentation + optional Call check)
         self.paths: list = []
+        self.renamed: dict = {}       # old name -> (rule id, new name): two different renames are refused
 
     def call_rules(self) -> list:
         return [r for r in self.rules.values() if r.check is not None]
@@ -263,6 +266,11 @@ def _decision(kind: str, value: str, note: str, rid: str) -> NameDecision:
 
 def _add_rename(out: UserRules, rid: str, old: str, new: str, note: str, path: Path) -> None:
     doc = f"{old} -> {new}" + (f"\n\n{note}" if note else "")
+    earlier = out.renamed.get(old)
+    if earlier is not None and earlier[1] != new:  # which one would win is not the user's decision to guess
+        raise UsageError(f"{path}: rule {rid} renames {old} to {new}, but rule {earlier[0]} renames it to "
+                         f"{earlier[1]}; keep one")
+    out.renamed[old] = (rid, new)
     if "." in old:
         out.decisions[old] = _decision("new", new, note, rid)
         out.rules[rid] = Rule(rid, f"rename {old}", "user-rule", doc, source=str(path))

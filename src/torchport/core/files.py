@@ -44,12 +44,14 @@ def is_within(path: Path, root: Path) -> bool:
 
 
 def default_output(src: Path, target: str) -> Path:
+    src = Path(os.path.abspath(src))  # `convert .`: named after the folder, beside it
     if src.is_dir():
         return src.parent / f"{src.name}_{target}"
     return src.parent / f"{src.stem}_{target}{src.suffix}"
 
 
 def default_report_dir(src: Path, output: Optional[Path], target: str) -> Path:
+    src = Path(os.path.abspath(src))
     if output is None:  # in place
         base = src if src.is_dir() else src.with_suffix("")
         return base.parent / f"{base.name}_{target}_report"
@@ -185,6 +187,27 @@ def problem_finding(entry: Entry):
 def read_error(rel: str, e: OSError) -> Finding:
     """A file that could not be read when its turn came (deleted, permissions changed, a FIFO swapped in)."""
     return Finding(rel, 1, 1, "TP000", "input", ERROR, message=f"cannot read: {e.strerror or e}; left out of this run")
+
+
+DATA_LIMIT = 256 << 20  # a rule file, map, target, baseline, op list or log larger than this is not one
+
+
+def read_data(path, what: str, limit: int = DATA_LIMIT, pipes: bool = False) -> bytes:
+    """A file the user gave torchport to read (rules, a map, a target, a baseline, a log): a regular file
+    (or, with `pipes`, a pipe) of at most `limit` bytes.  /dev/zero, a FIFO nobody writes to, a folder or
+    a huge file is a one-line UsageError, never a hang or all of memory."""
+    try:
+        info = os.stat(path)
+        if not (stat.S_ISREG(info.st_mode) or pipes and stat.S_ISFIFO(info.st_mode)):
+            raise UsageError(f"cannot read {what} {path}: not a regular file")
+        fd = os.open(path, os.O_RDONLY | (0 if pipes else getattr(os, "O_NONBLOCK", 0)))
+        with os.fdopen(fd, "rb") as f:
+            data = f.read(limit + 1)
+    except OSError as e:
+        raise UsageError(f"cannot read {what} {path}: {e.strerror or e}") from None
+    if len(data) > limit:
+        raise UsageError(f"{path}: larger than {limit >> 20} MiB; not a {what} torchport reads")
+    return data
 
 
 def read_bytes(path: Path, limit: int = -1) -> bytes:

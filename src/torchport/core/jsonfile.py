@@ -19,6 +19,7 @@ import math
 from typing import Iterator, Optional
 
 from .errors import UsageError
+from .files import read_data
 
 MAX_BYTES = 256 << 20        # a whole JSON document: far above any ops list or profile torchport writes
 MAX_COUNT = 2 ** 63 - 1      # counts, sizes, indices: what an int64 holds
@@ -67,14 +68,8 @@ def _undecodable(where: str, e: UnicodeDecodeError) -> UsageError:
 
 
 def read_json(path, *, what: str = "file", limit: int = MAX_BYTES):
-    """The JSON document in `path` (a pipe or a regular file; at most `limit` bytes are read)."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read(limit + 1)
-    except OSError as e:
-        raise UsageError(f"cannot read {what} {path}: {e.strerror or e}") from None
-    if len(data) > limit:
-        raise UsageError(f"{path}: larger than {limit >> 20} MiB; not a {what} torchport reads")
+    """The JSON document in `path` (a regular file of at most `limit` bytes)."""
+    data = read_data(path, what, limit)
     try:
         text = data.decode(json.detect_encoding(data))  # a BOM is the encoding's mark, not content
     except UnicodeDecodeError as e:

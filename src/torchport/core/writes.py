@@ -36,6 +36,10 @@ def write_file(path: Path, data: bytes, like: Optional[os.stat_result] = None, e
     """Write data to path atomically, with the permission bits (and, where allowed, the owner) of `like`,
     else `mode`, else those of a new file (0666 less the umask)."""
     path = Path(path)
+    if not exclusive and _is_device(path):  # -o /dev/null, /dev/stdout: written to, never replaced
+        with open(path, "wb") as f:
+            f.write(data)
+        return
     fd, tmp = _temp_beside(path)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -55,6 +59,15 @@ def write_file(path: Path, data: bytes, like: Optional[os.stat_result] = None, e
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+
+
+def _is_device(path: Path) -> bool:
+    """A character device or a pipe at path (through links: /dev/stdout is one)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
 
 
 def _link_new(tmp: Path, path: Path, data: bytes) -> None:

@@ -283,7 +283,7 @@ def port(path, target: str, output=None, *, maps=(), ignore=None, in_place: bool
     reports = None
     if write_reports and mode != "diff":
         # <output>_port_report, or <input>_<target>_port_report: never convert's <output>_report
-        base = out if out is not None else src
+        base = out if out is not None else Path(os.path.abspath(src))  # `port-ext .`: named after the folder
         stem = base.name if src.is_dir() else base.name.split(".")[0]
         name = f"{stem}_port_report" if out is not None else f"{stem}_{target}_port_report"
         reports = Path(report_dir) if report_dir else base.parent / name

@@ -56,7 +56,8 @@ def readiness_rows(result) -> list:
     rows = []
     for t in result.targets:
         r = result.readiness[t]
-        rows.append((t, r.grade, r.automatic, r.manual, r.review, r.blocked, f"{r.effort:g}"))
+        grade = r.grade if not r.not_read else f"{r.grade} (unverified: {r.not_read} files not read)"
+        rows.append((t, grade, r.automatic, r.manual, r.review, r.blocked, f"{r.effort:g}"))
     return rows
 
 
