@@ -111,6 +111,20 @@ class OpStatus:
         return OpStatus(op, self.status, "; ".join(x for x in (why, self.detail) if x))
 
 
+@lru_cache(maxsize=8)
+def _overloads(names: frozenset) -> dict:
+    """Op base name -> its overloads in `names`, sorted (one pass: classifying many ops stays linear)."""
+    out: dict = {}
+    for name in sorted(names):
+        out.setdefault(name.split(".")[0], []).append(name)
+    return out
+
+
+@lru_cache(maxsize=None)
+def _aten_overloads() -> dict:
+    return _overloads(frozenset(aten()["ops"]))
+
+
 def classify(op: str, ops: Optional[OpList]) -> OpStatus:
     name = normalize_op(op)
     if ops is None:
@@ -120,7 +134,7 @@ def classify(op: str, ops: Optional[OpList]) -> OpStatus:
     info = aten()["ops"].get(name)
     if info is None and "::" in name:
         return OpStatus(name, UNKNOWN, "not an aten op: supported only if its library registers the target")
-    if info is None and not any(o.split(".")[0] == name.split(".")[0] for o in aten()["ops"]):
+    if info is None and name.split(".")[0] not in _aten_overloads():
         return OpStatus(name, UNKNOWN, f"not an aten op in torch {aten()['torch_version']}")
     if info is not None and info.get("composite"):
         delegate = info.get("delegate")
@@ -128,7 +142,7 @@ def classify(op: str, ops: Optional[OpList]) -> OpStatus:
             return classify(delegate, ops)._replace_op(name, f"computed by {delegate}")
         return OpStatus(name, COMPOSITE, f"Composite{info['composite'].capitalize()} in torch: no backend kernel needed")
     base = name.split(".")[0]
-    others = sorted(o for o in ops.ops if o.split(".")[0] == base)
+    others = _overloads(ops.ops).get(base, [])
     detail = f"other overloads supported: {', '.join(others[:4])}" if others else ""
     if ops.fallback == "cpu":
         return OpStatus(name, FALLBACK, detail)
