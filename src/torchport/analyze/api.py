@@ -16,6 +16,7 @@ readiness grade per target whose formula is documented in docs/analysis.md:
 """
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections import Counter
@@ -61,6 +62,7 @@ class Readiness:
     kernels_blocked: bool = True
     kernels_optional: bool = False   # every Python use of the extension is optional (try/except ImportError)
     ptx: int = 0
+    not_read: int = 0                # files that could not be read or parsed: the grade counts without them
 
     @property
     def manual(self) -> int:
@@ -85,7 +87,7 @@ class Readiness:
                 "unsupported_apis": self.unsupported, "package_swaps": self.package_swaps,
                 "blocked_packages": self.blocked_packages, "cuda_kernels": self.kernels,
                 "kernels_optional": self.kernels_optional, "inline_ptx": self.ptx,
-                "effort": round(self.effort, 2), "grade": self.grade}
+                "effort": round(self.effort, 2), "grade": self.grade, "files_not_read": self.not_read}
 
 
 @dataclass
@@ -220,7 +222,8 @@ def analyze(path, targets=None, *, torch_version: Optional[str] = None, output=N
     if not src.exists():
         raise UsageError(f"input not found: {src}")
     names = parse_targets(targets)
-    out = Path(output) if output else (src.parent / f"{src.name if src.is_dir() else src.stem}_analysis")
+    named = Path(os.path.abspath(src))  # `analyze .`: named after the folder, beside it
+    out = Path(output) if output else (named.parent / f"{named.name if src.is_dir() else named.stem}_analysis")
     if write_reports:
         tree.check_layout(src, None, out, force)
     start = time.perf_counter()
@@ -278,6 +281,7 @@ def _readiness(result: AnalysisResult, target) -> Readiness:
             r.unsupported += 1
         elif f.action == ADVICE and f.category != "third-party":
             r.review += 1
+    r.not_read = len({f.file for f in result.common if f.rule == "TP000" and f.action == ERROR})
     sites = [f for f in result.common if f.rule == "TP907" and f.file.endswith(".py")]
     if sites and all(OPTIONAL in f.message for f in sites):
         r.kernels_optional = True  # the project runs without its kernels: porting them is review, not a block
@@ -301,10 +305,13 @@ def _readiness(result: AnalysisResult, target) -> Readiness:
     return r
 
 
+_DISTRIBUTION = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")  # the name a requirement line starts with
+
+
 def package_of(finding, kb):
     """The kb package behind a TP908 (import) or TP909 (declared dependency) finding."""
     if finding.rule == "TP908":
         words = finding.old.split()
         return kb.by_import(words[1]) if len(words) > 1 else None
-    m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", finding.old)
+    m = _DISTRIBUTION.match(finding.old)
     return kb.by_distribution(m.group(1)) if m else None

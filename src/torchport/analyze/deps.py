@@ -24,11 +24,12 @@ describe("TP910", "cuda-torch-build", "third-party",
 
 _REQ_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _CUDA_TORCH = re.compile(r"\+cu\d+|download\.pytorch\.org/whl/cu\d+|/whl/nightly/cu\d+")
+_SEPARATORS = re.compile(r"[-_.]+")
 
 
 def normalize(name: str) -> str:
     """PEP 503 normalisation: 'Nvidia_ML.py' -> 'nvidia-ml-py'."""
-    return re.sub(r"[-_.]+", "-", name).lower()
+    return _SEPARATORS.sub("-", name).lower()
 
 
 def is_dependency_file(rel: str) -> bool:

@@ -6,6 +6,7 @@ counts; string literals are kept because op names live in them
 """
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 
@@ -32,9 +33,25 @@ describe("TP906", "cuda-runtime-calls", "extension",
 describe("TP907", "exported-ops", "extension",
          """Ops a C++ extension exports to Python (pybind11 `m.def`, `TORCH_LIBRARY`), with the Python call sites using them.""")
 
-_COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
-_LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\([^)]*\)")
-_KERNEL = re.compile(r"__global__\b([^;{}()]*?)\b([A-Za-z_]\w*)\s*(?:<[^;{}()]*>)?\s*\(")
+# Comments and literals.  A `/*` never closed is taken to the end here, so that it is read once (blank_comments
+# then reads the rest as the text it is: no comment after it closes either).  A quote right after a backslash
+# starts no literal: in a literal left open on its line every later quote is escaped (and fails as a start
+# too), and each would reread the line.
+_LITERAL_OR_LINE_COMMENT = r'//[^\n]*|(?<!\\)"(?:\\.|[^"\\\n])*"|(?<!\\)\'(?:\\.|[^\'\\\n])*\''
+_COMMENT_OR_STRING = re.compile(r"/\*.*?(?:\*/|\Z)|" + _LITERAL_OR_LINE_COMMENT, re.S)
+_STRING_OR_LINE_COMMENT = re.compile(_LITERAL_OR_LINE_COMMENT)
+_NOT_NEWLINE = re.compile(r"[^\n]")
+_NEWLINE = re.compile(r"\n")
+_BLOCK_END = re.compile(r"\n\}")
+# __launch_bounds__(...) up to the first `)`, not past another `__launch_bounds__`: each one left open would
+# read on to the same `)`.
+_LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\((?:(?!__launch_bounds__)[^)])*\)")
+# `__global__ <qualifiers and return type> name[<template args>](`.  Linear on any text: the words before the
+# name stop at the next `__global__` (else each of many unclosed `__global__`s rescans the same text), the
+# template arguments nest at most two deep (`k<float>`, `k<Pair<int>>`) and hold no other `<`, and the blanks
+# before `(` are matched once.
+_KERNEL = re.compile(r"__global__\b((?:(?!__global__)[^;{}()])*?)\b([A-Za-z_]\w*)"
+                     r"\s*(?:<(?:[^;{}()<>]|<[^;{}()<>]*>)*>\s*)?\(")
 _ASM = re.compile(r"\b(?:asm|__asm__)\s*(?:volatile\s*|__volatile__\s*)?\(")
 _ARCH = re.compile(r"\b(?:__CUDA_ARCH__|CUDA_VERSION|__CUDACC_VER_MAJOR__)\b")
 _WARP = re.compile(r"\b(?:__shfl(?:_up|_down|_xor)?_sync|__ballot_sync|__any_sync|__all_sync|__activemask|"
@@ -48,7 +65,7 @@ _RUNTIME = re.compile(r"\b(?:cuda[A-Z]\w*|cublas\w*|cudnn[A-Z]\w*|curand\w*|cusp
 _PYBIND = re.compile(r"PYBIND11_MODULE\s*\(")
 _PYBIND_DEF = re.compile(r'\.def\s*\(\s*"(\w+)"')
 _TORCH_LIBRARY = re.compile(r"TORCH_LIBRARY(?:_FRAGMENT)?\s*\(\s*(\w+)\s*,")
-_LIBRARY_DEF = re.compile(r'\.def\s*\(\s*(?:TORCH_SELECTIVE_SCHEMA\s*\()?\s*"(?:\w+::)?(\w+)')
+_LIBRARY_DEF = re.compile(r'\.def\s*\(\s*(?:TORCH_SELECTIVE_SCHEMA\s*\(\s*)?"(?:\w+::)?(\w+)')  # one run of blanks
 
 
 @dataclass
@@ -65,16 +82,26 @@ class NativeScan:
 
 def blank_comments(text: str) -> str:
     """Comments replaced by spaces (newlines kept); strings left in place."""
-    def repl(m):
+    def blank(m):
         s = m.group(0)
-        if s.startswith(("//", "/*")):
-            return re.sub(r"[^\n]", " ", s)
-        return s
-    return _COMMENT_OR_STRING.sub(repl, text)
+        return _NOT_NEWLINE.sub(" ", s) if s.startswith(("//", "/*")) else s
+
+    parts, pos = [], 0
+    for m in _COMMENT_OR_STRING.finditer(text):
+        if m.group(0).startswith("/*") and m.end() == len(text) and text.find("*/", m.start() + 2) < 0:
+            # a `/*` never closed is no comment: what follows is code, literals and `//` comments
+            parts += [text[pos:m.start() + 1], _STRING_OR_LINE_COMMENT.sub(blank, text[m.start() + 1:])]
+            return "".join(parts)
+        parts += [text[pos:m.start()], blank(m)]
+        pos = m.end()
+    parts.append(text[pos:])
+    return "".join(parts)
 
 
-def _line(text: str, pos: int) -> int:
-    return text.count("\n", 0, pos) + 1
+def line_finder(text: str):
+    """offset -> 1-based line of `text`, by bisection (counting newlines again for each finding is quadratic)."""
+    ends = [m.end() for m in _NEWLINE.finditer(text)]
+    return lambda pos: bisect.bisect_right(ends, pos) + 1
 
 
 def scan_native(rel: str, text: str, out: NativeScan) -> None:
@@ -84,7 +111,8 @@ def scan_native(rel: str, text: str, out: NativeScan) -> None:
     out.native_files += 1
     if is_cuda:
         out.cuda_files += 1
-    kernels = [(_line(code, m.start()), m.group(2))
+    line_of = line_finder(code)
+    kernels = [(line_of(m.start()), m.group(2))
                for m in _KERNEL.finditer(_LAUNCH_BOUNDS.sub(lambda x: " " * len(x.group(0)), code))]
     if is_cuda:
         out.findings.append(Finding(rel, 1, 1, "TP901", "extension", ADVICE, old=rel,
@@ -96,20 +124,29 @@ def scan_native(rel: str, text: str, out: NativeScan) -> None:
                                             "rewrite it (`port-ext --to npu` lists what that covers)"))
     for regex, rule, why in HARD_TO_PORT:
         for m in regex.finditer(code):
-            line = _line(code, m.start())
+            line = line_of(m.start())
             out.findings.append(Finding(rel, line, line, rule, "extension", ADVICE, old=m.group(0).strip(), message=why))
     calls = _RUNTIME.findall(code)
     if calls:
         first = _RUNTIME.search(code)
-        line = _line(code, first.start())
+        line = line_of(first.start())
         names = sorted(set(calls))
         out.findings.append(Finding(rel, line, line, "TP906", "extension", ADVICE, old=", ".join(names[:6]),
                                     message=f"{len(calls)} CUDA runtime/library calls ({len(names)} distinct)"))
     if _PYBIND.search(code):
         for m in _PYBIND_DEF.finditer(code):
             out.pybind_ops.add(m.group(1))
-    for lib in _TORCH_LIBRARY.finditer(code):
-        ns = lib.group(1)
-        block_end = code.find("\n}", lib.end())
-        block = code[lib.end(): block_end if block_end > 0 else len(code)]
-        out.library_ops.setdefault(ns, set()).update(m.group(1) for m in _LIBRARY_DEF.finditer(block))
+    libraries = list(_TORCH_LIBRARY.finditer(code))
+    if libraries:
+        # A library's block runs to the next line that starts with `}`; its ops are the .def()s in it.  Blocks
+        # left open share their end: each (end, namespace) is read once, from its first library on.
+        closers = [m.start() for m in _BLOCK_END.finditer(code)]
+        defs = [(m.start(), m.group(1)) for m in _LIBRARY_DEF.finditer(code)]
+        def_starts = [start for start, _ in defs]
+        first = {}
+        for lib in libraries:
+            i = bisect.bisect_left(closers, lib.end())
+            first.setdefault((closers[i] if i < len(closers) else len(code), lib.group(1)), lib.end())
+        for (end, ns), start in first.items():
+            in_block = defs[bisect.bisect_left(def_starts, start):bisect.bisect_left(def_starts, end)]
+            out.library_ops.setdefault(ns, set()).update(op for _, op in in_block)

@@ -21,7 +21,7 @@ from ..core.finding import ADVICE, ERROR, Finding
 from ..core.textfile import decode
 from ..kb.packages import packages
 from .deps import dependency_findings, is_dependency_file
-from .native import NATIVE_SUFFIXES, NativeScan, scan_native
+from .native import NATIVE_SUFFIXES, NativeScan, line_finder, scan_native
 
 _EXT_RECEIVER = re.compile(r"(?:^|_)(?:C|ext|ext_module|cuda|cuda_ext|ops|lib)$", re.IGNORECASE)
 
@@ -34,8 +34,23 @@ def call_site_pattern(ext_ops, library_ops) -> Optional[re.Pattern]:
     return re.compile(r"\.(" + trie_pattern(sorted(names)) + r")\b") if names else None
 
 
-_RECEIVER_BEFORE = re.compile(r"(\w+(?:\.\w+)*)$")
 _CALL_AFTER = re.compile(r"\s*\(")
+
+
+def receiver_before(text: str, end: int, limit: int = 120) -> str:
+    """The dotted name (`torch.ops.ns`, `self._C`) that ends at `end` (or at the newline just before it), within
+    `limit` characters before it; "" when none.  Read backwards: a regex anchored at `end` would try every start
+    before it, each reading on."""
+    start = max(0, end - limit)
+    if end > start and text[end - 1] == "\n":
+        end -= 1
+    i = end
+    while i > start and (text[i - 1].isalnum() or text[i - 1] in "_."):
+        i -= 1
+    run = text[i:end]  # names and dots; the name is what follows its last `..`, leading dots dropped
+    if not run or run.endswith("."):
+        return ""
+    return run[run.rfind("..") + 2:].lstrip(".") if ".." in run else run.lstrip(".")
 
 
 _GENERIC_NAMES = {"forward", "backward", "apply", "call", "run", "init", "load", "get", "set", "update", "step",
@@ -78,13 +93,12 @@ def call_sites(rel: str, text: str, pattern) -> list:
     """TP907 findings: calls of ops exported by the project's C++ extensions: `torch.ops.<ns>.<op>`,
     any call through a receiver that looks like an extension module (`_C`, `ext_module`, `_ext`...),
     and calls of exported names specific enough not to be confused (`ms_deform_attn_forward`)."""
-    out = []
+    out, line_of = [], None
     for m in pattern.finditer(text):
         op = m.group(1)
-        before = _RECEIVER_BEFORE.search(text, max(0, m.start() - 120), m.start())
-        if before is None:
+        receiver = written = receiver_before(text, m.start())
+        if not receiver:
             continue
-        receiver = before.group(1)
         if receiver.startswith("torch.ops."):
             receiver = "torch.ops"
         elif not _CALL_AFTER.match(text, m.end()):
@@ -93,8 +107,9 @@ def call_sites(rel: str, text: str, pattern) -> list:
         if receiver != "torch.ops" and (receiver.split(".")[-1] in _LIBRARY_RECEIVERS or
                                         not (_EXT_RECEIVER.search(receiver) or specific)):
             continue
-        line = text.count("\n", 0, m.start()) + 1
-        out.append(Finding(rel, line, line, "TP907", "extension", ADVICE, old=f"{before.group(1)}.{op}",
+        line_of = line_of or line_finder(text)
+        line = line_of(m.start())
+        out.append(Finding(rel, line, line, "TP907", "extension", ADVICE, old=f"{written}.{op}",
                            message="calls a CUDA extension op: it works only once the extension is ported"))
     return out
 

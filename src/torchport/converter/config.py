@@ -7,6 +7,7 @@ never suggests that nothing outside the code needs a look.
 """
 from __future__ import annotations
 
+import bisect
 import re
 
 from ..core.finding import ADVICE, Finding
@@ -15,9 +16,12 @@ from .registry import rule
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".conf")
 MENTION_BYTES = 1 << 20   # how much of a file convert copies is searched for "cuda"
 # a key naming a device or a backend, then `:` or `=`, then a CUDA device or NCCL, alone on the line
-_KEY = r"(?P<key>[\w.-]*(?:device|backend|accelerator)[\w.-]*)"
-_SETTING = re.compile(r"""^[ \t-]*["']?""" + _KEY + r"""["']?[ \t]*[:=][ \t]*"""
-                      r"""["']?(?P<value>cuda(?::\d+)?|nccl|NCCL)["']?[ \t]*,?[ \t]*(?:[#;][^\r\n]*)?\r?$""",
+# (Linear on any text: the key is the whole run of key characters, read once by the lookahead for the word
+# and once as the key; the indent is taken whole, by a lookahead and a backreference (an atomic group, which
+# Python before 3.11 lacks); no two runs of blanks are side by side.)
+_KEY = r"(?=[\w.-]*?(?:device|backend|accelerator))(?P<key>[\w.-]+)"
+_SETTING = re.compile(r"""^(?=(?P<indent>[ \t-]*))(?P=indent)["']?""" + _KEY + r"""["']?[ \t]*[:=][ \t]*"""
+                      r"""["']?(?P<value>cuda(?::\d+)?|nccl|NCCL)["']?[ \t]*(?:,[ \t]*)?(?:[#;][^\r\n]*)?\r?$""",
                       re.IGNORECASE | re.MULTILINE)
 # in a YAML flow mapping: {device: cuda, backend: nccl}
 _FLOW = re.compile(r"[{,][ \t]*" + _KEY + r"[ \t]*:[ \t]*(?P<value>cuda(?::\d+)?|nccl)[ \t]*(?=[,}])", re.IGNORECASE)
@@ -26,6 +30,7 @@ _FLOW = re.compile(r"[{,][ \t]*" + _KEY + r"[ \t]*:[ \t]*(?P<value>cuda(?::\d+)?
 # the same as a quoted pair anywhere on a line (JSON, inline tables): "device": "cuda:0"
 _PAIR = re.compile(r"""["']""" + _KEY + r"""["'][ \t]*[:=][ \t]*["'](?P<value>cuda(?::\d+)?|nccl)["']""",
                    re.IGNORECASE)
+_NEWLINE = re.compile(r"\n")
 
 
 def is_config(rel: str) -> bool:
@@ -38,8 +43,9 @@ def config_settings(rel: str, text: str, target) -> list:
     file:line and the target's value (configs are the project's; convert copies them unchanged)."""
     out, seen = [], set()
     found = [*_SETTING.finditer(text), *_PAIR.finditer(text), *_FLOW.finditer(text)]
+    line_ends = [m.end() for m in _NEWLINE.finditer(text)] if found else []
     for m in sorted(found, key=lambda m: m.start()):
-        line = text.count("\n", 0, m.start()) + 1
+        line = bisect.bisect_right(line_ends, m.start()) + 1
         value = m.group("value")
         if (line, m.group("key")) in seen or value.lower() != "nccl" and not value.startswith("cuda"):
             continue  # found by both patterns; or "CUDA" (device names are lower case)

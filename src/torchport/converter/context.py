@@ -58,6 +58,7 @@ class FileContext:
         self.ascii = source.isascii()
         self.bindings: dict[str, list] = {}       # local name -> [Binding], one per scope
         self.edits: list[Edit] = []
+        self._by_start: list = []             # (start, order, Edit), sorted: edits in a span without a scan
         self.findings: list[Finding] = []     # findings without an edit
         self.parent: Optional[ast.AST] = None  # set by the walker before each check
         self.tree: Optional[ast.Module] = None
@@ -69,6 +70,7 @@ class FileContext:
         self.target_imports: list = []           # import statements rewritten to the target
         self.launch = False                      # the launch script always gets the registration import
         self.user_rules: dict = {}               # id -> Rule from user rule files
+        self.memo: dict = {}                     # what a rule works out once per file (rules/methods.py)
         self._order = 0
 
     # ------------------------------------------------------------ positions
@@ -130,13 +132,23 @@ class FileContext:
         self.needs_imports.add("torch")
         return "torch"
 
+    def _module_bindings(self) -> dict:
+        """Module-level import bindings by the name they import (the first of equals), built once per file."""
+        key = (id(self.bindings), len(self.bindings))  # bindings are set once per file, before the walk
+        if getattr(self, "_spell_key", None) != key:
+            self._spell_index = {}
+            for b in self.all_bindings():
+                if b.scope is None:
+                    self._spell_index.setdefault(b.qualname, b)
+            self._spell_key = key
+        return self._spell_index
+
     def spell(self, qualname: str) -> str:
         """Source text naming `qualname` with the file's own import aliases."""
-        best = None
-        for b in self.all_bindings():
-            if b.scope is None and (qualname == b.qualname or qualname.startswith(b.qualname + ".")):
-                if best is None or len(b.qualname) > len(best.qualname):
-                    best = b
+        by_name = self._module_bindings()
+        parts = qualname.split(".")
+        best = next((by_name[p] for p in (".".join(parts[:n]) for n in range(len(parts), 0, -1)) if p in by_name),
+                    None)  # the longest imported prefix
         if best is not None:
             return best.local + qualname[len(best.qualname):]
         root = qualname.split(".", 1)[0]
@@ -227,8 +239,7 @@ class FileContext:
         shown_old, shown_new = shown or (old, new)
         new = self._keeping_comments(old, new, end)
         finding = None if quiet else self._finding(start, end, rule, MODIFY, shown_old, shown_new, message, category)
-        self._order += 1
-        self.edits.append(Edit(start, end, new, finding, self._order))
+        self._add(Edit(start, end, new, finding, self._order + 1))
 
     def _keeping_comments(self, old: str, new: str, end: int) -> str:
         """`new`, followed by the comments of the replaced text that it lacks, each on its own line (a
@@ -247,9 +258,30 @@ class FileContext:
         indent = self.source[line_start:end][:len(self.source[line_start:end]) - len(self.source[line_start:end].lstrip())]
         return new + "".join(f"  {c}{self.newline}{indent}" for c in lost)
 
+    def _add(self, edit: Edit) -> None:
+        self._order = edit.order
+        self.edits.append(edit)
+        bisect.insort(self._by_start, (edit.start, edit.order, edit))
+
+    def edits_within(self, start: int, end: int) -> list:
+        """The edits made so far that lie inside source[start:end], in the order they were made."""
+        i = bisect.bisect_left(self._by_start, (start,))
+        inside = []
+        while i < len(self._by_start) and self._by_start[i][0] <= end:
+            if self._by_start[i][2].end <= end:
+                inside.append(self._by_start[i][2])
+            i += 1
+        return sorted(inside, key=lambda e: e.order)
+
+    def drop_edits_within(self, start: int, end: int) -> None:
+        """Take back the edits inside source[start:end] (a rule that decides the span stays as it is)."""
+        dropped = {id(e) for e in self.edits_within(start, end)}
+        self.edits = [e for e in self.edits if id(e) not in dropped]
+        self._by_start = [t for t in self._by_start if id(t[2]) not in dropped]
+
     def preview(self, start: int, end: int) -> str:
         """The text of source[start:end] with the edits made so far that lie inside it."""
-        inside = [e for e in self.edits if start <= e.start and e.end <= end]
+        inside = self.edits_within(start, end)
         new, _, _ = edit_ops.apply(self.source[start:end],
                                    [Edit(e.start - start, e.end - start, e.text, None, e.order) for e in inside])
         return new
@@ -267,8 +299,7 @@ class FileContext:
         at = pos if anchor is None else anchor
         finding = None if quiet else self._finding(
             at, at, rule, INSERT, "", shown if shown is not None else text.strip(), message, category)
-        self._order += 1
-        self.edits.append(Edit(pos, pos, text, finding, self._order))
+        self._add(Edit(pos, pos, text, finding, self._order + 1))
 
     def report(self, node, rule, action: str = ADVICE, message: str = "",
                category: Optional[str] = None, old: Optional[str] = None) -> None:

@@ -15,11 +15,14 @@ from dataclasses import dataclass, replace
 
 NOTEBOOK_SUFFIXES = (".ipynb",)
 # lines that are IPython, not Python: magics, shell escapes, help (`?x`, `x?`), `files = !ls`
-_IPYTHON_LINE = re.compile(r"^([ \t]*)([%!?].*|[\w.]+[ \t]*\?\??[ \t]*|[\w., ]+=[ \t]*[!%].*)$")
+# (the indent is taken whole, by a lookahead and a backreference: left to backtrack, it would hand each of its
+# blanks to `[\w., ]+` in turn, which rereads the line each time)
+_IPYTHON_LINE = re.compile(r"^(?=([ \t]*))\1([%!?].*|[\w.]+[ \t]*\?\??[ \t]*|[\w., ]+=[ \t]*[!%].*)$")
 # line magics that run the Python after them: `%time y = x.cuda()` is converted as `y = x.cuda()`
 _TIMED = re.compile(r"^([ \t]*)(%(?:time|timeit|prun)[ \t]+)(?!-)(.+)$")
 # cell magics whose body is Python; any other (%%bash, %%html, %%writefile...) keeps the whole cell
 PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug"}
+_CELL_MAGIC = re.compile(r"%%(\w+)")
 _MASK = "#torchport-ipython:"
 _TIMED_MASK = "  #torchport-magic:"
 _MARKER = "#torchport-cell:"
@@ -45,14 +48,16 @@ def load(data: bytes):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
         raw = cell.get("source", "")
-        text = "".join(raw) if isinstance(raw, list) else str(raw)
+        if not (isinstance(raw, str) or isinstance(raw, list) and all(isinstance(x, str) for x in raw)):
+            raise ValueError(f"not a notebook: cell {i + 1}'s source is not text or a list of lines")
+        text = "".join(raw) if isinstance(raw, list) else raw
         cells.append(Cell(i, mask(text), isinstance(raw, list)))
     return nb, cells
 
 
 def mask(text: str) -> str:
     lines = text.split("\n")
-    magic = re.match(r"%%(\w+)", lines[0]) if lines else None
+    magic = _CELL_MAGIC.match(lines[0]) if lines else None
     if magic and magic.group(1) not in PYTHON_CELL_MAGICS:
         return "\n".join(_MASK + line for line in lines)
 

@@ -11,7 +11,17 @@ from .rules.env import ENV_NAME, env_decision
 
 SHELL_SUFFIXES = (".sh", ".bash")
 _ENV_WORD = re.compile(r"(?<![\w$])\$?\{?((?:CUDA|NCCL|TORCH_NCCL|NVIDIA|PYTORCH_CUDA|PYTORCH_NO_CUDA)_[A-Z0-9_]*)\b")
-_BACKEND_FLAG = re.compile(r"(--[\w-]*backend[\w-]*)(=|\s+)(['\"]?)nccl\3(?![\w-])")
+
+
+def _flag(word: str) -> str:
+    """Group 1: a `--` option naming `word` (`--dist-backend`), as the first `--` of a run of name characters:
+    the match starts at the run (a later `--` in it cannot match where the first did not), and `word` is looked
+    for once, so a long run of dashes or of `word` is read in linear time."""
+    return r"(?<![\w-])(?:\w|-(?!-))*(--(?=[\w-]*?" + word + r")[\w-]*)"
+
+
+_BACKEND_FLAG = re.compile(_flag("backend") + r"(=|\s+)(['\"]?)nccl\3(?![\w-])")
+_NVIDIA_SMI = re.compile(r"\bnvidia-smi\b")
 
 
 def code_spans(line: str):
@@ -63,7 +73,7 @@ def shell_backend_flags(ctx, start, code):
         ctx.replace((s, s + 4), ctx.target.backend, shell_backend_flags.rule)
 
 
-_DEVICE_FLAG = re.compile(r"(--[\w-]*device[\w-]*)(=|\s+)(['\"]?)(cuda(?::\d+)?)\3(?![\w:-])")
+_DEVICE_FLAG = re.compile(_flag("device") + r"(=|\s+)(['\"]?)(cuda(?::\d+)?)\3(?![\w:-])")
 
 
 @rule("TP804", "shell-device-flags", "device-string", nodes=("shell",), triggers=("cuda",),
@@ -83,7 +93,7 @@ def shell_device_flags(ctx, start, code):
 @rule("TP803", "shell-nvidia-smi", "tooling", nodes=("shell",), triggers=("nvidia-smi",))
 def shell_nvidia_smi(ctx, start, code):
     """`nvidia-smi` in launch scripts: reported with the target's tool."""
-    for m in re.finditer(r"\bnvidia-smi\b", code):
+    for m in _NVIDIA_SMI.finditer(code):
         tool = ctx.target.smi
         ctx.report_span(start + m.start(), start + m.end(), shell_nvidia_smi.rule, ADVICE,
                         f"use {tool} on {ctx.target.title}" if tool else f"{ctx.target.title} has no nvidia-smi counterpart")

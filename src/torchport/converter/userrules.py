@@ -28,6 +28,7 @@ Trigger words are minimised in time linear in the number of rules (`converter.py
 from __future__ import annotations
 
 import ast
+import bisect
 import json
 import re
 from pathlib import Path
@@ -67,8 +68,10 @@ def parse_json_lines(text: str, path: str):
     decoder = json.JSONDecoder()
     ws = re.compile(r"\s*")
 
-    def line_at(i: int) -> int:
-        return text.count("\n", 0, i) + 1
+    newlines = [i for i, c in enumerate(text) if c == "\n"]
+
+    def line_at(i: int) -> int:  # by bisection: counting again for every object is quadratic
+        return bisect.bisect_left(newlines, i) + 1
 
     def value(i: int):
         i = ws.match(text, i).end()

@@ -20,6 +20,15 @@ from pathlib import Path
 from typing import Callable, Optional
 
 OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"
+_MAJOR_MINOR = re.compile(r"(\d+)\.(\d+)")
+# `cuda: Optional[str] = '12.1'` in torch/version.py: the annotation stays on its line (crossing lines, it
+# would rescan the rest of the file from each line that starts with the key)
+_BUILD_FIELDS = {key: re.compile(rf"^{key}\s*(?::[^=\n]*)?=\s*['\"]([^'\"]+)['\"]", re.MULTILINE)
+                 for key in ("cuda", "hip")}
+# torch==2.1, torch (>=2.1): one run of blanks on each side of the parenthesis
+_TORCH_PIN = re.compile(r"torch\s*(?:\(\s*)?(==|~=|>=)\s*([\w.+]+)")
+_TORCH_IN_VERSION = re.compile(r"torch(\d+\.\d+(?:\.\d+)?)")            # a torch version a vendor's version names
+_DEVICE_IDS = re.compile(r"\s*\d+(\s*,\s*\d+)*\s*")                        # 0,1 as *_VISIBLE_DEVICES lists them
 
 
 @dataclass
@@ -89,7 +98,7 @@ class Probe:
 
 # ----------------------------------------------------------------- helpers
 def _minor(version: Optional[str]) -> Optional[tuple]:
-    m = re.match(r"(\d+)\.(\d+)", version or "")
+    m = _MAJOR_MINOR.match(version or "")
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
@@ -100,15 +109,15 @@ def torch_build(probe: Probe) -> dict:
         return {}
     text = probe.read(str(Path(origin).parent / "version.py")) or ""
     info = {"version": probe.version("torch")}
-    for key in ("cuda", "hip"):
-        m = re.search(rf"^{key}\s*(?::[^=]*)?=\s*['\"]([^'\"]+)['\"]", text, re.MULTILINE)
+    for key, regex in _BUILD_FIELDS.items():
+        m = regex.search(text)
         info[key] = m.group(1) if m else None
     return info
 
 
 def _torch_required(requires: list) -> Optional[str]:
     for req in requires:
-        m = re.match(r"torch\s*\(?\s*(==|~=|>=)\s*([\w.+]+)", req)
+        m = _TORCH_PIN.match(req)
         if m and m.group(1) == "==":
             return m.group(2)
     return None
@@ -146,7 +155,7 @@ def check_vendor(probe: Probe, target) -> Check:
         return Check(name, FAIL, f"{target.register} is not installed", f"install {target.torch_install}")
     torch_version = probe.version("torch")
     wanted = _torch_required(probe.requires(dist) or probe.requires(target.register))
-    local = re.search(r"torch(\d+\.\d+(?:\.\d+)?)", version or "")
+    local = _TORCH_IN_VERSION.search(version or "")
     if wanted is None and local:
         wanted = local.group(1)
     detail = f"{target.register} {version or '(version unknown)'} for torch {wanted or '?'}; torch {torch_version}"
@@ -184,7 +193,7 @@ def check_visibility(probe: Probe, target) -> list:
     var = target.visible_devices_env
     if var and var in env:
         value = env[var]
-        if value and not re.fullmatch(r"\s*\d+(\s*,\s*\d+)*\s*", value):
+        if value and not _DEVICE_IDS.fullmatch(value):
             rows.append(Check(var, FAIL, f"{var}={value!r} is not a comma-separated list of device ids",
                               f"export {var}=0,1 (device ids as {target.smi or 'the vendor tool'} lists them)"))
         elif target.register and target.register in probe.modules and probe.device_count is not None:

@@ -20,6 +20,7 @@ from ..backends import tomllib
 from ..core.errors import UsageError
 
 KB = Path(__file__).resolve().parents[1] / "kb" / "errors.toml"
+_NEWLINE = re.compile(r"\n")
 _ERROR_LINE = re.compile(r"error|exception|failed|not found|cannot|could not|traceback|undefined|denied|invalid",
                          re.IGNORECASE)
 
@@ -68,7 +69,7 @@ def explain(text: str, target: Optional[str] = None, nearest: int = 3) -> tuple:
     if not text.strip():
         raise UsageError("nothing to explain: give the error text, or --file LOG")
     entries = [e for e in known_errors() if target is None or e.target in (target, "any")]
-    starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
+    starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
     lines = text.splitlines()
     found = []
     for e in entries:
@@ -109,16 +110,19 @@ def _nearest(lines: list, entries: list, k: int) -> list:
     candidates = [(i + 1, line.strip()) for i, line in enumerate(lines) if _ERROR_LINE.search(line)] or \
         [(i + 1, line.strip()) for i, line in enumerate(lines) if line.strip()]
     candidates = candidates[-50:]  # the end of a log is where errors usually are
-    text_words = {w for _, line in candidates for w in _WORD.findall(line.lower())}
+    read = []  # (n, line, its words, its head): worked out once, not per entry (a log line can be megabytes long)
+    for n, line in candidates:
+        low = line.lower()
+        read.append((n, line, set(_WORD.findall(low)), low[:300]))
+    text_words = {w for _, _, words, _ in read for w in words}
     named = {t for t, words in _target_words().items() if words & text_words}
     scored = []
     for e in entries:
         ref_words = set(_WORD.findall(f"{e.example} {e.title}".lower()))
         best = (0.0, 0, "")
-        for n, line in candidates:
-            words = set(_WORD.findall(line.lower()))
+        for n, line, words, head in read:
             overlap = len(words & ref_words) / max(len(words | ref_words), 1)
-            shape = difflib.SequenceMatcher(None, line.lower()[:300], e.example.lower()[:300]).ratio()
+            shape = difflib.SequenceMatcher(None, head, e.example.lower()[:300]).ratio()
             score = 0.6 * overlap + 0.4 * shape + (0.15 if e.target in named else 0.0)
             if score > best[0]:
                 best = (score, n, line)

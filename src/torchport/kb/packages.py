@@ -17,8 +17,11 @@ from ..backends import tomllib
 HERE = Path(__file__).resolve().parent
 
 
+_SEPARATORS = re.compile(r"[-_.]+")
+
+
 def _norm(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
+    return _SEPARATORS.sub("-", name).lower()
 
 
 @dataclass(frozen=True)

@@ -356,7 +356,7 @@ def available_port_targets() -> set:
     return {t for t in available_targets() if load_target(t).port}
 
 
-_LAUNCH = re.compile(r"\b([A-Za-z_]\w*)\s*(?:<[^<>;{}]*>)?\s*<<<")
+_LAUNCH = re.compile(r"\b([A-Za-z_]\w*)\s*(?:<[^<>;{}]*>\s*)?<<<")  # one blank run per place: linear
 
 
 def inventory(entries: list) -> dict:
@@ -377,13 +377,14 @@ def inventory(entries: list) -> dict:
         native.scan_native(rel, text, scan)
         code = native.blank_comments(text)
         flat = native._LAUNCH_BOUNDS.sub(lambda x: " " * len(x.group(0)), code)
+        line_of = native.line_finder(code)  # same offsets in code and flat (bounds blanked to equal length)
         for m in native._KERNEL.finditer(flat):
             end = _matching_paren(flat, m.end() - 1)
             signature = " ".join(flat[m.start():end + 1].split()) if end > 0 else m.group(2)
-            kernels.append({"file": rel, "line": flat.count("\n", 0, m.start()) + 1, "name": m.group(2),
+            kernels.append({"file": rel, "line": line_of(m.start()), "name": m.group(2),
                             "signature": signature})
         for m in _LAUNCH.finditer(code):
-            launches.append({"file": rel, "line": code.count("\n", 0, m.start()) + 1, "kernel": m.group(1)})
+            launches.append({"file": rel, "line": line_of(m.start()), "kernel": m.group(1)})
     library = tuple((ns, tuple(sorted(ops))) for ns, ops in sorted(scan.library_ops.items()) if ops)
     pattern = call_site_pattern(tuple(sorted(scan.pybind_ops)), library)
     callers = []

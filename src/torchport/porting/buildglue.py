@@ -12,6 +12,7 @@ import ast
 import posixpath
 import re
 
+from ..analyze.native import line_finder
 from ..converter.registry import describe
 from ..core import edits as edit_ops
 from ..core.finding import ADVICE, MODIFY, Finding
@@ -22,9 +23,14 @@ describe("TP956", "port-build-glue", "port",
          `FORCE_MUSA`); CUDA-only CMake commands are reported.""")
 
 CPP_EXTENSION = "torch.utils.cpp_extension"
+# `project(x LANGUAGES CXX CUDA)`: the language list does not run on past another `LANGUAGES` (each one of a
+# long line without CUDA would reread the rest of it).
 _CMAKE_CUDA = re.compile(r"\b(?:enable_language\s*\(\s*CUDA|find_package\s*\(\s*CUDA\w*|cuda_add_\w+|CUDA_NVCC_FLAGS|"
-                         r"CMAKE_CUDA_\w+|CUDA::\w+|LANGUAGES[^)\n]*\bCUDA\b)", re.IGNORECASE)
-_SOURCE_NAME = re.compile(r"[\w./*-]+\.(?:cu|cuh)\b")
+                         r"CMAKE_CUDA_\w+|CUDA::\w+|LANGUAGES(?:(?!LANGUAGES)[^)\n])*\bCUDA\b)", re.IGNORECASE)
+# A source name starts where a run of name characters starts (the match from there is the longest one, and
+# starting inside the run again would rescan it from every character).
+_SOURCE_NAME = re.compile(r"(?<![\w./*-])[\w./*-]+\.(?:cu|cuh)\b")
+_NEWLINE = re.compile(r"\n")
 
 
 def is_build_file(rel: str, text: str) -> bool:
@@ -55,21 +61,22 @@ def _renamed(name: str, suffixes: dict):
     return None
 
 
-def _finding(rel, text, start, end, action, old, new="", message=""):
-    line = text.count("\n", 0, start) + 1
-    return Finding(rel, line, text.count("\n", 0, max(start, end - 1)) + 1, "TP956", "port", action, old, new, message)
+def _finding(rel, line_of, start, end, action, old, new="", message=""):
+    """`line_of`: offset -> line of the file (native.line_finder)."""
+    return Finding(rel, line_of(start), line_of(max(start, end - 1)), "TP956", "port", action, old, new, message)
 
 
 def _cmake(rel, text, suffixes, exists):
+    line_of = line_finder(text)
     edits, findings = [], []
     base = posixpath.dirname(rel)
     for m in _SOURCE_NAME.finditer(text):
         new = _renamed(m.group(0), suffixes)
         if new and ("*" in m.group(0) or exists(base, m.group(0))):
-            f = _finding(rel, text, m.start(), m.end(), MODIFY, m.group(0), new)
+            f = _finding(rel, line_of, m.start(), m.end(), MODIFY, m.group(0), new)
             edits.append(edit_ops.Edit(m.start(), m.end(), new, f))
     for m in _CMAKE_CUDA.finditer(text):
-        findings.append(_finding(rel, text, m.start(), m.end(), ADVICE, m.group(0),
+        findings.append(_finding(rel, line_of, m.start(), m.end(), ADVICE, m.group(0),
                                  message="CUDA-specific CMake: use the target toolkit's CMake support"))
     new_text, kept, _ = edit_ops.apply(text, edits)
     return (new_text if new_text != text else None), sorted(findings + [e.finding for e in kept],
@@ -77,11 +84,12 @@ def _cmake(rel, text, suffixes, exists):
 
 
 def _python(rel, text, port, suffixes, exists):
+    line_of = line_finder(text)
     try:
         tree = ast.parse(text)
     except SyntaxError:
-        return None, [_finding(rel, text, 0, 0, ADVICE, rel, message="syntax error: build file not ported")]
-    starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
+        return None, [_finding(rel, line_of, 0, 0, ADVICE, rel, message="syntax error: build file not ported")]
+    starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
 
     def span(node):
         def off(line, col):
@@ -94,7 +102,7 @@ def _python(rel, text, port, suffixes, exists):
     def replace(node_or_span, new, message=""):
         s, e = node_or_span if isinstance(node_or_span, tuple) else span(node_or_span)
         if text[s:e] != new:
-            edits.append(edit_ops.Edit(s, e, new, _finding(rel, text, s, e, MODIFY, text[s:e], new, message)))
+            edits.append(edit_ops.Edit(s, e, new, _finding(rel, line_of, s, e, MODIFY, text[s:e], new, message)))
 
     def swap(node, new, message):
         """Replace a string constant's value inside its quotes (prefixes and quote style kept)."""
@@ -134,7 +142,7 @@ def _python(rel, text, port, suffixes, exists):
                     s, _ = span(kw)
                     replace((s, s + len(kw.arg)), keywords[kw.arg], f"keyword of {moving[local[node.func.id]]}")
         elif isinstance(node, ast.Attribute) and node.attr in moving and _dotted(node.value) == CPP_EXTENSION:
-            findings.append(_finding(rel, text, *span(node), ADVICE, f"{CPP_EXTENSION}.{node.attr}",
+            findings.append(_finding(rel, line_of, *span(node), ADVICE, f"{CPP_EXTENSION}.{node.attr}",
                                      message=f"use {module}.{moving[node.attr]} to build for {port.get('title')}"))
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             value = node.value
@@ -143,7 +151,7 @@ def _python(rel, text, port, suffixes, exists):
             elif value == "nvcc" and port.get("compiler_key"):
                 swap(node, port["compiler_key"], "extra_compile_args key of the target's device compiler")
             elif value == "CUDA_HOME":
-                findings.append(_finding(rel, text, *span(node), ADVICE, value,
+                findings.append(_finding(rel, line_of, *span(node), ADVICE, value,
                                          message=f"use the target toolkit's home ({port.get('home', 'see the vendor docs')})"))
             else:
                 new = _renamed(value, suffixes)

@@ -96,12 +96,10 @@ class PortMap:
 
 
 def _read_map(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise UsageError(f"cannot read mapping file {path}: {e.strerror}") from None
-    except json.JSONDecodeError as e:
-        raise UsageError(f"{path}:{e.lineno}: invalid JSON: {e.msg}") from None
+    """A -m map: UTF-8 JSON (a BOM is fine) without NaN, huge numbers or deep nesting, holding an object."""
+    from ..backends import parse_data, read_text
+
+    data = parse_data(read_text(path, "mapping file"), path, "json")
     if not isinstance(data, dict):
         raise UsageError(f"{path}: a mapping file must hold a JSON object")
     return data
@@ -116,7 +114,7 @@ def _bundled(name: str) -> dict:
     path = KB_PORT / f"{name}.json"
     if not path.is_file():
         return {}
-    return _read_map(path)
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 @lru_cache(maxsize=None)
@@ -151,6 +149,20 @@ def _check_keys(path, section: str, keys) -> None:
             raise UsageError(f"{path}: the {section} key {key!r} can never match: {_KEY_HELP}")
 
 
+def _new_values():
+    """What the values of each -m section must be (checks from backends): identifiers are pasted into code
+    (a C/C++ name, `::`-qualified or a pointer type like `hipArray *`), headers into `#include` lines,
+    suffixes into file names; unsupported and review reasons are shown in the reports."""
+    from ..backends import pattern, text
+
+    return {"identifiers": pattern(r"(?:::)?[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*(?: ?\*)*",
+                                   "a C/C++ name (musaMalloc, at::musa::getCurrentMUSAStream)"),
+            "headers": pattern(r"(?![#\s])[^<>\"\\/\x00-\x1f]*(?:/[^<>\"\\/\x00-\x1f]+)*(?<=[^\s/])",
+                               "an include path as written between <> (ATen/musa/MUSAContext.h)"),
+            "suffixes": pattern(r"[^\s/\\\x00-\x1f]+", "a file name ending without spaces or slashes (.mu)"),
+            "unsupported": text, "review": text}
+
+
 def load_map(target: str, user_maps=()) -> PortMap:
     """The bundled table for `target`, its curated PyTorch supplement, then user maps: files with the
     same keys (identifiers, headers, unsupported, review, suffixes), or a flat {"old": "new"} object of
@@ -167,15 +179,21 @@ def load_map(target: str, user_maps=()) -> PortMap:
                    review_once=frozenset(extra.get("review_once", ())),
                    dispatch_key=extra.get("dispatch_key", ""), methods=dict(extra.get("methods", {})),
                    receivers=_toml("receivers.toml") if extra.get("methods") else {})
+    from ..backends import checked
+
+    new_values = _new_values()
     for p in user_maps:
         data = _read_map(Path(p))
         sections = ("identifiers", "headers", "unsupported", "review", "suffixes")
-        if not set(sections) & set(data):
+        flat = not set(sections) & set(data)
+        if flat:
             data = {"identifiers": data}
         for key in (k for k in sections if k in data):
             if not isinstance(data[key], dict) or not all(isinstance(v, str) for v in data[key].values()):
                 raise UsageError(f"{p}: '{key}' must map names to strings")
             _check_keys(p, key, data[key])
+            for old, new in data[key].items():
+                checked(str(p), (old,) if flat else (key, old), new_values[key], new)
             getattr(pmap, key).update(data[key])
             if key in ("identifiers", "unsupported"):  # a user's entry wins over a bundled method mapping
                 for k in data[key]:
@@ -223,7 +241,7 @@ def port_text(rel: str, text: str, pmap: PortMap, resolve_include) -> FilePort:
         return FilePort(None, [], Counter(), Counter(), includes=quoted)
 
     regions, include_spans, comments = scan(text)
-    starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
+    starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
     region_starts, comment_starts = [r[0] for r in regions], [c[0] for c in comments]
 
     def in_code(start, end=None):
@@ -244,6 +262,7 @@ def port_text(rel: str, text: str, pmap: PortMap, resolve_include) -> FilePort:
     converted, left = Counter(), Counter()
     review = 0
     reviewed = set()  # (line, name) reported from the map: the generic detectors below do not repeat them
+    facts = None      # what receiver_class reads from the whole file, worked out at the first mapped method
     ids, unsupported = pmap.identifiers, pmap.unsupported
     for m in hits:
         if not in_code(m.start(), m.end()):
@@ -252,7 +271,8 @@ def port_text(rel: str, text: str, pmap: PortMap, resolve_include) -> FilePort:
         new = ids.get(key)
         if key in pmap.methods:
             spec = pmap.methods[key]
-            cls, what = receiver_class(text, m.start(), m.end(), pmap.receivers)
+            facts = facts or FileFacts(text, pmap.receivers)
+            cls, what = receiver_class(text, m.start(), m.end(), pmap.receivers, facts)
             if what is None:
                 continue  # not called on a receiver (a variable, a free function): a name of the project's own
             if cls in spec["valid"]:
@@ -316,7 +336,7 @@ def port_text(rel: str, text: str, pmap: PortMap, resolve_include) -> FilePort:
         seen.add((line, code))
         review += 1
         findings.append(finding(m.start(), m.end(), "TP955", ADVICE, code, message=why))
-    defines = _own_names(text, left)
+    defines = _own_names(text, left, starts)
     new_text, kept, _ = edit_ops.apply(text, edits)
     findings += [e.finding for e in kept]
     findings.sort(key=lambda f: (f.line, f.col, f.rule))
@@ -325,41 +345,206 @@ def port_text(rel: str, text: str, pmap: PortMap, resolve_include) -> FilePort:
                     quoted)
 
 
+_NEWLINE = re.compile(r"\n")
 _CALLED = re.compile(r"\s*\(")
-_NAME_AT_END = re.compile(r"[\w:]*\Z")  # an identifier or ::-qualified name ending where the text ends
+_PAREN = re.compile(r"[()]")
+_CLASS_NAME = re.compile(r"\b(?:class|struct)\s+(\w+)")
+# `Type [const] [&*] name [= init]`: a declaration (or a look-alike such as `return name`, which names no known
+# class and is skipped), found for every name in one pass.  Each (::-qualified) name is read once, as a type;
+# what follows it is a lookahead (or nothing), so that declarations overlap as they do for different names
+# (`const T x`: `T` of `const`, then `x` of `T`).  Groups: type, name, the blanks after it, `=`; the name is
+# None when the type declares nothing.  The blanks between type and name are one run.
+_DECLARATION = re.compile(r"(?<![\w:])((?:[A-Za-z_]\w*[ \t]*::[ \t]*)*[A-Za-z_]\w*)(?:(?=(?:[ \t]*const\b)?"
+                          r"(?:[ \t]*[&*]+\s*|\s+)((?:::)?\w+(?:::\w+)*)\b([ \t]*)(=)?)|)")
+_INIT_END = re.compile(r"[;{}]")  # an initializer runs to the next of these
 
 
-def receiver_class(text: str, start: int, end: int, rec: dict) -> tuple:
+def _name_start(text: str, end: int) -> int:
+    """Where the identifier or ::-qualified name that ends at `end` starts (`end` when none), read backwards: a
+    regex anchored at the end would try every start before it."""
+    while end and (text[end - 1].isalnum() or text[end - 1] in "_:"):
+        end -= 1
+    return end
+
+
+def _name_at_end(text: str) -> str:
+    return text[_name_start(text, len(text)):]
+
+
+def _call_at_end(text: str, end: int) -> tuple:
+    """(offset of its `(`, (`.` / `->` or None, name)) of the call `[.|->] name(args)` that text[:end] ends with
+    (args without parentheses); (-1, None) when it ends with none.  Read from the end: a regex anchored there
+    would try every start before it."""
+    while end and text[end - 1].isspace():
+        end -= 1
+    open_at = text.rfind("(", 0, end) if end and text[end - 1] == ")" else -1
+    if open_at < 0 or text.find(")", open_at + 1, end - 1) >= 0:
+        return -1, None
+    i = open_at
+    while i and text[i - 1].isspace():
+        i -= 1
+    j = _name_start(text, i)
+    if j == i:
+        return open_at, None
+    name = text[j:i]
+    while j and text[j - 1].isspace():
+        j -= 1
+    return open_at, ("->" if j >= 2 and text.startswith("->", j - 2) else "." if text[j - 1:j] == "." else None, name)
+
+
+class FileFacts:
+    """What receiver_class reads from the whole file, worked out once per file (reading the text again for each
+    call is quadratic): where each `)` opens, the declarations of each name, the classes the file defines."""
+
+    def __init__(self, text: str, rec: dict):
+        self.text, self.rec = text, rec
+        self._opens = None
+        self._classes = None
+        self._by_name = None
+        self._stops = None
+        self._calls = {}
+        self._told = {}
+
+    def opening(self, close: int) -> int:
+        """Offset of the `(` that the `)` at `close` closes; -1 when none does."""
+        if self._opens is None:
+            self._opens, stack = {}, []
+            for m in _PAREN.finditer(self.text):
+                if m.group(0) == "(":
+                    stack.append(m.start())
+                elif stack:
+                    self._opens[m.start()] = stack.pop()
+        return self._opens.get(close, -1)
+
+    def declarations(self, name: str) -> list:
+        """[(start, end of the name, end, type, offset of `=` or None)] of the declarations of `name`, in text
+        order, each starting after the one before ends (as one regex for `name`, run with finditer, would find
+        them).  An initializer runs from its `=` to the next `;`, `{` or `}`."""
+        if self._by_name is None:
+            self._by_name = self._index()
+            self._stops = [m.start() for m in _INIT_END.finditer(self.text)]
+        out, after = [], 0
+        for start, name_end, end, spelled, eq in self._by_name.get(name, ()):
+            if start >= after:
+                if eq is not None:
+                    i = bisect.bisect_left(self._stops, eq)
+                    end = self._stops[i] if i < len(self._stops) else len(self.text)
+                out.append((start, name_end, end, spelled, eq))
+                after = end
+        return out
+
+    def _index(self) -> dict:
+        """{name: [(start, end of the name, end, type, offset of `=` or None)]}: every declaration look-alike of
+        the text, under its name and under each ::-prefix of it (`x` of `T x::y` too, as `x\\b` finds it there)."""
+        index = {}
+        for m in _DECLARATION.finditer(self.text):
+            spelled, name = m.group(1), m.group(2)
+            if name is None:
+                continue
+            at = m.start(2)
+            for i in range(1, len(name)):  # the ::-prefixes, followed by `::` (no blanks, no initializer)
+                if name.startswith("::", i):
+                    index.setdefault(name[:i], []).append((m.start(), at + i, at + i, spelled, None))
+            index.setdefault(name, []).append((m.start(), m.end(2), m.end(3), spelled,
+                                               m.start(4) if m.group(4) else None))
+        return index
+
+    def declared_class(self, name: str, start: int) -> Optional[str]:
+        """The class of the last declaration of `name` before `start` that tells one: a known class, a class the
+        text defines itself before `start` (""), or `auto x = R.f()`; None when none tells.  A declaration
+        whose initializer goes on past `start` (`T x = a, y = x.f();`) is read up to `start`."""
+        if name not in self._told:
+            self._told[name] = self._telling(name)
+        decls, starts, told_at, latest = self._told[name]
+        i = bisect.bisect_right(starts, start) - 1  # the one declaration that may run on past `start`
+        if i >= 0 and decls[i][1] <= start < decls[i][2]:
+            cls = self._told_by(decls[i], start)
+            if cls is not None:
+                return cls
+        i = bisect.bisect_right(told_at, start)
+        return latest[i - 1] if i else None
+
+    def _told_by(self, declaration: tuple, upto: int) -> Optional[str]:
+        """The class a declaration tells when the text is read up to `upto` (None: it tells none)."""
+        _, _, _, spelled, eq = declaration
+        rec = self.rec
+        if spelled == "auto":
+            call = self.initializer_call(eq, upto) if eq is not None else None
+            if call and call[0]:
+                return rec.get("returns", {}).get(call[1], rec.get("default", ""))
+            return (_type_class(call[1], rec) if call else "") or rec.get("default", "")
+        if _type_class(spelled, rec):
+            return _type_class(spelled, rec)
+        defined = self.classes().get(spelled)
+        return "" if defined is not None and defined <= upto else None  # the project's own class: its own methods
+
+    def _telling(self, name: str) -> tuple:
+        """(declarations, their starts, offsets, classes): sorted offsets from which a whole declaration of
+        `name` tells its class, and for each the class told by the last such declaration in the text (a later
+        declaration overrides an earlier)."""
+        decls = self.declarations(name)
+        told = []  # (offset from which it tells, its order in the text, class)
+        for order, declaration in enumerate(decls):
+            end, spelled = declaration[2], declaration[3]
+            if spelled != "auto" and not _type_class(spelled, self.rec) and spelled in self.classes():
+                end = max(end, self.classes()[spelled])  # the project's own class tells once it is defined
+            cls = self._told_by(declaration, end)
+            if cls is not None:
+                told.append((end, order, cls))
+        told.sort()
+        offsets, latest, last_order, last_cls = [], [], -1, None
+        for at, order, cls in told:
+            if order > last_order:
+                last_order, last_cls = order, cls
+            offsets.append(at)
+            latest.append(last_cls)
+        return decls, [d[0] for d in decls], offsets, latest
+
+    def initializer_call(self, eq: int, end: int):
+        """(`.` / `->` or None, name) of the call the initializer text[eq:end] ends with, or None.  Worked out
+        once per end: initializers that share theirs (`auto a = auto b = f();`) would each read it again."""
+        if end not in self._calls:
+            self._calls[end] = _call_at_end(self.text, end)
+        open_at, call = self._calls[end]
+        return call if open_at > eq else None  # its `(` in the initializer (the name then is too: `=` stops it)
+
+    def classes(self) -> dict:
+        """{name: end of its first `class name` / `struct name`}."""
+        if self._classes is None:
+            self._classes = {}
+            for m in _CLASS_NAME.finditer(self.text):
+                self._classes.setdefault(m.group(1), m.end())
+        return self._classes
+
+
+def receiver_class(text: str, start: int, end: int, rec: dict, facts: Optional[FileFacts] = None) -> tuple:
     """(class, description) of the receiver R of a method call `R.name(` / `R->name(` whose name is
     text[start:end], as far as the text shows it (kb/port/receivers.toml): R ending in `.type()` is what that
     method returns, a variable its declared type; anything else gets `default`.  The class is "" when R is of
     the project's own class (`this`, a variable of a class the file defines); (None, None) when the name is
     not called on a receiver there."""
-    head = text[max(0, start - 2000):start].rstrip()  # the receiver expression ends here
+    window = max(0, start - 2000)
+    head = text[window:start].rstrip()  # the receiver expression ends here
     if not _CALLED.match(text, end) or not head.endswith((".", "->")):
         return None, None
     head = head[:-2].rstrip() if head.endswith("->") else head[:-1].rstrip()
     default = rec.get("default", "")
+    facts = facts or FileFacts(text, rec)
     if head.endswith(")"):  # R ends in a call: what the called method returns, or the class constructed
-        depth, i = 0, len(head) - 1
-        while i >= 0:
-            depth += {")": 1, "(": -1}.get(head[i], 0)
-            if depth == 0:
-                break
-            i -= 1
+        i = facts.opening(window + len(head) - 1) - window  # below 0: it opens before the window, or nowhere
         before = head[:max(i, 0)].rstrip()
-        name = _NAME_AT_END.search(before).group(0) if i > 0 else ""
+        name = _name_at_end(before) if i > 0 else ""
         if not name:
             return default, "(an expression)"
         if before[:-len(name)].rstrip().endswith((".", "->")):
             return rec.get("returns", {}).get(name, default), f"`.{name}()`"
         return _type_class(name, rec) or default, f"`{name}(...)`"
-    name = _NAME_AT_END.search(head).group(0)
+    name = _name_at_end(head)
     if not name or head[:-len(name)].rstrip().endswith((".", "->")):
         return default, f"`{name or head[-20:].strip()}`"  # a container element, a member: typed nowhere here
     if name == "this":
         return "", "`this`"
-    cls = _declared_class(text[:start], name, rec)
+    cls = facts.declared_class(name, start)
     return (default if cls is None else cls), f"`{name}`"
 
 
@@ -368,36 +553,6 @@ def _type_class(spelled: str, rec: dict) -> str:
     types = rec.get("types", {})
     spelled = spelled.replace(" ", "")
     return types.get(spelled) or types.get(spelled.rsplit("::", 1)[-1], "")
-
-
-@lru_cache(maxsize=256)
-def _declaration(name: str) -> re.Pattern:
-    """`Type [const] [&*] name [= init]`: a declaration of `name` (or a look-alike such as `return name`,
-    which names no known class and is skipped)."""
-    return re.compile(r"(?<![\w:])((?:[A-Za-z_]\w*[ \t]*::[ \t]*)*[A-Za-z_]\w*)[ \t]*(?:const\b[ \t]*)?"
-                      r"(?:[&*]+\s*|\s+)" + re.escape(name) + r"\b[ \t]*(=[^;{}]*)?")
-
-
-def _declared_class(before: str, name: str, rec: dict) -> Optional[str]:
-    """The class of the last declaration of `name` in `before` that tells one: a known class, a class the
-    text defines itself (""), or `auto x = R.f()`; None when none tells."""
-    found, own = None, None
-    for m in _declaration(name).finditer(before):
-        spelled, init = m.group(1), m.group(2)
-        if spelled == "auto":
-            call = re.search(r"(?:(\.|->)\s*)?([\w:]+)\s*\([^()]*\)\s*$", init or "")
-            if call and call.group(1):
-                found = rec.get("returns", {}).get(call.group(2), rec.get("default", ""))
-            else:
-                found = (_type_class(call.group(2), rec) if call else "") or rec.get("default", "")
-        elif _type_class(spelled, rec):
-            found = _type_class(spelled, rec)
-        else:
-            if own is None:
-                own = set(re.findall(r"\b(?:class|struct)\s+(\w+)", before))
-            if spelled in own:
-                found = ""  # the project's own class: its methods are its own
-    return found
 
 
 _INCLUDE_LINE = re.compile(r"^[ \t]*#[ \t]*include[ \t]*([<\"])([^>\"\n]*)[>\"]", re.MULTILINE)
@@ -414,20 +569,31 @@ def _include_candidates(text: str, rel: str, pmap, resolve_include):
         yield path, quote, m.start(2), new
 
 
-def _own_names(text: str, names) -> frozenset:
+_DEFINE = re.compile(r"#[ \t]*define[ \t]+(\w+)")
+# `name = ...` (not `==`) where the name starts a word; an at::cuda:: name may follow a blank or `(`, not `::`
+_ASSIGNED_WORD = re.compile(r"(?<!\w)(\w+)[ \t]*=(?!=)")
+_ASSIGNED_CUDA_NAME = re.compile(r"(?<![\w:])((?:at|c10)::cuda::\w+(?:::\w+)*)[ \t]*=(?!=)")
+_CONST = re.compile(r"\bconst(?:expr)?\b")
+
+
+def _own_names(text: str, names, starts: list) -> frozenset:
     """Those of `names` the text defines itself (`#define CUDA_1D_KERNEL_LOOP`, `constexpr int
-    CUDA_NUM_THREADS = ...`): the project's own, subtracted from the "left" counts tree-wide.
-    Each search starts with a literal, so the regex engine skips ahead fast."""
-    own = set()
-    for name in names:
-        if re.search(r"#[ \t]*define[ \t]+" + re.escape(name) + r"\b", text):
-            own.add(name)
-            continue
-        for m in re.finditer(re.escape(name) + r"[ \t]*=(?!=)", text):
-            line = text[text.rfind("\n", 0, m.start()) + 1:m.start()]
-            if re.search(r"\bconst(?:expr)?\b", line) and _starts_word(text, m.start()):
+    CUDA_NUM_THREADS = ...`): the project's own, subtracted from the "left" counts tree-wide.  `starts`: the
+    offsets where the text's lines start.  One pass for all names (a search per name is quadratic in a file
+    with many)."""
+    if not names:
+        return frozenset()
+    own = set(_DEFINE.findall(text)) & set(names)
+    consts = [(m.start(), m.end()) for m in _CONST.finditer(text)]
+    for regex in (_ASSIGNED_WORD, _ASSIGNED_CUDA_NAME):
+        for m in regex.finditer(text):
+            name = m.group(1)
+            if name not in names or name in own:
+                continue
+            # a `const`/`constexpr` before the name on its line
+            i = bisect.bisect_left(consts, (starts[bisect.bisect_right(starts, m.start()) - 1],))
+            if i < len(consts) and consts[i][1] <= m.start():
                 own.add(name)
-                break
     return frozenset(own)
 
 

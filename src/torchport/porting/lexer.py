@@ -11,11 +11,13 @@ import re
 from dataclasses import dataclass
 from typing import Iterator
 
-_INCLUDE = r"\#[ \t]*include[ \t]*(?:<[^>\n]*>|\"[^\"\n]*\")"
+# The path between <> holds no `<`: a line of unclosed `#include <` is then scanned once, not once per `#`.
+_INCLUDE = r"\#[ \t]*include[ \t]*(?:<[^<>\n]*>|\"[^\"\n]*\")"
 # Alternatives in priority order: the first that matches at a position wins.
 _PARTS = [
     ("comment", r"//(?:\\\r?\n|[^\n])*|/\*.*?(?:\*/|\Z)"),
-    ("raw", r"(?:u8|[uUL])?R\"(?P<delim>[^()\\\s\"]{0,16})\(.*?\)(?P=delim)\""),
+    # a raw string (like a comment) never closed runs to the end: each unclosed `R"(` would rescan the rest
+    ("raw", r"(?:u8|[uUL])?R\"(?P<delim>[^()\\\s\"]{0,16})\(.*?(?:\)(?P=delim)\"|\Z)"),
     ("string", r"(?:u8|[uUL])?\"(?:\\.|\\\r?\n|[^\"\\\n])*\"?"),
     ("sepnum", r"[0-9][0-9A-Za-z_.]*'(?=[0-9A-Za-z_])[0-9A-Za-z_.']*"),  # 1'000'000: not a char literal
     ("char", r"(?:u8|[uUL])?'(?:\\.|[^'\\\n])*'?"),
@@ -36,8 +38,12 @@ _TOKEN = _compile(_PARTS + _REST)
 # The same alternatives for `scan`, behind a lookahead of their possible first characters: that lets the
 # regex engine skip ahead at C speed (5x faster).  Its include branch starts at the `#`; `scan` checks
 # that only blanks precede it on its line, as the lookbehind of _PARTS does.
+# Its number branch takes the whole number, separators or not (scan skips it): tried at every digit of a
+# long word or number, the sepnum branch would rescan the rest of it each time.
+_SKIP_NUMBER = r"[0-9][0-9A-Za-z_.]*(?:'(?=[0-9A-Za-z_])[0-9A-Za-z_.']*)?"
 _SKIP = re.compile(r"(?=[/uULR\"'0-9#])(?:" + "|".join(
-    f"(?P<{name}>{_INCLUDE if name == 'include' else pattern})" for name, pattern in _PARTS) + ")", re.DOTALL)
+    f"(?P<{name}>{dict(include=_INCLUDE, sepnum=_SKIP_NUMBER).get(name, pattern)})" for name, pattern in _PARTS) + ")",
+    re.DOTALL)
 _KIND = {"raw": "string", "sepnum": "number", "delim": "string"}
 _INCLUDE_PATH = re.compile(r'([<"])([^>"\n]*)[>"]\s*$')
 
@@ -59,7 +65,12 @@ def tokens(text: str) -> Iterator[Token]:
 
 def include_path(text: str, start: int = 0):
     """(path, quote char '<' or '"', offset of the path) of an `#include` line's text."""
-    m = _INCLUDE_PATH.search(text)
+    # The path ends at the last character, a `>` or `"`; it starts after the last `>`, `"` or newline before
+    # that (or at it, for a `"`).  Searched from there: a start before it cannot match, and each would read on.
+    end = len(text.rstrip()) - 1
+    if text[end:end + 1] not in ('>', '"'):
+        return None
+    m = _INCLUDE_PATH.search(text, max(0, *(text.rfind(c, 0, end) for c in '>"\n')))
     if not m:
         return None
     return m.group(2), m.group(1), start + m.start(2)

@@ -359,7 +359,7 @@ def guard_statement(ctx, stmt, r, message: str = "", quiet: bool = False) -> Non
     """`if <device question>: ` in front of a statement that has its lines to itself (once, whichever
     rule asks first)."""
     start, text = ctx.span(stmt)[0], f"if {device_guard(ctx)}: "
-    if not any(e.start == e.end == start and e.text == text for e in ctx.edits):
+    if not any(e.start == e.end == start and e.text == text for e in ctx.edits_within(start, start)):
         ctx.insert(start, text, r, message, quiet=quiet)
 
 

@@ -43,6 +43,7 @@ STRING_QUERIES = ("replace", "startswith", "endswith", "split", "rsplit", "parti
                   "removeprefix", "removesuffix", "find", "rfind", "index", "rindex", "count")
 DEVICE, QUERY = "device", "query"  # how a position uses a device value (device_slot)
 _QUOTE = re.compile(r"([rRuUbBfF]*)('''|\"\"\"|'|\")")
+_NAMED_FIELD = re.compile(r"\{[^}]")  # a format field other than `{}`
 
 
 def param_defaults(fn) -> list:
@@ -123,7 +124,7 @@ def _rewrite_format(ctx, call, r) -> bool:
     if ctx.target.device:
         return _rewrite_literal(ctx, receiver, r, "format")
     parts = _literal_parts(ctx, receiver)
-    if parts is None or "{}" not in receiver.value or re.search(r"\{[^}]", receiver.value):
+    if parts is None or "{}" not in receiver.value or _NAMED_FIELD.search(receiver.value):
         return False
     content = parts[0]
     if ctx.source[content:content + 4] != "cuda":

@@ -10,6 +10,7 @@ from .devices import last_name
 
 ENV_NAME = re.compile(r"(?:CUDA_[A-Z0-9_]+|(?:TORCH_)?NCCL_[A-Z0-9_]+|NVIDIA_VISIBLE_DEVICES|"
                       r"PYTORCH_(?:NO_)?CUDA_[A-Z0-9_]+)\Z")
+ENV_IN_TEXT = re.compile(r"\b(CUDA_VISIBLE_DEVICES|(?:TORCH_)?NCCL_[A-Z0-9_]+)\b")
 ENV_HOLDER = re.compile(r"^(?:environ|environment|env|envs)$|_env$|^env_", re.IGNORECASE)
 ENV_FUNCS = {"os.getenv", "os.putenv", "os.unsetenv", "os.environ.get", "os.environ.setdefault", "os.environ.pop"}
 
@@ -93,7 +94,7 @@ def env_vars_elsewhere(node, ctx):
     """Other strings that name CUDA_VISIBLE_DEVICES or NCCL_* (shell commands, messages): reported."""
     if id(node) in ctx.handled or not isinstance(node.value, str) or isinstance(ctx.parent, ast.Expr):
         return
-    m = re.search(r"\b(CUDA_VISIBLE_DEVICES|(?:TORCH_)?NCCL_[A-Z0-9_]+)\b", node.value)
+    m = ENV_IN_TEXT.search(node.value)
     if m:
         new, message = env_decision(ctx, m.group(1))
         ctx.report(node, env_vars_elsewhere.rule, ADVICE,

@@ -61,7 +61,7 @@ def guard_keeps_cuda_branch(tree, ctx):
         if not blocking:
             continue
         start, end = ctx.span(node.test)
-        ctx.edits = [e for e in ctx.edits if not (start <= e.start and e.end <= end)]
+        ctx.drop_edits_within(start, end)
         ctx.report(node.test, guard_keeps_cuda_branch.rule, UNSUPPORTED,
                    f"kept: its branch calls {blocking[0].old} (line {blocking[0].line}), which {ctx.target.name} "
                    "lacks; convert that, then this test")

@@ -13,6 +13,8 @@ from ..apimap import ADAPT, KEEP, MAP, UNSUPPORTED as RES_UNSUPPORTED
 from ..registry import rule
 from .api import adapt_call, can_adapt, guard_device_call, needs_guard, rename_chain, report_unconverted, rule_for
 
+_FROM_MODULE = re.compile(r"from\s+([\w.]+)")
+
 
 def _follows(bres, ref, res) -> bool:
     """Can this use keep its spelling when the import is rewritten to bres.new?"""
@@ -109,7 +111,7 @@ def _rewrite_import(ctx, stmt, by_local: dict) -> None:
         renamed |= bool(res) and name != alias.name
         groups.setdefault(module, []).append(name if name == local else f"{name} as {local}")
     if len(groups) == 1 and not renamed:
-        m = re.match(r"from\s+([\w.]+)", ctx.text(stmt))
+        m = _FROM_MODULE.match(ctx.text(stmt))
         start = ctx.span(stmt)[0] + m.start(1)
         ctx.replace((start, start + len(m.group(1))), next(iter(groups)), r, message, first.category)
     else:

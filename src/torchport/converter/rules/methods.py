@@ -9,6 +9,28 @@ from ..registry import rule
 from .api import device_argument, device_guard, guard_statement, statement_alone
 
 
+# `.is_cuda = ...` or `.is_cuda: bool = ...` (not `==`), from where a receiver ends (a lookahead: one
+# assignment may sit inside another's annotation; no blank before: a run of blanks is read once).  An
+# annotation does not run on past another `is_cuda`: a line of `x.is_cuda:` without `=` would be reread
+# from each.
+_IS_CUDA_ASSIGNED = re.compile(r"(?<!\s)(?=\s*\.\s*is_cuda\s*(?::(?:(?!is_cuda)[^=\n])*)?=(?!=))")
+
+
+def assigns_is_cuda(ctx, receiver: str) -> bool:
+    """Does the file assign `<receiver>.is_cuda` (in its text: a commented-out assignment counts too)?  The
+    assignments are found once per file and looked up by the receiver's text (searching the file again for
+    each use is quadratic)."""
+    memo = ctx.memo.setdefault("is_cuda assigned", {})
+    if "ends" not in memo:
+        memo["ends"] = [m.start() for m in _IS_CUDA_ASSIGNED.finditer(ctx.source)]  # where a receiver would end
+    n = len(receiver)
+    if n not in memo:  # the receivers of that length, each starting where no name or `.` goes on before it
+        source = ctx.source
+        memo[n] = {source[e - n:e] for e in memo["ends"]
+                   if e >= n and (e == n or not (source[e - n - 1].isalnum() or source[e - n - 1] in "_."))}
+    return receiver in memo[n]
+
+
 def _is_module_ref(ctx, node) -> bool:
     """Is `node.cuda` the module `torch.cuda` (handled by the name rules), not a method?"""
     q = ctx.qualname(node)
@@ -91,8 +113,7 @@ def is_cuda(node, ctx):
         if isinstance(ctx.parent, ast.Assert):
             ctx.report(node, is_cuda.rule, ADVICE, f"asserts a CUDA tensor: on {ctx.target.title} this assertion fails")
         return
-    receiver = re.escape(ctx.text(node.value))
-    if re.search(rf"(?<![\w.]){receiver}\s*\.\s*is_cuda\s*(?::[^=\n]*)?=(?!=)", ctx.source):
+    if assigns_is_cuda(ctx, ctx.text(node.value)):
         return
     t = ctx.target
     start = ctx.span(node)[1] - len("is_cuda")
