@@ -513,3 +513,11 @@ def test_upper_case_suffixes_are_python(tmp_path):
     src = make_project(tmp_path / "p", {"B.PY": CUDA})
     code, out, _err = run_cli("check", str(src), "--to", "npu")
     assert code == 1 and "B.PY:3" in out
+
+
+def test_explain_target_and_worker_count_are_checked():
+    code, _out, err = run_cli("explain", "--to", "bogus", "some error")
+    assert code == 2 and "unknown target" in err
+    for n in ("0", "-5"):
+        code, _out, err = run_cli("convert", str(ROOT / "examples"), "--to", "npu", "--dry-run", "-j", n)
+        assert code == 2 and "at least 1 worker" in err, err

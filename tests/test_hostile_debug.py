@@ -353,6 +353,7 @@ PROFILE_CASES = {  # name: (profile.json text, text the message names besides th
     "missing field": (GOOD.replace(', "device_self_us": 0.0}]', "}]"), "'device_self_us' is missing"),
     "lone surrogate": (GOOD.replace("aten::relu", "\\ud800"), "surrogate"),
     "invalid json": (GOOD[:-1], "invalid JSON"),
+    "no profiled step": (GOOD.replace('"profiled": 3', '"profiled": 0'), "at least one profiled step"),
 }
 
 

@@ -358,9 +358,24 @@ def cmd_doctor(args) -> int:
     return 1 if any(r.status == FAIL for r in rows) else 0
 
 
+def _jobs(text: str) -> int:
+    """-j N: a whole number of worker processes, at least 1."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"needs at least 1 worker, got {n}")
+    return n
+
+
 def cmd_explain(args) -> int:
     from .doctor.explain import explain
 
+    if args.to:
+        from .backends import load_target
+
+        load_target(args.to)  # an unknown target is a usage error, not a filter that matches nothing
     if args.file:
         from .core.files import read_data
 
@@ -478,7 +493,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("-r", "--rule", action="append", metavar="RULES", help="user rule file (Ascend JSON or torchport TOML/JSON); repeatable")
     c.add_argument("-e", "--exclude", action="append", metavar="GLOB", help="copy matching files unchanged; repeatable")
     c.add_argument("-l", "--launch", metavar="LAUNCH", help="entry script: always gets the registration import")
-    c.add_argument("-j", "--jobs", type=int, metavar="N", help="worker processes (default: CPU count)")
+    c.add_argument("-j", "--jobs", type=_jobs, metavar="N", help="worker processes (default: CPU count)")
     c.add_argument("--report-dir", metavar="DIR", help="where reports go (default: <output>_report)")
     mode = c.add_mutually_exclusive_group()
     mode.add_argument("--in-place", action="store_true", help="rewrite INPUT itself, keeping a backup")
@@ -504,7 +519,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("-v", "--torch-version", metavar="X", help="the project's torch version (selects operator data)")
     a.add_argument("-o", "--output", metavar="OUT", help="report folder (default: <name>_analysis)")
     a.add_argument("-e", "--exclude", action="append", metavar="GLOB", help="skip matching files; repeatable")
-    a.add_argument("-j", "--jobs", type=int, metavar="N", help="worker processes (default: CPU count)")
+    a.add_argument("-j", "--jobs", type=_jobs, metavar="N", help="worker processes (default: CPU count)")
     a.add_argument("--fail-on", choices=FAIL_LEVELS, help="exit 1 when any target has blocked / manual+ / review+ items")
     a.add_argument("--force", action="store_true", help="write into an existing report folder")
     a.add_argument("--json", action="store_true", help="print analysis.json to stdout")
@@ -528,7 +543,7 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("-e", "--exclude", action="append", metavar="GLOB", help="skip matching files; repeatable")
     k.add_argument("--root", metavar="DIR", help="report paths relative to DIR (default: the current folder when "
                                                  "it holds every INPUT)")
-    k.add_argument("-j", "--jobs", type=int, metavar="N", help="worker processes (default: CPU count)")
+    k.add_argument("-j", "--jobs", type=_jobs, metavar="N", help="worker processes (default: CPU count)")
     k.set_defaults(func=cmd_check)
 
     p = sub.add_parser("port-ext", help="port CUDA C++ extension sources and their build glue",
@@ -541,7 +556,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-m", "--map", action="append", metavar="MAP.json", help="extra mapping table; repeatable")
     p.add_argument("--ignore", action="append", metavar="GLOB",
                    help="copy matching files unchanged (default: other vendors' mlu/ npu/ mps/ parrots/ subtrees)")
-    p.add_argument("-j", "--jobs", type=int, metavar="N")
+    p.add_argument("-j", "--jobs", type=_jobs, metavar="N")
     p.add_argument("--report-dir", metavar="DIR")
     pm = p.add_mutually_exclusive_group()
     pm.add_argument("--in-place", action="store_true", help="rewrite INPUT itself, keeping a backup")

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from ..core import writes
 from ..core.csvfile import write_csv
-from ..core.names import md_cell, md_code
 from ..core.errors import UsageError
 from ..core.jsonfile import Fields, read_json
+from ..core.names import md_cell, md_code
 
 
 def load(folder) -> dict:
@@ -34,8 +34,11 @@ def load(folder) -> dict:
         o = Fields(value, f"{path}: ops[{i}]")
         ops.append({"op": o.text("op"), "calls": o.count("calls"), "host_self_us": o.number("host_self_us"),
                     "device_self_us": o.number("device_self_us")})
+    profiled = steps.count("profiled")
+    if profiled < 1:  # per-step times divide by it: a profile of no step measures nothing
+        raise UsageError(f"{path}: steps.profiled is {profiled}: a profile must hold at least one profiled step")
     return {"target": top.text("target", None),
-            "steps": {"profiled": steps.count("profiled"), "mean_wall_step_us": steps.number("mean_wall_step_us")},
+            "steps": {"profiled": profiled, "mean_wall_step_us": steps.number("mean_wall_step_us")},
             "ops": ops}
 
 
