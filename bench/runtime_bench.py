@@ -5,8 +5,9 @@ process for the cpu target (what `import torchport.auto` does), time it again, u
 for several rounds, so both sides see the same machine state (this machine's speed drifts by
 tens of percent between processes).  Each timing is the best of a few repeats; printed are the
 medians over rounds and the ratio patched / plain (target <= 1.05: nothing intercepts tensor
-operations).  A second loop that calls patched APIs every iteration (`torch.zeros(device=...)`,
-`.to(device)`) is shown for information.
+operations).  A second loop calls patched APIs every iteration (`torch.zeros(device=...)`,
+`.to(device)`): target <= 1.20 (it was 1.33-1.40 before device objects seen not to name CUDA
+were remembered: reading `device.type` costs ~0.2 us).  Exit 1 when a target is missed.
 """
 from __future__ import annotations
 
@@ -56,6 +57,7 @@ def main() -> int:
             torch.zeros(16, device=device).to(device).add_(1)
 
     times = {"math": ([], []), "device": ([], [])}
+    missed = False
     for _ in range(args.rounds):
         for patched in (False, True):
             if patched:
@@ -68,11 +70,12 @@ def main() -> int:
                        ("device", "torch.zeros(device=) + .to(device) every iteration")):
         plain, patched = (statistics.median(t) for t in times[name])
         ratio = statistics.median(b / a for a, b in zip(*times[name]))
-        target = "   (target <= 1.05)" if name == "math" else "   (information)"
+        limit = 1.05 if name == "math" else 1.20
+        missed = missed or ratio > limit
         print(f"{what}:")
         print(f"  plain {plain * 1e6:7.2f} us/iter   patched {patched * 1e6:7.2f} us/iter   "
-              f"ratio {ratio:.3f}{target}")
-    return 0
+              f"ratio {ratio:.3f}   (target <= {limit:.2f}{'' if ratio <= limit else ': MISSED'})")
+    return 1 if missed else 0
 
 
 if __name__ == "__main__":

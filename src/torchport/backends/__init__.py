@@ -75,7 +75,7 @@ class Target:
     cuda_kernels: str = "rewrite"       # "port": a tool ports CUDA kernels (musa); "rewrite": by hand
     torch_install: str = ""             # how to install PyTorch for this target (advice)
     port: dict = field(default_factory=dict)         # port-ext build glue: extension class/module, env, compiler key
-    runtime: dict = field(default_factory=dict)      # torchport run: noop = [CUDA calls that do nothing here]
+    runtime: dict = field(default_factory=dict)      # torchport run: noop, amp_dtype, bf16, pinned_memory, sync_batchnorm
     doctor: dict = field(default_factory=dict)       # torchport doctor: env = {VAR = fix}, smi_args = [...]
     sim: dict = field(default_factory=dict)          # torchport sim: how the simulated device presents itself
     api_names: frozenset = frozenset()  # names of the namespace (from kb/api)
@@ -470,7 +470,8 @@ _TARGET_KEYS = {
     "port": fields({"title": text, "extension_module": dotted_name, "home": env_name, "force_env": env_name,
                     "compiler_key": word, "names": table_of(identifier, identifier),
                     "keywords": table_of(identifier, identifier)}),
-    "runtime": fields({"noop": list_of(dotted_name)}),
+    "runtime": fields({"noop": list_of(dotted_name), "amp_dtype": one_of("float16", "bfloat16"), "bf16": boolean,
+                       "pinned_memory": boolean, "sync_batchnorm": boolean}),
     "doctor": fields({"version_rule": one_of("same-minor"), "smi_args": list_of(text),
                       "env": table_of(env_name, _doctor_need)}),
     "sim": fields({"label": text, "device_name": text, "memory_gib": integer(1, 1 << 20),

@@ -7,8 +7,9 @@
 `runtime.patches` (the torch.cuda namespace, device arguments, tensor/module methods, torch.load,
 collectives, DDP, AMP, profiler) once per process; `undo()` restores every patched object.
 Policies (docs/run.md): `policy` says who is told about the target by torch.cuda.is_available()
-(project | always | real); `on_missing` says what a CUDA API with no counterpart does when
-called (raise | warn).  This package imports torch; the static tools never import it.
+(project | always | real); `on_missing` says what a CUDA API with no counterpart does:
+neutral (observing calls such as memory statistics return a neutral value, the rest fail),
+warn (the rest are skipped, returning None) or raise (everything fails).  This package imports torch; the static tools never import it.
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from . import environment
 from .callers import POLICIES
 from .session import Session, TorchportUnsupported, TorchportWarning
 
-ON_MISSING = ("raise", "warn")
+ON_MISSING = ("neutral", "warn", "raise")   # the first is the default (docs/run.md)
 VENDOR_TARGETS = ("npu", "mlu", "musa")   # detected by their packages, in this order
 _LOCK = threading.Lock()
 _SESSION: Optional[Session] = None
@@ -72,7 +73,7 @@ def patch(target: Optional[str] = None, *, policy: Optional[str] = None, on_miss
                 raise UsageError(f"already patched for {_SESSION.target.name}: call torchport.runtime.undo() first")
             return _SESSION
         policy = policy or os.environ.get("TORCHPORT_POLICY") or "project"
-        on_missing = on_missing or os.environ.get("TORCHPORT_ON_MISSING") or "raise"
+        on_missing = on_missing or os.environ.get("TORCHPORT_ON_MISSING") or ON_MISSING[0]
         if policy not in POLICIES:
             raise UsageError(f"policy must be one of {', '.join(POLICIES)} (got '{policy}')")
         if on_missing not in ON_MISSING:

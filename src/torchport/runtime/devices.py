@@ -17,6 +17,7 @@ class DeviceMap:
         self.type = device_type          # "npu", "cpu", ...
         self.keep_index = keep_index     # False for cpu: "cuda:1" -> "cpu"
         self.real_device = real_device   # the original torch.device class
+        self.plain: set = set()          # device objects and strings seen not to name CUDA (the hot path's test)
 
     def name(self, index=None) -> str:
         """The target device string for a CUDA index (None: the current device)."""
@@ -46,12 +47,21 @@ class DeviceMap:
         return value
 
     def map_device_arg(self, value):
-        """Like `map`, for an argument that is a device only when it is a str, int or torch.device."""
+        """Like `map`, for an argument that is a device only when it is a str, int or torch.device.
+        Device objects and strings that do not name CUDA are remembered in `plain`: a hot loop's
+        `.to(device)` then costs one set lookup (reading `device.type` costs ~0.2 us)."""
         kind = type(value)
         if kind is self.real_device:  # the common case first: a device object, usually not CUDA
-            return value if value.type != "cuda" else self.real_device(self.name(value.index))
+            if value.type != "cuda":
+                if len(self.plain) < 256:
+                    self.plain.add(value)
+                return value
+            return self.real_device(self.name(value.index))
         if kind is str or kind is int:
-            return self.map(value)
+            new = self.map(value)
+            if new is value and kind is str and len(self.plain) < 256:
+                self.plain.add(value)
+            return new
         return value
 
     def location(self, location: str) -> str:

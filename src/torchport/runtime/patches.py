@@ -14,8 +14,9 @@ import types
 
 from ..converter.apimap import ADAPT, MAP, UNSUPPORTED, ApiMap
 from ..kb import catalog
+from . import standins
 from .callers import redirects, tells_target
-from .session import Session
+from .session import Session, TorchportMissing
 
 _DEVICE_IN_SIGNATURE = re.compile(r"\bdevice\s*[=:]")
 
@@ -42,10 +43,18 @@ def _map_device_kwarg(s: Session, api: str, kwargs: dict) -> None:
 
 
 def _device_kwarg_wrapper(s: Session, api: str, fn):
+    plain, map_arg, real_device = s.devices.plain, s.devices.map_device_arg, s.devices.real_device
+
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        if "device" in kwargs:
-            _map_device_kwarg(s, api, kwargs)
+        if kwargs:
+            device = kwargs.get("device")
+            if device is not None and (device.__class__ is not str and device.__class__ is not real_device
+                                       or device not in plain):  # hot path: a device seen before, not CUDA
+                new = map_arg(device)
+                if new is not device:
+                    kwargs["device"] = new
+                    s.count(api)
         return fn(*args, **kwargs)
     return wrapper
 
@@ -97,19 +106,25 @@ class CountingModule(types.ModuleType):
             session, table = types.ModuleType.__getattribute__(self, "__dict__")["__torchport__"]
             entry = table.get(name)
             if entry is not None and redirects(session.policy):
-                if entry[0]:
-                    session.count(entry[0])
-                return entry[1]
+                api, value = entry
+                if api:
+                    session.count(api)
+                if type(value) is TorchportMissing:  # absent on the target: hasattr() says False
+                    session.count(value.api, "failed", str(value))
+                    raise value
+                return value
         return types.ModuleType.__getattribute__(self, name)
 
 
 def patch_namespace(s: Session) -> None:
     """torch.cuda.X -> the target's X for every public name of torch.cuda (and its submodules) that the
-    target has; a raising stand-in for the names it lacks; `[runtime] noop` names do nothing."""
+    target has; `runtime.standins` where they do the job better (or the target lacks an observing
+    call); an AttributeError naming the target for the names it lacks; `[runtime] noop` names do nothing."""
     torch = s.torch
     api_map = ApiMap(s.target)
     cat = catalog()
     noop = set(s.target.runtime.get("noop", ()))
+    host = s.host
     modules = {"": torch.cuda}
     for sub in cat.cuda_modules:
         module = getattr(torch.cuda, sub, None)
@@ -127,11 +142,17 @@ def patch_namespace(s: Session) -> None:
                 table[name] = ("", s.noop(qualname, f"nothing to do on {s.title}"))
                 continue
             r = api_map.resolve(qualname)
+            new = s.object(r.new) if r is not None and r.kind in (MAP, ADAPT) else None
+            work = standins.working(host, qualname, target_has=new is not None)
+            if work is not None:
+                table[name] = (qualname, work)
+                continue
             if r is None or r.kind not in (MAP, ADAPT, UNSUPPORTED):
                 continue
-            new = s.object(r.new) if r.kind != UNSUPPORTED else None
             if new is None:
-                if callable(original):  # counted when called, as a failure
+                if qualname in standins.NEUTRAL and s.on_missing != "raise":  # counted when called
+                    table[name] = ("", s.neutral(qualname, standins.NEUTRAL[qualname](host), standins.meaning(qualname)))
+                elif callable(original):  # counted when used, as a failure
                     why = r.message if r.kind == UNSUPPORTED else f"{r.new} is not in the installed {s.target.namespace}"
                     table[name] = ("", s.missing(qualname, why, like=original))
                 continue
@@ -171,6 +192,25 @@ def _patch_queries(s: Session) -> None:
     s.patcher.set(torch.cuda, "device_count", device_count)
 
 
+def _amp_dtype(s: Session, chosen):
+    """The dtype CUDA autocast code gets on the target: its choice, or CUDA's float16; where the
+    target data names an AMP dtype (`[runtime] amp_dtype`, bfloat16 on cpu: float16 kernels there
+    are slow) float16 becomes that, said once."""
+    torch = s.torch
+    chosen = torch.float16 if chosen is None else chosen
+    name = s.target.runtime.get("amp_dtype")
+    if name and chosen == torch.float16:
+        new = getattr(torch, name)
+        text = (f"CUDA autocast float16 runs as {name} on {s.title} "
+                f"(the target's AMP dtype; [runtime] amp_dtype in its target file)")
+        if "amp_dtype" not in s._warned:
+            s.stats.notes.append(text)
+        s.warn_once("amp_dtype", text)
+        s.count("torch.autocast(float16)", "redirected", text)
+        return new
+    return chosen
+
+
 def _amp_adapter(s: Session, api: str, new, spec: dict):
     """torch.cuda.amp.X -> torch.amp.X with the target device inserted where `spec` says, CUDA's
     defaults kept (autocast: float16), old positional parameters passed by keyword."""
@@ -185,6 +225,8 @@ def _amp_adapter(s: Session, api: str, new, spec: dict):
         for k, v in defaults.items():
             if kwargs.get(k) is None:
                 kwargs[k] = v
+        if "dtype" in kwargs and api.endswith("autocast"):
+            kwargs["dtype"] = _amp_dtype(s, kwargs["dtype"])
         if spec["device"] == "first":
             return (device, *args), kwargs
         kwargs[spec["device"]] = device
@@ -289,13 +331,14 @@ def patch_tensor(s: Session) -> None:
     Tensor = torch.Tensor
     original_to = Tensor.to
 
-    map_arg, real_device = devices.map_device_arg, devices.real_device  # torch.device is the proxy by now
+    map_arg, real_device, plain = devices.map_device_arg, devices.real_device, devices.plain
 
     @functools.wraps(original_to)
     def to(self, *args, **kwargs):
         if args:
             first = args[0]
-            if type(first) is not real_device or first.type == "cuda":  # fast path: a non-CUDA device object
+            kind = first.__class__
+            if (kind is real_device or kind is str) and first not in plain or kind is int:
                 new = map_arg(first)
                 if new is not first:
                     s.count("torch.Tensor.to(device)")
@@ -326,6 +369,53 @@ def patch_tensor(s: Session) -> None:
         original = getattr(Tensor, name, None)
         if original is not None:
             s.patcher.set(Tensor, name, _device_kwarg_wrapper(s, f"torch.Tensor.{name}(device=)", original))
+    _patch_legacy_type(s, Tensor)
+    if s.target.host:  # host tensors belong to no stream: nothing to record
+        original_record = Tensor.record_stream
+
+        def record_stream(self, stream):
+            if self.device.type == "cpu":
+                s.count("torch.Tensor.record_stream", "noop", f"host tensors need no stream bookkeeping on {s.title}")
+                return None
+            return original_record(self, stream)
+
+        s.patcher.set(Tensor, "record_stream", record_stream)
+    if not s.target.runtime.get("pinned_memory", True):
+        def pin_memory(self, device=None):
+            s.count("torch.Tensor.pin_memory", "noop", f"no pinned memory on {s.title}: the tensor is returned as is")
+            return self
+
+        s.patcher.set(Tensor, "pin_memory", pin_memory)
+        loader = torch.utils.data.DataLoader
+        original_init = loader.__init__
+
+        @functools.wraps(original_init)
+        def init(self, *args, **kwargs):
+            if kwargs.get("pin_memory"):
+                s.count("torch.utils.data.DataLoader(pin_memory=True)", "noop",
+                        f"no pinned memory on {s.title}: pin_memory=False")
+                kwargs["pin_memory"] = False
+            original_init(self, *args, **kwargs)
+
+        s.patcher.set(loader, "__init__", init)
+
+
+def _patch_legacy_type(s: Session, Tensor) -> None:
+    """x.type("torch.cuda.FloatTensor") / x.type(torch.cuda.FloatTensor) -> that dtype on the target."""
+    torch, original_type = s.torch, Tensor.type
+
+    @functools.wraps(original_type)
+    def type_(self, dtype=None, non_blocking=False, **kwargs):
+        if isinstance(dtype, str):
+            new = standins.legacy_dtype(torch, dtype) if dtype.startswith("torch.cuda.") else None
+        else:
+            new = getattr(dtype, "__torchport_dtype__", None)
+        if new is None:
+            return original_type(self, dtype, non_blocking, **kwargs)
+        s.count("torch.Tensor.type(torch.cuda.*)")
+        return self.to(device=s.devices.name(), dtype=new, non_blocking=non_blocking)
+
+    s.patcher.set(Tensor, "type", type_)
 
 
 def patch_module(s: Session) -> None:
@@ -344,6 +434,31 @@ def patch_module(s: Session) -> None:
 
     s.patcher.set(nn.Module, "to", to)
     s.patcher.set(nn.Module, "cuda", cuda)
+    if not s.target.runtime.get("sync_batchnorm", True):
+        _patch_sync_batchnorm(s)
+
+
+def _patch_sync_batchnorm(s: Session) -> None:
+    """SyncBatchNorm where the target's process group cannot synchronise statistics: each process
+    normalises with its own batch statistics (plain BatchNorm), warned once and counted."""
+    nn = s.torch.nn
+    base_forward = nn.modules.batchnorm._BatchNorm.forward
+    sync_forward = nn.SyncBatchNorm.forward
+    text = (f"torch.nn.SyncBatchNorm cannot synchronise statistics on {s.title}: it runs as BatchNorm "
+            f"(each process uses its own batch statistics)")
+
+    dist = s.torch.distributed
+
+    @functools.wraps(sync_forward)
+    def forward(self, input):
+        if (input.device.type != s.device_type or not self.training or not dist.is_available()
+                or not dist.is_initialized()):  # nothing to synchronise: SyncBatchNorm runs as BatchNorm itself
+            return sync_forward(self, input)
+        s.count("torch.nn.SyncBatchNorm", "standin", text)
+        s.warn_once("torch.nn.SyncBatchNorm", text)
+        return base_forward(self, input)
+
+    s.patcher.set(nn.SyncBatchNorm, "forward", forward)
 
 
 # ------------------------------------------------------------------ checkpoints
@@ -362,6 +477,13 @@ def patch_load(s: Session) -> None:
     def load(f, map_location=None, *args, **kwargs):
         if map_location is None:
             map_location = restore
+        elif isinstance(map_location, dict):  # storages the dict does not name are restored to the target
+            table = map_location
+
+            def restore_mapped(storage, location):
+                return restore(storage, table.get(location, location))
+
+            map_location = restore_mapped
         elif not callable(map_location):
             new = devices.map(map_location)
             if new is not map_location:
@@ -444,7 +566,8 @@ def patch_distributed(s: Session) -> None:
 # ------------------------------------------------------------------ AMP and profiler
 def patch_amp(s: Session) -> None:
     """torch.autocast("cuda") / torch.amp.GradScaler("cuda") / custom_fwd(device_type="cuda") -> the target;
-    autocast keeps CUDA's float16 when the code did not choose a dtype (no silent dtype change)."""
+    autocast gets CUDA's float16 when the code did not choose a dtype, unless the target data names
+    its own AMP dtype for it (`_amp_dtype`)."""
     torch, device = s.torch, s.device_type
     amp = torch.amp
 
@@ -457,8 +580,10 @@ def patch_amp(s: Session) -> None:
             args = (device, *args[1:])
         else:
             kwargs["device_type"] = device
-        if kwargs.get("dtype") is None and len(args) < 2:
-            kwargs["dtype"] = torch.float16
+        if len(args) >= 2:
+            args = (args[0], _amp_dtype(s, args[1]), *args[2:])
+        else:
+            kwargs["dtype"] = _amp_dtype(s, kwargs.get("dtype"))
         return args, kwargs
 
     autocast = _subclass_mapping_init(s, "torch.autocast(device_type)", amp.autocast, autocast_args)
@@ -513,10 +638,49 @@ def patch_profiler(s: Session) -> None:
 
     s.patcher.set(profiler, "profile",
                   _subclass_mapping_init(s, "torch.profiler.profile(activities)", profiler.profile, profile_args))
+    nvtx = ApiMap(s.target).resolve("torch.cuda.nvtx.range_push")
+    if nvtx is not None and nvtx.kind == UNSUPPORTED:  # no NVTX: emit_nvtx has nothing to emit to
+        s.patcher.set(torch.autograd.profiler, "emit_nvtx", _null_context_class(
+            s, "torch.autograd.profiler.emit_nvtx", f"no NVTX on {s.title}: nothing to emit"))
+
+
+def _null_context_class(s: Session, api: str, message: str) -> type:
+    """A context-manager class that does nothing (counted as a no-op when entered)."""
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __enter__(self):
+        s.count(api, "noop", message)
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    return type(api.rsplit(".", 1)[-1], (), {"__init__": __init__, "__enter__": __enter__, "__exit__": __exit__,
+                                             "__module__": "torchport.runtime", "__doc__": f"{api}: {message}"})
+
+
+def patch_random(s: Session) -> None:
+    """torch.random.fork_rng(devices=[0]) forks the target's generators (on a host target: the CPU's,
+    which fork_rng always forks)."""
+    torch = s.torch
+    original = torch.random.fork_rng
+
+    @functools.wraps(original)
+    def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="devices", device_type=None):
+        if device_type in (None, "cuda"):
+            s.count("torch.random.fork_rng(devices)")
+            if s.target.host:
+                devices, device_type = [], "cpu"
+            else:
+                device_type = s.device_type
+        return original(devices, enabled, _caller, _devices_kw, device_type=device_type)
+
+    s.patcher.set(torch.random, "fork_rng", fork_rng)
 
 
 PATCHES = (patch_namespace, patch_factories, patch_device_types, patch_tensor, patch_module, patch_load,
-           patch_distributed, patch_amp, patch_profiler)
+           patch_distributed, patch_amp, patch_profiler, patch_random)
 
 
 def apply_all(s: Session) -> None:

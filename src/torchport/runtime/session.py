@@ -13,6 +13,7 @@ import warnings
 from typing import Optional
 
 from ..backends import Target
+from . import standins
 from .devices import DeviceMap
 from .stats import Stats
 
@@ -24,7 +25,17 @@ class TorchportUnsupported(RuntimeError):
 
 
 class TorchportWarning(UserWarning):
-    """A CUDA API with no counterpart was called and ignored (on_missing="warn")."""
+    """A CUDA API with no counterpart was called and ignored (on_missing="warn"), or answered
+    with a neutral value, or a setting was changed for the target (once per API)."""
+
+
+class TorchportMissing(AttributeError, TorchportUnsupported):
+    """`torch.cuda.X` where the target has no X and no stand-in: an AttributeError, so
+    `hasattr(torch.cuda, "X")` answers False, and a TorchportUnsupported naming the target."""
+
+    def __init__(self, text: str, api: str):
+        super().__init__(text)
+        self.api = api
 
 
 class Patcher:
@@ -87,6 +98,8 @@ class Session:
         self.stats = Stats(target.name, device_type, policy, on_missing)
         self.patcher = Patcher()
         self.env_restore: dict = {}
+        self._warned: set = set()
+        self.host = standins.Host(torch, device_type, target.title, target.runtime, target.host)
 
     @property
     def title(self) -> str:
@@ -103,6 +116,8 @@ class Session:
         text = (f"{api} has no counterpart on {self.title}: torchport cannot redirect it" if generic
                 else f"{api} has no counterpart on {self.title}: {message}")
         text += " (remove or guard the call, or run with --on-missing warn to skip it)"
+        if session.on_missing != "warn":
+            return TorchportMissing(text, api)
 
         def fail(*args, **kwargs):
             session.count(api, "failed", text)
@@ -117,6 +132,27 @@ class Session:
         fail.__name__ = getattr(like, "__name__", api.rsplit(".", 1)[-1])
         fail.__doc__ = text
         return fail
+
+    def warn_once(self, key: str, text: str) -> None:
+        """A TorchportWarning the first time `key` comes up in this process."""
+        if key not in self._warned:
+            self._warned.add(key)
+            warnings.warn(text, TorchportWarning, stacklevel=3)
+
+    def neutral(self, api: str, value, meaning: str):
+        """A stand-in returning a neutral value (`value` is the stand-in function): counted as a
+        stand-in, warned once, so a script's logging or capability query never stops the run."""
+        session = self
+        text = f"{api} has no counterpart on {self.title}: torchport returns {meaning}"
+
+        def standin(*args, **kwargs):
+            session.count(api, "standin", text)
+            session.warn_once(api, text + " (--on-missing raise to fail instead)")
+            return value(*args, **kwargs)
+
+        standin.__name__ = getattr(value, "__name__", api.rsplit(".", 1)[-1])
+        standin.__doc__ = f"{text} (torchport stand-in)"
+        return standin
 
     def noop(self, api: str, message: str):
         """A CUDA call that means nothing on the target (target data says which): does nothing,

@@ -14,6 +14,8 @@ from collections import Counter
 from pathlib import Path
 
 SCHEMA_VERSION = 1
+COUNTERS = {"redirected": "Redirected", "failed": "No counterpart (failed)", "standin": "Neutral values (stand-ins)",
+            "noop": "Run as no-ops", "dropped": "Arguments dropped"}
 
 
 class Stats:
@@ -22,6 +24,7 @@ class Stats:
         self.redirected = Counter()   # api -> calls/uses sent to the target
         self.failed = Counter()       # api -> calls that had no counterpart
         self.noop = Counter()         # api -> calls run as no-ops (target data says so)
+        self.standin = Counter()      # api -> observing calls answered with a neutral value
         self.dropped = Counter()      # api -> arguments dropped (e.g. CUDA profiler activity on cpu)
         self.messages: dict = {}      # api -> why it failed / what was dropped
         self.notes: list = []         # one-off remarks (an env var set too late...)
@@ -37,7 +40,8 @@ class Stats:
         return {"schema_version": SCHEMA_VERSION, "target": self.target, "device": self.device,
                 "policy": self.policy, "on_missing": self.on_missing, "processes": 1,
                 "redirected": dict(self.redirected.most_common()), "failed": dict(self.failed.most_common()),
-                "noop": dict(self.noop.most_common()), "dropped": dict(self.dropped.most_common()),
+                "noop": dict(self.noop.most_common()),
+                "standin": dict(self.standin.most_common()), "dropped": dict(self.dropped.most_common()),
                 "messages": dict(sorted(self.messages.items())), "notes": list(self.notes)}
 
     def write(self, folder) -> Path:
@@ -54,7 +58,7 @@ def merge(reports: list) -> dict:
         return {}
     out = {k: reports[0][k] for k in ("schema_version", "target", "device", "policy", "on_missing")}
     out["processes"] = sum(r.get("processes", 1) for r in reports)
-    for key in ("redirected", "failed", "noop", "dropped"):
+    for key in COUNTERS:
         total = Counter()
         for r in reports:
             total.update(r.get(key, {}))
@@ -68,8 +72,7 @@ def markdown(report: dict) -> str:
     lines = [f"# torchport run: {report.get('target')} (device '{report.get('device')}')", "",
              f"- processes: {report.get('processes')}; is_available policy: {report.get('policy')}; "
              f"APIs without a counterpart: {report.get('on_missing')}", ""]
-    for key, title in (("redirected", "Redirected"), ("failed", "No counterpart (failed)"),
-                       ("noop", "Run as no-ops"), ("dropped", "Arguments dropped")):
+    for key, title in COUNTERS.items():
         rows = report.get(key) or {}
         if rows:
             lines += [f"## {title}", "", "| API | Count | Note |", "|---|---|---|"]
