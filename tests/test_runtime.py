@@ -75,6 +75,78 @@ def test_ddp_nccl_script_trains_like_the_hand_written_cpu_version(tmp_path):
     assert "| `torch.nn.parallel.DistributedDataParallel(device_ids)` | 2 |" in md
 
 
+def test_sync_batchnorm_under_gloo_runs_as_batchnorm_per_process(tmp_path):
+    """Two gloo processes on cpu: SyncBatchNorm would raise "expected input tensor to be on GPU";
+    under run it normalises with each process's own statistics, as BatchNorm does."""
+    path = script(tmp_path, "sbn.py", """
+        import os, torch, torch.distributed as dist
+        dist.init_process_group("nccl")
+        rank = dist.get_rank()
+        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+        torch.manual_seed(0)
+        bn = torch.nn.Sequential(torch.nn.BatchNorm2d(3))
+        ref = torch.nn.BatchNorm2d(3)
+        ref.load_state_dict(bn[0].state_dict())
+        sbn = torch.nn.SyncBatchNorm.convert_sync_batchnorm(bn).cuda()
+        x = torch.randn(4, 3, 5, 5, generator=torch.Generator().manual_seed(rank))
+        out = sbn(x.cuda())
+        print("rank", rank, type(sbn[0]).__name__, torch.equal(out.cpu(), ref(x)))
+        dist.destroy_process_group()
+    """)
+    report = tmp_path / "r.json"
+    code, out, err = torchport_run("--to", "cpu", "--report", str(report), "-m", "torch.distributed.run",
+                                   "--standalone", "--nproc_per_node", "2", str(path))
+    assert code == 0, err
+    assert sorted(line for line in out.splitlines() if line.startswith("rank")) == [
+        "rank 0 SyncBatchNorm True", "rank 1 SyncBatchNorm True"]
+    assert json.loads(report.read_text())["standin"]["torch.nn.SyncBatchNorm"] == 2
+    code, out, err = python("import runpy, sys; sys.argv = ['torchrun', '--standalone', '--nproc_per_node', '2', "
+                            f"{str(path)!r}]; runpy.run_module('torch.distributed.run', run_name='__main__')")
+    assert code != 0, "unpatched, the script must fail here (or this test proves nothing)"
+
+
+def test_cuda_tagged_checkpoint_with_a_partial_map_location_dict(tmp_path):
+    """A checkpoint whose storages say cuda:0 and cuda:1 (written here by tagging CPU storages), loaded
+    with a dict that names only cuda:1: the cuda:0 storages must land on the target too."""
+    path = script(tmp_path, "ck.py", """
+        import sys, torch
+        ckpt = sys.argv[1]
+        if sys.argv[2] == "write":
+            tags = iter(["cuda:0", "cuda:1"] * 4)
+            torch.serialization.register_package(0, lambda obj: next(tags), lambda obj, loc: None)
+            torch.save({"a": torch.ones(2), "b": torch.zeros(3)}, ckpt)
+        else:
+            sd = torch.load(ckpt, map_location={"cuda:1": "cuda:0"}, weights_only=True)
+            print(sorted((k, v.device.type, v.sum().item()) for k, v in sd.items()))
+    """)
+    ckpt = tmp_path / "c.pt"
+    code, out, err = python(path, str(ckpt), "write")
+    assert code == 0, err
+    code, out, err = python(path, str(ckpt), "read")
+    assert code != 0 and "CUDA" in err, "unpatched, torch cannot restore CUDA storages here (the fixture is real)"
+    code, out, err = torchport_run("--to", "cpu", str(path), str(ckpt), "read")
+    assert code == 0, err
+    assert out.strip() == "[('a', 'cpu', 2.0), ('b', 'cpu', 0.0)]"
+
+
+def test_accelerator_target_on_a_host_without_one_runs_as_cpu(tmp_path):
+    path = script(tmp_path, "acc.py", """
+        import torch
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        y = torch.randn(64, 64, device="cuda") @ torch.randn(64, 64).cuda()
+        end.record()
+        torch.cuda.synchronize()
+        print(y.device.type, torch.cuda.max_memory_allocated(), end.elapsed_time(start) <= 0 < start.elapsed_time(end))
+    """)
+    report = tmp_path / "r.json"
+    code, out, err = torchport_run("--to", "accelerator", "--report", str(report), str(path))
+    assert code == 0, err
+    assert out.strip() == "cpu 0 True"
+    data = json.loads(report.read_text())
+    assert data["target"] == "cpu" and "no accelerator on this machine: accelerator runs as the cpu target" in data["notes"]
+
+
 # ---------------------------------------------------------------- failure modes
 def test_integer_device_ids_and_device_map_dicts(tmp_path):
     path = script(tmp_path, "ids.py", """

@@ -91,9 +91,15 @@ def patch(target: Optional[str] = None, *, policy: Optional[str] = None, on_miss
                 raise UsageError(f"{t.register} is not installed or does not load ({e}): "
                                  f"{t.title} needs {t.torch_install or t.register}") from None
         device, backend = _device_and_backend(t, torch)
+        host_note = ""
+        if not t.device and device == "cpu":  # device-agnostic code on a machine without an accelerator
+            host_note = f"no accelerator on this machine: {t.name} runs as the cpu target"
+            t = load_target("cpu")
+            device, backend = _device_and_backend(t, torch)
         session = Session(t, torch, device, backend, policy, on_missing)
-        if late:
-            session.stats.notes.append(late)
+        for note in (late, host_note):
+            if note:
+                session.stats.notes.append(note)
         from .patches import apply_all
 
         try:

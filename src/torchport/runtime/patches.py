@@ -638,10 +638,9 @@ def patch_profiler(s: Session) -> None:
 
     s.patcher.set(profiler, "profile",
                   _subclass_mapping_init(s, "torch.profiler.profile(activities)", profiler.profile, profile_args))
-    nvtx = ApiMap(s.target).resolve("torch.cuda.nvtx.range_push")
-    if nvtx is not None and nvtx.kind == UNSUPPORTED:  # no NVTX: emit_nvtx has nothing to emit to
-        s.patcher.set(torch.autograd.profiler, "emit_nvtx", _null_context_class(
-            s, "torch.autograd.profiler.emit_nvtx", f"no NVTX on {s.title}: nothing to emit"))
+    # emit_nvtx drives CUDA's NVTX profiler state, which no target has: nothing to emit to
+    s.patcher.set(torch.autograd.profiler, "emit_nvtx", _null_context_class(
+        s, "torch.autograd.profiler.emit_nvtx", f"NVTX ranges are CUDA's: nothing to emit on {s.title}"))
 
 
 def _null_context_class(s: Session, api: str, message: str) -> type:
