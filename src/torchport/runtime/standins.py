@@ -301,8 +301,15 @@ def _rng_all(ctx: Host, setter: bool):
     return set_rng_state_all if setter else get_rng_state_all
 
 
+def _device_index(ctx: Host):
+    def current_device():
+        return 0  # CUDA answers an index, which code formats into "cuda:{i}" (torch.cpu answers "cpu")
+    return current_device
+
+
 # Host-only: used on a host target even where the target data maps the name (torch.cpu's cannot do it).
 HOST: dict = {
+    "torch.cuda.current_device": _device_index,
     "torch.cuda.Event": host_event_class,
     "torch.cuda.Stream": host_stream_class,
     "torch.cuda.current_stream": _current_stream,
