@@ -68,9 +68,13 @@ def test_classify():
     npu, musa, cpu = (op_list(load_target(t)) for t in ("npu", "musa", "cpu"))
     assert classify("aten::add.Tensor", npu).status == SUPPORTED
     assert classify("aten::linear", npu).status == COMPOSITE
-    assert classify("aten::_cudnn_rnn", npu).status == FALLBACK
-    assert classify("aten::_cudnn_rnn", musa).status == MISSING
-    assert classify("aten::_cudnn_rnn", cpu).status == MISSING
+    assert classify("aten::linalg_eig", npu).status == FALLBACK        # a CPU kernel: npu's CPU fallback runs it
+    assert classify("aten::_cudnn_ctc_loss", npu).status == MISSING    # CUDA-only: the CPU fallback cannot run it
+    assert classify("aten::_cudnn_ctc_loss", musa).status == MISSING
+    assert classify("aten::_cudnn_ctc_loss", cpu).status == MISSING
+    for target in (npu, musa, cpu):   # the cuDNN kernel of lstm/gru/rnn is checked as those ops, never "missing"
+        st = classify("aten::_cudnn_rnn", target)
+        assert st.status in (SUPPORTED, COMPOSITE) and "lstm.input" in st.asked, (target.target, st)
     assert classify("add.default", cpu).op == "add"
     assert classify("aten::made_up_op", npu).status == UNKNOWN
     assert classify("torchvision::nms", npu).status == UNKNOWN
@@ -80,21 +84,23 @@ def test_classify():
 def test_ops_check_file_formats(tmp_path):
     from torchport.kb.operators import load_ops_file
 
-    (tmp_path / "a.json").write_text('["aten::add.Tensor", "aten::add.Tensor", "aten::_cudnn_rnn"]')
+    (tmp_path / "a.json").write_text('["aten::add.Tensor", "aten::add.Tensor", "aten::_cudnn_ctc_loss"]')
     (tmp_path / "b.json").write_text('{"aten::add.Tensor": 3}')
-    (tmp_path / "c.json").write_text('{"ops": [{"op": "aten::_cudnn_rnn", "count": 2, "modules": ["rnn"]}]}')
+    (tmp_path / "c.json").write_text('{"ops": [{"op": "aten::_cudnn_ctc_loss", "count": 2, "modules": ["rnn"]}]}')
     ops, rows = check(load_ops_file(tmp_path / "a.json"), load_target("musa"))
-    assert [(s.op, s.status, n) for s, n, _ in rows] == [("_cudnn_rnn", MISSING, 1), ("add.Tensor", SUPPORTED, 2)]
+    assert [(s.op, s.status, n) for s, n, _ in rows] == [("_cudnn_ctc_loss", MISSING, 1), ("add.Tensor", SUPPORTED, 2)]
     assert load_ops_file(tmp_path / "b.json") == [("aten::add.Tensor", 3, [])]
-    assert load_ops_file(tmp_path / "c.json") == [("aten::_cudnn_rnn", 2, ["rnn"])]
+    assert load_ops_file(tmp_path / "c.json") == [("aten::_cudnn_ctc_loss", 2, ["rnn"])]
 
 
 def test_ops_check_cli(tmp_path):
     from torchport.cli import main
 
-    (tmp_path / "ops.json").write_text('["aten::add.Tensor", "aten::_cudnn_rnn"]')
+    (tmp_path / "ops.json").write_text('["aten::add.Tensor", "aten::linalg_eig"]')
     assert main(["ops", "check", str(tmp_path / "ops.json"), "--to", "npu"]) == 0
+    assert main(["ops", "check", str(tmp_path / "ops.json"), "--to", "npu", "--fail-on", "missing"]) == 0
     assert main(["ops", "check", str(tmp_path / "ops.json"), "--to", "npu", "--fail-on", "fallback"]) == 1
+    (tmp_path / "ops.json").write_text('["aten::add.Tensor", "aten::_cudnn_ctc_loss"]')
     assert main(["ops", "check", str(tmp_path / "ops.json"), "--to", "musa", "--fail-on", "missing"]) == 1
     (tmp_path / "bad.json").write_text('{"ops": 3}')
     assert main(["ops", "check", str(tmp_path / "bad.json"), "--to", "npu"]) == 2

@@ -4,7 +4,9 @@ Data (folder kb/ops/): kb/ops/<target>.json (vendor op lists, one entry per vend
 by tools/extract_ops.py) and kb/ops/aten.json (every aten op of torch 2.13 with
 its dispatch keys and whether it is composite, i.e. needs no backend kernel).
 Built-in backends (cpu, mps, xpu) are read from aten.json's dispatch keys when
-they have no list of their own.
+they have no list of their own.  kb/op_kernels.toml (curated, a source per entry) adds what no
+list states: ops a built-in backend always runs on the CPU (MPS), and kernels torch picks on the
+recording device (mkldnn_rnn_layer for lstm on the CPU), which are checked as the op the model called.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
+from ..backends import tomllib
 from ..core.errors import UsageError
 from ..core.jsonfile import Fields, as_count, as_text, json_kind, read_json, short
 
@@ -25,7 +28,9 @@ SUPPORTED = "supported"        # the target has a kernel for this overload
 COMPOSITE = "composite"        # no backend kernel needed (decomposes or is device-generic)
 FALLBACK = "cpu-fallback"      # not implemented: runs on the CPU (slow, copies)
 MISSING = "missing"            # not implemented: fails
+CPU_ONLY = "recorded-on-cpu"   # only the CPU has a kernel: torch may have picked it there for another op
 UNKNOWN = "unknown"            # no data for this target / not an aten op
+WORST = (MISSING, CPU_ONLY, FALLBACK, UNKNOWN, COMPOSITE, SUPPORTED)   # worst first
 
 
 def normalize_op(name: str) -> str:
@@ -41,12 +46,17 @@ def normalize_op(name: str) -> str:
     return name
 
 
+def base_version(v) -> str:
+    """'2.13.0+cpu' -> '2.13.0'."""
+    return str(v).split("+")[0].strip()
+
+
 def _version_key(v: str) -> tuple:
     out = []
     for part in str(v).split("+")[0].split("."):
         digits = "".join(ch for ch in part if ch.isdigit())
         out.append(int(digits) if digits else 0)
-    return tuple(out)
+    return tuple(out + [0] * (4 - len(out)))   # 2.13 sorts as 2.13.0
 
 
 @lru_cache(maxsize=None)
@@ -60,6 +70,24 @@ def vendor(name: str) -> Optional[dict]:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
+@lru_cache(maxsize=None)
+def kernels() -> dict:
+    """kb/op_kernels.toml: always_cpu (by dispatch key), picked (kernel -> ops it serves), uses."""
+    return tomllib.loads((HERE.parent / "op_kernels.toml").read_text(encoding="utf-8"))
+
+
+def same_version(a, b) -> bool:
+    """2.13 == 2.13.0 == 2.13.0+cpu."""
+    return _version_key(a) == _version_key(b)
+
+
+def _aten_note(torch_version: Optional[str]) -> str:
+    a = aten()["torch_version"]
+    if torch_version and not same_version(torch_version, a):
+        return f"dispatch keys and composite ops are torch {a}'s, not torch {base_version(torch_version)}'s"
+    return ""
+
+
 @dataclass(frozen=True)
 class OpList:
     """The ops one target implements, as known for one torch version."""
@@ -71,33 +99,44 @@ class OpList:
     vendor_version: str = ""
     torch_version: str = ""
     note: str = ""
+    cpu_ops: frozenset = frozenset()   # ops the target always runs on the CPU (registered to its fallback)
+    key: str = ""                      # its dispatch key (MPS, XPU; PrivateUse1 for out-of-tree vendors)
+    covers: tuple = ()                 # ((recorded op, always-CPU op that decomposes into it), ...)
 
 
 def op_list(target, torch_version: Optional[str] = None) -> Optional[OpList]:
-    """The op list for a Target (its `ops` data or its dispatch key in aten.json), nearest to torch_version."""
+    """The op list for a Target (its `ops` data or its dispatch key in aten.json), nearest to torch_version.
+    `note` says when the data is for another torch than torch_version."""
     if target.ops and not BUNDLED_NAME.fullmatch(target.ops):  # a target file's `ops` could name ../../x
         raise UsageError(f"{getattr(target, 'path', '') or 'target ' + target.name}: 'ops' must name an op list "
                          f"in kb/ops/ (such as 'npu'), not {short(target.ops)}")
+    wanted = base_version(torch_version) if torch_version else ""
     data = vendor(target.ops) if target.ops else None
     if data and data.get("versions"):
         versions = sorted(data["versions"], key=lambda v: _version_key(v["torch_version"]))
-        chosen, note = versions[-1], ""
-        if torch_version:
-            older = [v for v in versions if _version_key(v["torch_version"]) <= _version_key(torch_version)]
+        chosen, notes = versions[-1], []
+        if wanted:
+            older = [v for v in versions if _version_key(v["torch_version"]) <= _version_key(wanted)]
             chosen = older[-1] if older else versions[0]
-            if chosen["torch_version"].split("+")[0] != torch_version:
-                note = (f"no {target.name} op list for torch {torch_version}; "
-                        f"using {data.get('target', target.name)} {chosen['vendor_version']} (torch {chosen['torch_version']})")
+            if not same_version(chosen["torch_version"], wanted):
+                notes.append(f"no {target.name} op list for torch {wanted}; using {data.get('target', target.name)} "
+                             f"{chosen['vendor_version']} (torch {chosen['torch_version']})")
+        notes.append(_aten_note(torch_version))
         dense = frozenset(chosen["ops"]) - frozenset(chosen.get("key_limited", ()))  # quantized/sparse-only
         return OpList(target.name, dense, data.get("fallback"), chosen.get("source", ""),
-                      chosen.get("vendor_version", ""), chosen.get("torch_version", ""), note)
+                      chosen.get("vendor_version", ""), chosen.get("torch_version", ""),
+                      "; ".join(n for n in notes if n), frozenset(chosen.get("cpu_fallback_ops", ())) - dense,
+                      target.dispatch_key or "PrivateUse1")
     if target.dispatch_key:
-        a = aten()
-        ops = frozenset(name for name, info in a["ops"].items() if target.dispatch_key in info.get("dispatch", ()))
-        note = ""
-        if torch_version and torch_version != a["torch_version"]:
-            note = f"dispatch keys are from torch {a['torch_version']}"
-        return OpList(target.name, ops, "error", a.get("source", ""), "", a["torch_version"], note)
+        a, key = aten(), target.dispatch_key
+        ops = frozenset(name for name, info in a["ops"].items() if key in info.get("dispatch", ()))
+        always = kernels().get("always_cpu", {}).get(key, {})
+        notes = [_aten_note(torch_version)]
+        if always and not same_version(always["torch_version"], a["torch_version"]):
+            notes.append(f"the {key} always-CPU list is torch {always['torch_version']}'s")
+        return OpList(target.name, ops, "error", a.get("source", ""), "", a["torch_version"],
+                      "; ".join(n for n in notes if n), frozenset(always.get("ops", ())) - ops, key,
+                      tuple(sorted(always.get("covers", {}).items())))
     return None
 
 
@@ -106,9 +145,10 @@ class OpStatus:
     op: str
     status: str
     detail: str = ""
+    asked: str = ""      # for a kernel torch picked on the recording device: the op(s) the model called
 
     def _replace_op(self, op: str, why: str) -> "OpStatus":
-        return OpStatus(op, self.status, "; ".join(x for x in (why, self.detail) if x))
+        return OpStatus(op, self.status, "; ".join(x for x in (why, self.detail) if x), self.asked)
 
 
 @lru_cache(maxsize=8)
@@ -125,12 +165,44 @@ def _aten_overloads() -> dict:
     return _overloads(frozenset(aten()["ops"]))
 
 
+def _cpu_only(info: dict) -> bool:
+    """Kernels for CPU keys only (CPU, MkldnnCPU, QuantizedCPU...; Meta aside), none composite."""
+    keys = [k for k in info.get("dispatch", ()) if "Meta" not in k]
+    return bool(keys) and not info.get("composite") and all("CPU" in k for k in keys)
+
+
+def _worst(statuses: list) -> OpStatus:
+    return min(statuses, key=lambda st: WORST.index(st.status))
+
+
+def _picked(name: str, entry: dict, ops: OpList) -> OpStatus:
+    """A kernel torch picked on the recording device: the status of the op(s) the model called."""
+    found = []
+    for asked in entry["for"]:
+        uses = kernels().get("uses", {}).get(asked, {}).get(ops.key)
+        if asked in ops.ops or not uses:
+            st = classify(asked, ops)
+            found.append(OpStatus(asked, st.status, f"{asked}: {st.status}" + (f", {st.detail}" if st.detail else "")))
+        else:
+            parts = [classify(k, ops) for k in uses]
+            found.append(OpStatus(asked, _worst(parts).status, f"{asked} runs "
+                                  + ", ".join(f"{p.op} ({p.status})" for p in parts) + f" on {ops.target}"))
+    asked = " / ".join(entry["for"])
+    return OpStatus(name, _worst(found).status, f"the kernel torch picks on the {entry['device'].upper()} for "
+                    f"{asked}; " + "; ".join(st.detail for st in found), asked)
+
+
 def classify(op: str, ops: Optional[OpList]) -> OpStatus:
     name = normalize_op(op)
     if ops is None:
         return OpStatus(name, UNKNOWN, "no operator data for this target")
     if name in ops.ops:
         return OpStatus(name, SUPPORTED)
+    if name in ops.cpu_ops:
+        return OpStatus(name, FALLBACK, f"{ops.target} always runs it on the CPU (registered to its CPU fallback)")
+    picked = kernels().get("picked", {}).get(name)
+    if picked:
+        return _picked(name, picked, ops)
     info = aten()["ops"].get(name)
     if info is None and "::" in name:
         return OpStatus(name, UNKNOWN, "not an aten op: supported only if its library registers the target")
@@ -143,10 +215,19 @@ def classify(op: str, ops: Optional[OpList]) -> OpStatus:
         return OpStatus(name, COMPOSITE, f"Composite{info['composite'].capitalize()} in torch: no backend kernel needed")
     base = name.split(".")[0]
     others = _overloads(ops.ops).get(base, [])
-    detail = f"other overloads supported: {', '.join(others[:4])}" if others else ""
+    notes = [f"other overloads supported: {', '.join(others[:4])}" if others else ""]
+    notes += [f"called through {whole}, it runs on the CPU ({ops.target} registers {whole} to its CPU fallback)"
+              for part, whole in ops.covers if part == name]
+    has_cpu = info is None or any("CPU" in k for k in info.get("dispatch", ()))
+    if info is not None and _cpu_only(info):
+        notes.insert(0, "only the CPU has a kernel for it: torch may have picked it on the CPU for an op the "
+                        "model called (record on the target to tell)")
+        return OpStatus(name, FALLBACK if ops.fallback == "cpu" else CPU_ONLY, "; ".join(n for n in notes if n))
+    if ops.fallback == "cpu" and has_cpu:
+        return OpStatus(name, FALLBACK, "; ".join(n for n in notes if n))
     if ops.fallback == "cpu":
-        return OpStatus(name, FALLBACK, detail)
-    return OpStatus(name, MISSING, detail)
+        notes.insert(0, "no CPU kernel either: the CPU fallback cannot run it")
+    return OpStatus(name, MISSING, "; ".join(n for n in notes if n))
 
 
 def load_ops_file(path) -> list:
@@ -173,6 +254,18 @@ def load_ops_file(path) -> list:
         else:
             raise UsageError(f"{at}: each op must be a name or an object with 'op', not {json_kind(item)}")
     return rows
+
+
+def recorded_torch(path) -> Optional[str]:
+    """The torch version an ops file was recorded with (its "torch" field, as `ops record` writes it), or None."""
+    data = read_json(path, what="ops file")
+    version = data.get("torch") if isinstance(data, dict) and "ops" in data else None
+    if version is None:
+        return None
+    version = as_text(version, f"{path}: torch")
+    if not re.fullmatch(r"\d+(\.\d+)*([a-z0-9.+-]*)", version.strip()):
+        raise UsageError(f"{path}: torch must be a version such as 2.13.0, not {short(version)}")
+    return version.strip()
 
 
 def check(rows: list, target, torch_version: Optional[str] = None) -> tuple:
