@@ -108,3 +108,108 @@ def test_profiler_context_manager(tmp_path):
     assert prof.result["steps"]["profiled"] == 2
     assert any(o["op"] == "aten::addmm" and o["calls"] == 2 for o in prof.result["ops"])
     assert not any(o["op"].startswith("ProfilerStep") for o in prof.result["ops"])
+
+
+# ------------------------------------------------------------------ what a step is; data loading
+INFERENCE = """
+import sys, torch
+model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4)).eval()
+def predict(batch):
+    with torch.no_grad():
+        return model(batch).argmax(1)
+for i in range(int(sys.argv[1]) if len(sys.argv) > 1 else 10**9):
+    predict(torch.randn(8, 16))
+print("finished all batches")
+"""
+SLOW_LOADER = """
+import time, torch
+from torch.utils.data import DataLoader, Dataset
+class Slow(Dataset):
+    def __len__(self): return 64
+    def __getitem__(self, i):
+        time.sleep(0.01)
+        return torch.randn(16), torch.randn(1)
+model = torch.nn.Linear(16, 1)
+opt = torch.optim.SGD(model.parameters(), 0.01)
+for x, y in DataLoader(Slow(), batch_size=4, num_workers=0):
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    opt.zero_grad(); loss.backward(); opt.step()
+"""
+
+
+def profile_text(tmp_path, text, *options, args=()):
+    script = tmp_path / "script.py"
+    script.write_text(text)
+    out = tmp_path / "prof"
+    p = subprocess.run([sys.executable, "-m", "torchport", "profile", "--steps", "2", "-o", str(out), *options, "--",
+                        "python", str(script), *args], capture_output=True, text=True, env=ENV, timeout=300)
+    data = json.loads((out / "profile.json").read_text()) if (out / "profile.json").is_file() else None
+    return p, data, out
+
+
+def test_inference_loop_stepped_by_a_marked_function(tmp_path):
+    p, data, out = profile_text(tmp_path, INFERENCE, "--step-fn", "predict")
+    assert p.returncode == 0, p.stderr
+    assert "finished all batches" not in p.stdout, "the script ends after wait + warmup + 2 calls"
+    assert data["steps"]["profiled"] == 2 and data["steps"]["step_by"] == "call of predict (--step-fn)"
+    calls = {o["op"]: o["calls"] for o in data["ops"]}
+    assert calls["aten::addmm"] == 2 * 2, "two Linear layers per call, two profiled calls"
+    assert "one step = one call of predict (--step-fn)" in (out / "summary.md").read_text()
+    assert "2 steps (one step = one call of predict" in p.stderr
+
+
+def test_step_fn_as_a_method_of_a_class_in_another_module(tmp_path):
+    (tmp_path / "nets.py").write_text("import torch\nclass Net(torch.nn.Module):\n    def __init__(self):\n"
+                                      "        super().__init__(); self.fc = torch.nn.Linear(4, 4)\n"
+                                      "    def forward(self, x):\n        return self.fc(x)\n")
+    text = "import torch\nfrom nets import Net\nnet = Net()\nfor _ in range(100):\n    net(torch.randn(2, 4))\n"
+    p, data, _ = profile_text(tmp_path, text, "--step-fn", "nets:Net.forward")
+    assert p.returncode == 0, p.stderr
+    assert data["steps"]["profiled"] == 2
+    assert {o["op"]: o["calls"] for o in data["ops"]}["aten::addmm"] == 2
+
+
+def test_inference_loop_without_a_marked_function_is_stepped_by_windows(tmp_path):
+    p, data, out = profile_text(tmp_path, INFERENCE, "--window", "0.2")
+    assert p.returncode == 0, p.stderr
+    assert data["steps"]["profiled"] == 2 and "0.2 s wall-clock window" in data["steps"]["step_by"]
+    assert all(t >= 0.2e6 for t in data["steps"]["wall_step_us"]), data["steps"]["wall_step_us"]
+    assert "(the script made no optimizer in its first window)" in (out / "summary.md").read_text()
+    assert any(o["op"] == "aten::addmm" and o["calls"] > 0 for o in data["ops"])
+
+
+@pytest.mark.parametrize("options,args,message", [
+    (["--step-fn", "predcit"], ["3"], "--step-fn predcit: the script never defined predcit at module level"),
+    (["--step-fn", "json:predict"], ["3"], "--step-fn json:predict: json has no function predict"),
+    (["--step-fn", "nomodule:predict"], ["3"], "--step-fn nomodule:predict: the script never imported nomodule"),
+    (["--step-fn", "predict"], ["2"], "the script ended after 2 calls of predict; a profiled step needs 3"),
+    ([], ["3"], "the script ended within its first 1 s window, with no optimizer.step()"),
+    (["--step-fn", "not a name"], [], "--step-fn 'not a name': give FUNCTION"),
+])
+def test_nothing_profiled_is_one_line_saying_why(tmp_path, options, args, message):
+    """Before: an inference script was an internal error (the trace exported before the profiler started)."""
+    p, data, _ = profile_text(tmp_path, INFERENCE, *options, "--wait", "1", args=args)
+    assert p.returncode in (1, 2) and data is None
+    lines = [line for line in p.stderr.splitlines() if line.startswith("torchport")]
+    assert len(lines) == 1 and message in lines[0], p.stderr
+    assert "Traceback" not in p.stderr and "internal error" not in p.stderr
+
+
+def test_slow_data_loader_is_named_data_loading_bound(tmp_path):
+    p, data, out = profile_text(tmp_path, SLOW_LOADER, "--to", "cpu")
+    assert p.returncode == 0, p.stderr
+    share = data["totals"]["dataloader_share"]
+    assert share >= 0.5 and data["data_loading_bound"] and data["bound"].startswith("data-loading bound")
+    assert data["steps"]["data_loading_bound"] == [1, 2]
+    # each step waits for 4 items of 10 ms
+    assert all(t >= 0.04e6 for t in data["steps"]["wall_step_us"])
+    assert f"data-loading bound: {share:.0%} of the profiled step time" in p.stderr
+    assert "dominated by data loading (>= 50%): step 1, 2" in (out / "summary.md").read_text()
+
+
+def test_training_script_is_not_data_loading_bound(tmp_path):
+    _, p = profile(tmp_path, "prof")
+    data = json.loads((tmp_path / "prof" / "profile.json").read_text())
+    assert not data["data_loading_bound"] and data["steps"]["data_loading_bound"] == []
+    assert data["totals"]["dataloader_share"] < 0.5 and data["bound"].startswith("host only")
+    assert data["steps"]["step_by"] == "optimizer.step()"

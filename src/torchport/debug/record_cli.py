@@ -2,11 +2,14 @@
 a script runs (in this process, as __main__), optionally only its first N training steps (counted
 at each optimizer.step()), optionally with the run-time patches of `torchport run --to T` so a
 CUDA script can be recorded on a machine without CUDA.  OPS.json feeds `torchport ops check`.
+Any spelling of this interpreter may start the command (`python3.11`, `/usr/bin/env python`, its
+path); another Python is refused, since the script runs here (core.command).
 """
 from __future__ import annotations
 
 from typing import Optional
 
+from ..core.command import require_this_interpreter
 from ..core.errors import UsageError
 
 
@@ -14,6 +17,7 @@ def record_script(command: list, output, *, steps: Optional[int] = None, target:
     """Run `command` under an OpRecorder; (exit code, recorder, path written)."""
     if steps is not None and steps < 1:
         raise UsageError("--steps must be at least 1")
+    require_this_interpreter(command, "ops record")
     from ..runtime.launch import run_steps
     from .recorder import OpRecorder
 

@@ -7,6 +7,11 @@ files it writes into its folder when the active steps are done:
     summary.md    top ops, step times, host-bound vs device-bound estimate, data-loader wait
     profile.json  all of it, for `torchport profile diff`
 
+While it runs, every DataLoader batch (`__next__` of torch's DataLoader iterators) is timed, per step:
+a profile whose steps spend DATA_BOUND or more of their time there is called data-loading bound.
+A script that ends during the active steps, after at least one of them, is reported with the steps it
+ran (the last one partial); one that ends before is not reported (`result` stays None).
+
     with Profiler("prof", target="npu", active=3) as p:
         for batch in loader:
             train_step(batch); p.step()
@@ -27,7 +32,7 @@ from ..core import writes
 from ..core.csvfile import write_csv
 
 SCHEMA_VERSION = 1
-DATALOADER_EVENT = "enumerate(DataLoader)"
+DATA_BOUND = 0.5    # share of a step spent waiting for DataLoader batches from which a step is data-loading bound
 
 
 def activities_for(target: Optional[str]) -> tuple:
@@ -65,35 +70,81 @@ class Profiler:
                              schedule=schedule(wait=wait, warmup=warmup, active=active, repeat=1),
                              on_trace_ready=self._ready)
         self.steps = 0
-        self.step_times: list = []       # wall seconds of each step
+        self.step_times: list = []       # wall seconds of each profiled step
+        self.loader_times: list = []     # of which waiting for DataLoader batches
+        self.step_by = "Profiler.step() call"  # what one step is, for the summary
+        self.on_batch = None             # called after each DataLoader batch (torchport profile's window clock)
+        self.partial = False             # the last profiled step was cut short by the end of the script
         self._last = None
+        self._loader = 0.0
+        self._next = None
         self.done = False
         self.result: Optional[dict] = None
+        self.why_empty: Optional[str] = None  # when result is None after a run: why (set by profile_script)
 
     @property
     def total_steps(self) -> int:
         return self.wait + self.warmup + self.active
 
+    @property
+    def recording(self) -> bool:
+        """Whether the step under way is one of the active (profiled) steps."""
+        return self.wait + self.warmup <= self.steps < self.total_steps and not self.done
+
     def __enter__(self):
         self.folder.mkdir(parents=True, exist_ok=True)
+        self._time_batches()
         self._prof.__enter__()
         self._last = time.perf_counter()
         return self
 
     def step(self) -> None:
         now = time.perf_counter()
-        if self.steps >= self.wait + self.warmup and not self.done:
+        if self.recording:
             self.step_times.append(now - self._last)
-        self._last = now
+            self.loader_times.append(self._loader)
+        self._last, self._loader = now, 0.0
         self.steps += 1
         if not self.done:
             self._prof.step()
 
     def __exit__(self, *exc):
-        self._prof.__exit__(*exc)
-        if not self.done and exc[0] is None:  # fewer steps than the schedule asked for: report what ran
+        self._untime_batches()
+        if self.recording and self.step_times:  # the script ended during an active step: it counts, marked partial
+            self.step_times.append(time.perf_counter() - self._last)
+            self.loader_times.append(self._loader)
+            self.partial = True
+        elif self.recording:  # not one whole profiled step: nothing to report
+            self.done = True
+        self._prof.__exit__(*exc)  # torch reports the trace when it stops during the active steps
+        if not self.done and self.partial and exc[0] is None:
             self._ready(self._prof)
         return False
+
+    def _time_batches(self) -> None:
+        """Time every DataLoader batch while the profiler runs (torch's iterators share this __next__)."""
+        from torch.utils.data.dataloader import _BaseDataLoaderIter
+
+        original = self._next = _BaseDataLoaderIter.__dict__["__next__"]
+        profiler = self
+
+        def __next__(iterator):
+            start = time.perf_counter()
+            try:
+                return original(iterator)
+            finally:
+                profiler._loader += time.perf_counter() - start
+                if profiler.on_batch is not None:
+                    profiler.on_batch()
+
+        __next__.__wrapped__ = original
+        _BaseDataLoaderIter.__next__ = __next__
+
+    def _untime_batches(self) -> None:
+        from torch.utils.data.dataloader import _BaseDataLoaderIter
+
+        if self._next is not None:
+            _BaseDataLoaderIter.__next__, self._next = self._next, None
 
     # ----------------------------------------------------------------- outputs
     def _ready(self, prof) -> None:
@@ -121,16 +172,20 @@ def summarize(prof, p: "Profiler") -> dict:
                     "self_device_memory_bytes": e.self_device_memory_usage,
                     "input_shapes": [s for s, _ in shapes.get(e.key, Counter()).most_common(3)]})
     ops.sort(key=lambda o: -(o["host_self_us"] + o["device_self_us"]))
-    events = prof.events()
-    step_events = [x.time_range.elapsed_us() for x in events if x.name.startswith("ProfilerStep")]
-    loader_us = sum(x.time_range.elapsed_us() for x in events if x.name.startswith(DATALOADER_EVENT))
-    steps = len(step_events) or len(p.step_times) or 1
+    step_events = [x.time_range.elapsed_us() for x in prof.events() if x.name.startswith("ProfilerStep")]
+    steps = len(p.step_times) or len(step_events) or 1
     profiled_step_us = statistics.mean(step_events) if step_events else 0.0
     wall_step_us = statistics.mean(p.step_times) * 1e6 if p.step_times else profiled_step_us
     device_self = sum(o["device_self_us"] for o in ops)
     host_ops = sum(o["host_self_us"] for o in ops if o["op"].startswith("aten::"))
     busy = device_self / steps / wall_step_us if wall_step_us and device_self else 0.0
-    if p.device is None:
+    loader_us = sum(p.loader_times) * 1e6
+    loader_share = sum(p.loader_times) / sum(p.step_times) if sum(p.step_times) > 0 else 0.0
+    step_shares = [round(d / t, 4) if t > 0 else 0.0 for d, t in zip(p.loader_times, p.step_times)]
+    if loader_share >= DATA_BOUND:
+        bound = (f"data-loading bound: {loader_share:.0%} of the profiled step time waits for DataLoader batches "
+                 "(dataset __getitem__, collate, workers)")
+    elif p.device is None:
         bound = "host only: no device activity was profiled (CPU target, or no device on this machine)"
     elif busy < 0.5:
         bound = f"host-bound: the device is busy {busy:.0%} of each step; the rest is Python, launches and waits"
@@ -142,15 +197,17 @@ def summarize(prof, p: "Profiler") -> dict:
             "torch": torch.__version__, "target": p.target or "this machine", "device": p.device,
             "activities": [str(a).split(".")[-1] for a in p.activities],
             "schedule": {"wait": p.wait, "warmup": p.warmup, "active": p.active},
-            "steps": {"profiled": steps, "profiled_step_us": round(profiled_step_us, 3),
+            "steps": {"profiled": steps, "step_by": p.step_by, "last_partial": p.partial,
+                      "profiled_step_us": round(profiled_step_us, 3),
                       "wall_step_us": [round(t * 1e6, 3) for t in p.step_times],
-                      "mean_wall_step_us": round(wall_step_us, 3)},
+                      "mean_wall_step_us": round(wall_step_us, 3),
+                      "dataloader_share": step_shares,
+                      "data_loading_bound": [i + 1 for i, x in enumerate(step_shares) if x >= DATA_BOUND]},
             "totals": {"host_self_us": round(sum(o["host_self_us"] for o in ops), 3),
                        "aten_host_self_us": round(host_ops, 3), "device_self_us": round(device_self, 3),
-                       "dataloader_us": round(loader_us, 3),
-                       "dataloader_share": round(loader_us / steps / wall_step_us, 4) if wall_step_us else 0.0,
+                       "dataloader_us": round(loader_us, 3), "dataloader_share": round(loader_share, 4),
                        "device_busy_share": round(busy, 4)},
-            "bound": bound, "ops": ops}
+            "data_loading_bound": loader_share >= DATA_BOUND, "bound": bound, "ops": ops}
 
 
 OPS_COLUMNS = ("op", "calls", "host_total_us", "host_self_us", "device_total_us", "device_self_us",
@@ -166,15 +223,20 @@ def write_outputs(result: dict, folder: Path) -> None:
 
 def markdown(r: dict, top: int = 25) -> str:
     s, t = r["steps"], r["totals"]
+    partial = " (the last one partial: the script ended)" if s["last_partial"] else ""
+    dominated = ", ".join(map(str, s["data_loading_bound"]))
+    dominated = f"; dominated by data loading (>= {DATA_BOUND:.0%}): step {dominated}" if dominated else ""
     lines = [f"# torchport profile: {r['target']}", "",
              f"- torch {r['torch']}; activities: {', '.join(r['activities'])}; schedule: wait {r['schedule']['wait']}, "
              f"warmup {r['schedule']['warmup']}, active {r['schedule']['active']}",
-             f"- profiled steps: {s['profiled']}; mean step: {s['mean_wall_step_us'] / 1e3:.2f} ms wall, "
+             f"- profiled steps: {s['profiled']}{partial}; one step = one {s['step_by']}",
+             f"- mean step: {s['mean_wall_step_us'] / 1e3:.2f} ms wall, "
              f"{s['profiled_step_us'] / 1e3:.2f} ms in the profiler's step ranges",
              f"- step times (ms): {', '.join(f'{x / 1e3:.2f}' for x in s['wall_step_us'])}",
              f"- {r['bound']}",
-             f"- data loading: {t['dataloader_us'] / 1e3:.2f} ms in DataLoader iteration "
-             f"({t['dataloader_share']:.0%} of the profiled step time)", "",
+             f"- data loading: {t['dataloader_us'] / 1e3:.2f} ms waiting for DataLoader batches "
+             f"({t['dataloader_share']:.0%} of the profiled step time); per step: "
+             f"{', '.join(f'{x:.0%}' for x in s['dataloader_share'])}{dominated}", "",
              f"## Top ops (of {len(r['ops'])}), by self time", "",
              "| op | calls | host total (us) | host self (us) | device self (us) | input shapes |", "|---|---|---|---|---|---|"]
     for o in r["ops"][:top]:

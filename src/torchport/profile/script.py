@@ -1,30 +1,39 @@
-"""`torchport profile [--to T] [--steps N] -o DIR -- python train.py ARGS`: profile a script's first
-wait + warmup + N training steps (a step ends at each optimizer.step()), in this process, then end it.
+"""`torchport profile [--to T] [--steps N] [--step-fn F | --window S] -o DIR -- python script.py ARGS`:
+profile a script's first wait + warmup + N steps in this process, then end it.  What a step is
+(an optimizer.step(), a call of --step-fn, a wall-clock window) is steps.StepClock's business.
+Any spelling of this interpreter may start the command; another Python is refused (core.command).
 """
 from __future__ import annotations
 
 from typing import Optional
 
+from ..core.command import require_this_interpreter
 from ..core.errors import UsageError
 
 
 def profile_script(command: list, output, *, target: Optional[str] = None, steps: int = 3, wait: int = 1,
-                   warmup: int = 1) -> tuple:
+                   warmup: int = 1, step_fn: Optional[str] = None, window: Optional[float] = None) -> tuple:
     """(exit code, Profiler).  With a target, the run-time patches of `torchport run --to T` are
-    applied first and the target's device activity is profiled."""
+    applied first and the target's device activity is profiled.  When nothing was profiled,
+    `profiler.result` is None and `profiler.why_empty` says why."""
     if steps < 1 or wait < 0 or warmup < 0:
         raise UsageError("--steps must be at least 1, --wait and --warmup at least 0")
-    from ..runtime.launch import run_steps
+    require_this_interpreter(command, "profile")
+    from ..runtime.launch import run_here, split_command
     from .profiler import Profiler
+    from .steps import EndScript, StepClock
 
+    script, module, args = split_command(command)
     if target:  # the vendor stack registers its profiler activity when it is imported: patch first
         from ..runtime import patch
 
         patch(target)
     profiler = Profiler(output, target=target, wait=wait, warmup=warmup, active=steps)
-
-    def on_step() -> bool:
-        profiler.step()
-        return profiler.steps >= profiler.total_steps
-
-    return run_steps(command, profiler, on_step, target), profiler
+    clock = StepClock(profiler, step_fn=step_fn, window=window)
+    with profiler, clock:
+        try:
+            code = run_here(script, module, args, passthrough=(EndScript,))
+        except EndScript:
+            code = 0
+    profiler.why_empty = None if profiler.result is not None else clock.why_no_profile()
+    return code, profiler

@@ -22,7 +22,7 @@ import traceback
 from pathlib import Path
 from typing import Optional
 
-from ..core.command import interpreter_words
+from ..core.command import child_command, interpreter, interpreter_words, is_this_interpreter
 from ..core.errors import UsageError
 from . import environment
 from .stats import markdown, merge
@@ -34,8 +34,9 @@ def run(target: str, argv: list, *, module: Optional[str] = None, report: Option
     `simulate` ({"devices": N, "cpu_fallback": bool}) runs it on torchport's simulated device."""
     words = interpreter_words(argv) if module is None else 0
     rest = argv[words:]
-    if words and (rest[:1] == ["-m"] or (rest and Path(rest[0]).is_file())):
-        # `python3 train.py`, `/usr/bin/env python -m pkg`: run it here (`python -c ...` stays a program)
+    if words and is_this_interpreter(interpreter(argv)) and (rest[:1] == ["-m"] or (rest and Path(rest[0]).is_file())):
+        # `python3 train.py`, `/usr/bin/env python -m pkg`: run it here (`python -c ...` and another
+        # Python, say /usr/bin/python3 without torch, stay a program)
         argv = rest
         if argv[:1] == ["-m"]:
             if len(argv) < 2:
@@ -45,8 +46,9 @@ def run(target: str, argv: list, *, module: Optional[str] = None, report: Option
         raise UsageError("run needs a script (or -m MODULE, or a program such as torchrun)")
     script = argv[0] if module is None else None
     program = None
-    if script is not None and not Path(script).is_file():
-        program = shutil.which(script)
+    if script is not None and (interpreter(argv) or not Path(script).is_file()):
+        argv = child_command(argv)  # a bare `python` is this interpreter, as in `torchport sim`
+        program = shutil.which(argv[0])
         if program is None:
             raise UsageError(f"script not found: {script}")
     if report is not None and Path(report).is_dir():
@@ -86,7 +88,7 @@ def _simulate(target: Optional[str], options: dict) -> str:
     env = sim_environment(target, devices=options.get("devices", 1), cpu_fallback=options.get("cpu_fallback", False))
     folder = tempfile.mkdtemp(prefix="torchport-sim-")
     os.environ.update({**env, "TORCHPORT_SIM_REPORT": folder})
-    sys.path.insert(0, str(PACKAGES))
+    sys.path.insert(1, str(PACKAGES))  # run_here replaces sys.path[0]; spawn children copy sys.path
     return folder
 
 
