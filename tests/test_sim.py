@@ -371,3 +371,29 @@ def test_sim_resolves_bare_python_to_torchports_interpreter(built, tmp_path):
         p = run([*TORCHPORT, "sim", "--to", "mlu", "--", *spelling, str(script)])
         assert p.returncode == 0, (spelling, p.stderr)
         assert "mlu:0" in p.stdout
+
+
+def test_module_to_device_keeps_its_parameters(built, tmp_path):
+    """An optimizer built before model.cuda() must still train the model, and tied weights stay tied
+    (torch_npu answers _has_compatible_shallow_copy_type for its device; the simulator must too)."""
+    script = tmp_path / "optfirst.py"
+    script.write_text(
+        "import torch\n"
+        "torch.manual_seed(0)\n"
+        "emb = torch.nn.Embedding(8, 4)\n"
+        "head = torch.nn.Linear(4, 8, bias=False)\n"
+        "head.weight = emb.weight\n"
+        "model = torch.nn.Sequential(emb, head)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.5)\n"
+        "model.cuda()\n"
+        "x = torch.arange(8).cuda()\n"
+        "for step in range(3):\n"
+        "    loss = torch.nn.functional.cross_entropy(model(x), x)\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+        "    print(f'loss {loss.item():.6f}')\n"
+        "print(len(list(model.parameters())), model[1].weight is model[0].weight, model[0].weight.device.type)\n")
+    p = run([*TORCHPORT, "run", "--to", "npu", "--simulate", str(script)])
+    assert p.returncode == 0, p.stderr
+    values = losses(p.stdout)
+    assert len(values) == 3 and values[2] < values[0], "the optimizer built before .cuda() must update the model"
+    assert p.stdout.strip().endswith("1 True npu")

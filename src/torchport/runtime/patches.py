@@ -150,8 +150,9 @@ def patch_namespace(s: Session) -> None:
             if r is None or r.kind not in (MAP, ADAPT, UNSUPPORTED):
                 continue
             if new is None:
-                if qualname in standins.NEUTRAL and s.on_missing != "raise":  # counted when called
-                    table[name] = ("", s.neutral(qualname, standins.NEUTRAL[qualname](host), standins.meaning(qualname)))
+                known = standins.canonical(qualname)
+                if known in standins.NEUTRAL and s.on_missing != "raise":  # counted when called
+                    table[name] = ("", s.neutral(qualname, standins.NEUTRAL[known](host), standins.meaning(known)))
                 elif callable(original):  # counted when used, as a failure
                     why = r.message if r.kind == UNSUPPORTED else f"{r.new} is not in the installed {s.target.namespace}"
                     table[name] = ("", s.missing(qualname, why, like=original))

@@ -38,6 +38,17 @@ class TorchportMissing(AttributeError, TorchportUnsupported):
         self.api = api
 
 
+def _outside_torchport() -> int:
+    """The warnings stacklevel of the first frame outside torchport and torch (the user's line)."""
+    import sys
+
+    frame, level = sys._getframe(2), 2
+    while frame is not None and ("/torchport/" in frame.f_code.co_filename
+                                 or "/torch/" in frame.f_code.co_filename):
+        frame, level = frame.f_back, level + 1
+    return level if frame is not None else 2
+
+
 class Patcher:
     def __init__(self):
         self.log: list = []
@@ -137,7 +148,7 @@ class Session:
         """A TorchportWarning the first time `key` comes up in this process."""
         if key not in self._warned:
             self._warned.add(key)
-            warnings.warn(text, TorchportWarning, stacklevel=3)
+            warnings.warn(text, TorchportWarning, stacklevel=_outside_torchport())
 
     def neutral(self, api: str, value, meaning: str):
         """A stand-in returning a neutral value (`value` is the stand-in function): counted as a

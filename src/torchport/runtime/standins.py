@@ -332,9 +332,16 @@ WORKING: dict = {
 }
 
 
+def canonical(api: str) -> str:
+    """torch.cuda.random.X / torch.cuda.memory.X -> torch.cuda.X (the same functions, re-exported)."""
+    head, _, name = api.rpartition(".")
+    return f"torch.cuda.{name}" if head in ("torch.cuda.random", "torch.cuda.memory") else api
+
+
 def working(ctx: Host, api: str, target_has: bool) -> Optional[object]:
     """The working stand-in for `api`, or None: host overrides always apply on a host target; the
     others only where the target lacks the name."""
+    api = canonical(api)
     if api in HOST and ctx.host:
         return HOST[api](ctx)
     if api in WORKING and api not in HOST and not target_has:

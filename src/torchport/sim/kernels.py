@@ -137,11 +137,21 @@ KERNELS = {
 _LIBRARY = None
 
 
+def has_compatible_shallow_copy_type(self, from_):
+    """Module.to() keeps its Parameter objects when the new tensor can be swapped into the old one:
+    torch counts only dense backends as compatible, so without this a move to the device made new
+    Parameters (an optimizer built before .to() never updated the model; tied weights came apart).
+    torch_npu registers the same answer for CPU and its device (HasCompatibleShallowCopyType.cpp)."""
+    kinds = {self.device.type, from_.device.type}
+    return len(kinds) == 1 or kinds <= {"cpu", torch._C._get_privateuse1_backend_name()}
+
+
 def register(supported) -> list:
     """Register the kernels of KERNELS whose op the target has; the registered names."""
     global _LIBRARY
     if _LIBRARY is None:
         _LIBRARY = torch.library.Library("aten", "IMPL")
+    _LIBRARY.impl("_has_compatible_shallow_copy_type", has_compatible_shallow_copy_type, "PrivateUse1")
     done = []
     for name, fn in KERNELS.items():
         if supported is None or name in supported:

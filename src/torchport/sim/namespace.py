@@ -49,6 +49,24 @@ class _Unmodelled:
         return f"<{self._qualname}: not modelled by the torchport simulator>"
 
 
+class _Reexports(_Unmodelled):
+    """A vendor submodule that re-exports top-level functions (`torch.npu.random.get_rng_state_all`
+    is `torch.npu.get_rng_state_all`): modelled names come from the parent, the rest are unmodelled."""
+
+    def __init__(self, qualname: str, children, parent: types.ModuleType):
+        super().__init__(qualname, children)
+        self._parent = parent
+
+    def __getattr__(self, name):
+        value = self._parent.__dict__.get(name)
+        if value is not None and not name.startswith("_"):
+            return value
+        return super().__getattr__(name)
+
+
+REEXPORTING = ("random", "memory")   # submodules whose functions are the namespace's own
+
+
 class VendorModule(types.ModuleType):
     """A module whose missing attributes are answered from the vendor's API list."""
 
@@ -62,6 +80,8 @@ class VendorModule(types.ModuleType):
         if name.startswith("__"):
             raise AttributeError(name)
         if name in self._submodules:
+            if name in REEXPORTING:
+                return _Reexports(f"{self.__name__}.{name}", self._submodules[name], self)
             return _Unmodelled(f"{self.__name__}.{name}", self._submodules[name])
         if name in self._listed:
             return _Unmodelled(f"{self.__name__}.{name}")

@@ -1,0 +1,257 @@
+"""Realistic, unmodified CUDA-era scripts (tests/fixtures/real_scripts/*.py, in the styles of
+pytorch/examples, timm, transformers, YOLO, AMP recipes and inference benchmarks) under
+`torchport run --to cpu` and `torchport run --to T --simulate`, each compared with its hand-written
+CPU port (tests/fixtures/real_scripts/cpu/<same name>) run by plain python.
+
+Every script prints `step N loss X` lines; the losses must match the hand port's (same count, each
+within 1e-5 relative + 1e-6 absolute).  The --report of the cpu run must count the observing CUDA
+APIs the script calls (memory statistics, device queries, events, streams, NVTX, pinned memory...)
+as often as the script calls them.  The CUDA-tagged checkpoints two scripts load are written by
+fault injection (make_cuda_checkpoint.py), and checked here to be refused by plain CPU torch; the
+scripts without a CPU fallback of their own are checked to fail when run unpatched.  About 3.5 min
+in all (18 scripts: cpu run, hand port, unpatched run, three simulated runs).
+"""
+import importlib.util
+import json
+import math
+import os
+import re
+import shutil
+import sys
+from dataclasses import dataclass, field
+
+import pytest
+from conftest import ROOT, run_program
+
+pytest.importorskip("torch")
+
+SCRIPTS_DIR = ROOT / "tests" / "fixtures" / "real_scripts"
+ENV = dict(os.environ, PYTHONPATH=str(ROOT / "src"), PYTHONWARNINGS="ignore")
+ENV.pop("TORCHPORT_TARGET", None)
+VENDORS = ["npu", "mlu", "musa"]
+REL, ABS = 1e-5, 1e-6
+# Autocast on a simulated device follows the device's autocast op lists (PrivateUse1, CUDA-like) and
+# its float16, where the hand port follows the CPU's lists in bfloat16: the same training, rounded
+# differently.  Largest gap seen over the scripts below on npu/mlu/musa: 7e-3 relative.
+AMP_REL_ON_SIMULATED = 2e-2
+
+
+@dataclass
+class Case:
+    """counts: report API name (or a tuple of accepted names) -> how often the script calls it, or
+    None for "at least once"; probes: APIs the script only tests with hasattr (may be counted as
+    failed); amp: the script autocasts to a lower precision on a CUDA device; cpu_fallback: the
+    script falls back to the CPU by itself when CUDA is absent (`... if torch.cuda.is_available()
+    else "cpu"`), so it runs unpatched too; its counts show that under run it took the CUDA path."""
+    counts: dict = field(default_factory=dict)
+    probes: tuple = ()
+    amp: bool = False
+    cpu_fallback: bool = False
+
+
+# The counts follow from reading each script (its loop lengths), not from a run.
+CASES = {
+    "mnist_cnn.py": Case({"torch.cuda.memory_allocated": 4,             # batches 0 and 2 of 3, two epochs
+                          "torch.utils.data.DataLoader(pin_memory=True)": 2, "torch.cuda.is_available": None},
+                         cpu_fallback=True),
+    "imagenet_resnet.py": Case({"torch.cuda.set_device": 1, "torch.cuda.device_count": 1,
+                                "torch.utils.data.DataLoader(pin_memory=True)": 1, "torch.Tensor.cuda": None,
+                                "torch.nn.Module.cuda": 2, "torch.load(map_location=)": 1}),
+    "dcgan_legacy.py": Case({"torch.cuda.FloatTensor": None, "torch.cuda.LongTensor": None,
+                             "torch.nn.Module.cuda": 3, "torch.cuda.manual_seed_all": 1}, cpu_fallback=True),
+    "word_language_model.py": Case({"torch.cuda.synchronize": 20,            # 10 batches, two epochs
+                                    "torch.cuda.max_memory_allocated": 2, "torch.cuda.manual_seed": 1}),
+    "timm_prefetch_train.py": Case({"torch.cuda.Stream": 2, "torch.cuda.stream": 8,
+                                    "torch.cuda.current_stream": 24,         # 3 a batch, 4 batches, two epochs
+                                    "torch.Tensor.record_stream": 16, "torch.cuda.synchronize": 8,
+                                    "torch.cuda.max_memory_allocated": 8, "torch.cuda.empty_cache": 2,
+                                    "torch.utils.data.DataLoader(pin_memory=True)": 1}),
+    "timm_amp_train.py": Case({"torch.cuda.is_bf16_supported": 1, "torch.cuda.reset_peak_memory_stats": 2,
+                               "torch.cuda.max_memory_allocated": 2, "torch.cuda.synchronize": 2,
+                               "torch.cuda.set_device": 1}, amp=True),
+    "hf_trainer_loop.py": Case({"torch.cuda.memory_allocated": 6,            # 2 + 2 steps, then 2 resumed
+                                "torch.cuda.amp.autocast": 12, "torch.cuda.amp.GradScaler": 2,
+                                ("torch.cuda.random.get_rng_state_all", "torch.cuda.get_rng_state_all"): 1,
+                                ("torch.cuda.random.set_rng_state_all", "torch.cuda.set_rng_state_all"): 1,
+                                "torch.cuda.empty_cache": 1}, amp=True, cpu_fallback=True),
+    "yolov5_train.py": Case({"torch.cuda.get_device_properties": 1, "torch.cuda.device_count": 1,
+                             "torch.cuda.memory_reserved": 6, "torch.cuda.empty_cache": 1,
+                             "torch.cuda.amp.GradScaler": 1, "torch.cuda.amp.autocast": 6}, amp=True),
+    "checkpoint_resume.py": Case({"torch.load(CUDA storage)": 9,             # 4 weights, 4 momenta, best_acc1
+                                  "torch.cuda.get_rng_state": 2}),
+    "finetune_pretrained.py": Case({"torch.load(CUDA storage)": 8, "torch.random.fork_rng(devices)": 1,
+                                    "torch.amp.GradScaler(device)": 1, "torch.autocast(device_type)": 5},
+                                   amp=True),
+    "benchmark_inference.py": Case({"torch.cuda.get_device_name": 1, "torch.cuda.get_device_capability": 1,
+                                    "torch.cuda.Event": 2, "torch.cuda.synchronize": 7,
+                                    "torch.cuda.reset_peak_memory_stats": 1, "torch.cuda.max_memory_allocated": 1,
+                                    "torch.cuda.empty_cache": 1, "torch.cuda.amp.autocast": 6}, amp=True),
+    "stream_pipeline_infer.py": Case({"torch.cuda.Stream": 2, "torch.cuda.stream": 10, "torch.cuda.Event": 5,
+                                      "torch.cuda.default_stream": 1, "torch.cuda.synchronize": 1,
+                                      "torch.cuda.nvtx.range_push": 5, "torch.cuda.nvtx.range_pop": 5,
+                                      "torch.Tensor.pin_memory": 10, "torch.autograd.profiler.emit_nvtx": 1}),
+    "nanogpt_memory_train.py": Case({"torch.cuda.get_device_properties": 1, "torch.cuda.get_device_capability": 1,
+                                     "torch.cuda.mem_get_info": 1, "torch.cuda.is_bf16_supported": 1,
+                                     "torch.cuda.reset_peak_memory_stats": 6, "torch.cuda.memory_allocated": 6,
+                                     "torch.cuda.max_memory_allocated": 6, "torch.cuda.memory_reserved": 6,
+                                     "torch.cuda.utilization": 6, "torch.cuda.memory_summary": 1,
+                                     "torch.Tensor.pin_memory": 14,           # 7 batches of x and y
+                                     "torch.cuda.amp.GradScaler": 1}, amp=True),
+    "legacy_variable_train.py": Case({"torch.cuda.FloatTensor": None, "torch.cuda.LongTensor": None,
+                                      "torch.Tensor.type(torch.cuda.*)": None, "torch.cuda.manual_seed": 1}),
+    "amp_recipe.py": Case({"torch.cuda.synchronize": 4, "torch.cuda.empty_cache": 2,
+                           "torch.cuda.reset_max_memory_allocated": 2, "torch.cuda.max_memory_allocated": 2,
+                           "torch.cuda.get_device_capability": 1, "torch.cuda.current_device": 1,
+                           "torch.cuda.amp.GradScaler": 1, "torch.autocast(device_type)": 6}, amp=True),
+    "diffusion_sampling.py": Case({"torch.cuda.get_rng_state": 1, "torch.cuda.set_rng_state": 1,
+                                   "torch.cuda.get_rng_state_all": 1, "torch.cuda.set_rng_state_all": 1,
+                                   "torch.random.fork_rng(devices)": 1, "torch.Generator(device=)": 1,
+                                   "torch.cuda.manual_seed": 1}),
+    "launcher_ready_train.py": Case({"torch.cuda.set_device": 1, "torch.cuda.is_bf16_supported": 1,
+                                     "torch.cuda.device_count": 1, "torch.utils.data.DataLoader(pin_memory=True)": 1,
+                                     "torch.cuda.amp.autocast": 8}, probes=("torch.cuda.CUDAGraph",), amp=True),
+    "yolov3_targets.py": Case({"torch.cuda.FloatTensor": None, "torch.cuda.ByteTensor": None,
+                               "torch.cuda.manual_seed": 1, "torch.nn.Module.cuda": 1}, cpu_fallback=True),
+}
+NAMES = sorted(CASES)
+
+
+def load_helper():
+    spec = importlib.util.spec_from_file_location("make_cuda_checkpoint", SCRIPTS_DIR / "make_cuda_checkpoint.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def losses(text: str) -> list:
+    return [float(v) for line in text.splitlines() if line.startswith("step ")
+            for v in re.findall(r"loss (-?\d+\.\d+)", line)]
+
+
+def run(args, cwd):
+    return run_program(args, capture_output=True, text=True, cwd=cwd, env=ENV, timeout=300)
+
+
+def assert_close(ours, reference, rel=REL, what=""):
+    assert ours and len(ours) == len(reference), f"{what}: {len(ours)} losses, the hand port printed {len(reference)}"
+    bad = [(i, a, b) for i, (a, b) in enumerate(zip(ours, reference))
+           if not math.isclose(a, b, rel_tol=rel, abs_tol=ABS)]
+    assert not bad, f"{what}: losses differ from the hand port's at (index, ours, port) {bad[:3]}"
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory):
+    """The CUDA-tagged checkpoints, written once."""
+    folder = tmp_path_factory.mktemp("cuda_checkpoints")
+    tags = load_helper().write_all(folder)
+    return folder, tags
+
+
+@pytest.fixture
+def workdir(tmp_path, checkpoints):
+    for f in checkpoints[0].iterdir():
+        shutil.copy(f, tmp_path / f.name)
+    return tmp_path
+
+
+@pytest.fixture(scope="module")
+def hand_port(checkpoints, tmp_path_factory):
+    """name -> the hand CPU port's losses (each port run once, by plain python)."""
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            cwd = tmp_path_factory.mktemp("port")
+            for f in checkpoints[0].iterdir():
+                shutil.copy(f, cwd / f.name)
+            p = run([sys.executable, str(SCRIPTS_DIR / "cpu" / name)], cwd)
+            assert p.returncode == 0, f"hand port {name} failed:\n{p.stderr[-2000:]}"
+            cache[name] = losses(p.stdout)
+            assert cache[name], f"hand port {name} printed no losses"
+        return cache[name]
+    return get
+
+
+@pytest.fixture(scope="session")
+def built():
+    """The simulator's extension, built (or found in the cache) once for the session."""
+    p = run([sys.executable, "-m", "torchport", "sim", "--build"], ROOT)
+    assert p.returncode == 0, p.stderr
+    assert "ready" in p.stderr
+    return True
+
+
+def test_every_script_has_a_hand_port_and_a_case():
+    scripts = {p.name for p in SCRIPTS_DIR.glob("*.py")} - {"make_cuda_checkpoint.py"}
+    assert scripts == set(CASES) == {p.name for p in (SCRIPTS_DIR / "cpu").glob("*.py")}
+    assert len(scripts) >= 16
+
+
+def test_fault_injected_checkpoints_are_refused_by_plain_cpu_torch(checkpoints):
+    import torch
+    folder, tags = checkpoints
+    helper = load_helper()
+    assert {loc for _, loc in tags[helper.RESUME_FILE]} == {"cuda:0"}
+    assert {loc for _, loc in tags[helper.PRETRAINED_FILE]} == {"cuda:0", "cuda:1"}
+    for name in (helper.RESUME_FILE, helper.PRETRAINED_FILE):
+        with pytest.raises(RuntimeError, match="Attempting to deserialize object on a CUDA device"):
+            torch.load(folder / name)
+    # the partial dict leaves the cuda:0 storages on CUDA: plain torch refuses that too
+    with pytest.raises(RuntimeError, match="Attempting to deserialize object on a CUDA device"):
+        torch.load(folder / helper.PRETRAINED_FILE, map_location={"cuda:1": "cuda:0"})
+    # the bytes are untouched: mapped to the CPU, the tensors are the ones saved
+    saved = helper.pretrained_weights()
+    loaded = torch.load(folder / helper.PRETRAINED_FILE, map_location="cpu")
+    assert loaded.keys() == saved.keys() and all(torch.equal(loaded[k], saved[k]) for k in saved)
+    resume = torch.load(folder / helper.RESUME_FILE, map_location="cpu")
+    assert resume["epoch"] == 3 and set(resume["optimizer"]["state"]) == {0, 1, 2, 3}
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if not CASES[n].cpu_fallback])
+def test_script_needs_a_gpu_when_unpatched(name, workdir):
+    """Plain python on this CPU-only machine: the script must fail, or passing under run proves nothing."""
+    p = run([sys.executable, str(SCRIPTS_DIR / name)], workdir)
+    assert p.returncode != 0 and "Traceback" in p.stderr, p.stdout[-500:]
+
+
+# (script, target) -> an op the target's list lacks that the script needs (run with --cpu-fallback);
+# without the flag the simulated run stops naming it, as it must.
+CPU_FALLBACK = {("hf_trainer_loop.py", "mlu"): "isneginf"}
+
+
+def report_count(report: dict, names) -> int:
+    names = names if isinstance(names, tuple) else (names,)
+    return sum(report.get(kind, {}).get(n, 0) for kind in ("redirected", "standin", "noop", "dropped") for n in names)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_script_on_cpu_trains_like_its_hand_port(name, workdir, hand_port):
+    report = workdir / "report.json"
+    p = run([sys.executable, "-m", "torchport", "run", "--to", "cpu", "--report", str(report),
+             str(SCRIPTS_DIR / name)], workdir)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert_close(losses(p.stdout), hand_port(name), what=f"{name} on cpu")
+    data = json.loads(report.read_text())
+    case = CASES[name]
+    assert set(data["failed"]) <= set(case.probes), f"no counterpart: {data['failed']}"
+    wrong = {str(api): (report_count(data, api), n) for api, n in case.counts.items()
+             if (report_count(data, api) < 1 if n is None else report_count(data, api) != n)}
+    assert not wrong, f"report counts (got, expected): {wrong}"
+
+
+@pytest.mark.parametrize("target", VENDORS)
+@pytest.mark.parametrize("name", NAMES)
+def test_script_on_simulated_target_trains_like_the_cpu_hand_port(built, name, target, workdir, hand_port):
+    report = workdir / "sim.json"
+    fallback = CPU_FALLBACK.get((name, target))
+    p = run([sys.executable, "-m", "torchport", "run", "--to", target, "--simulate", "--report", str(report),
+             *(["--cpu-fallback"] if fallback else []), str(SCRIPTS_DIR / name)], workdir)
+    assert p.returncode == 0, p.stderr[-3000:]
+    if fallback:  # the target's op list lacks it: the hardware runs it on the CPU, and so does the simulator
+        assert fallback in p.stderr, "the op that falls back must be named"
+    assert f"simulated {target}" in p.stderr
+    rel = AMP_REL_ON_SIMULATED if CASES[name].amp else REL
+    assert_close(losses(p.stdout), hand_port(name), rel=rel, what=f"{name} on simulated {target}")
+    data = json.loads(report.read_text())
+    assert data["device"] == target and data["simulated"]["simulated"] is True
+    assert set(data["failed"]) <= set(CASES[name].probes), f"no counterpart: {data['failed']}"
