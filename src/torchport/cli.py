@@ -178,30 +178,39 @@ def cmd_check(args) -> int:
 
 
 def cmd_ops_check(args) -> int:
+    from dataclasses import replace
+
     from .backends import load_target
-    from .kb.operators import FALLBACK, MISSING, check, load_ops_file
+    from .kb.operators import CPU_ONLY, FALLBACK, MISSING, check, load_ops_file, recorded_torch
 
     target = load_target(args.to)
     rows = load_ops_file(args.ops)
-    ops, results = check(rows, target, args.torch_version)
+    recorded = recorded_torch(args.ops)
+    ops, results = check(rows, target, args.torch_version or recorded)
+    if ops is not None and not (args.torch_version or recorded):
+        ops = replace(ops, note="; ".join(x for x in (f"the ops file does not say which torch recorded it: using the "
+                                                      f"data for torch {ops.torch_version}", ops.note) if x))
     if args.json:
         json.dump({"target": target.name, "data": (ops.vendor_version, ops.torch_version, ops.note) if ops else None,
-                   "ops": [{"op": st.op, "status": st.status, "detail": st.detail, "count": n, "modules": m}
-                           for st, n, m in results]}, sys.stdout, indent=1)
+                   "recorded_torch": recorded, "torch_version": args.torch_version or recorded,
+                   "ops": [{"op": st.op, "status": st.status, "detail": st.detail, "count": n, "modules": m,
+                            **({"asked": st.asked} if st.asked else {})} for st, n, m in results]},
+                  sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
         where = f"{ops.vendor_version or 'torch'} (torch {ops.torch_version})" if ops else "no data"
-        print(f"torchport ops check --to {printable(target.name)}: {len(results)} ops, data: {where}")
+        by = f" recorded with torch {printable(recorded)}" if recorded else ""
+        print(f"torchport ops check --to {printable(target.name)}: {len(results)} ops{by}, data: {where}")
         if ops is not None and ops.note:
-            print(f"  note: {ops.note}")
+            print(f"  note: {printable(ops.note)}")
         for st, n, modules in results:
-            if st.status in (MISSING, FALLBACK) or args.all:
+            if st.status in (MISSING, FALLBACK, CPU_ONLY) or st.asked or args.all:
                 extra = f"  [{printable(', '.join(modules[:3]))}]" if modules else ""
                 print(f"  {st.status:13} {printable(st.op):40} x{n}{extra}"
                       + (f"  ({printable(st.detail)})" if st.detail else ""))
         counts = Counter(st.status for st, _, _ in results)
         print("  " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
-    bad = {"missing": (MISSING,), "fallback": (MISSING, FALLBACK)}.get(args.fail_on, ())
+    bad = {"missing": (MISSING,), "fallback": (MISSING, FALLBACK, CPU_ONLY)}.get(args.fail_on, ())
     return 1 if any(st.status in bad for st, _, _ in results) else 0
 
 
@@ -292,6 +301,28 @@ def split_run_argv(argv: list) -> tuple:
     return argv, []
 
 
+_SCRIPT_VALUED = {"ops": ("-o", "--output", "--steps", "-t", "--to"),
+                  "profile": ("-o", "--output", "-t", "--to", "--steps", "--wait", "--warmup", "--step-fn", "--window")}
+
+
+def split_script_argv(argv: list) -> tuple:
+    """`ops record`'s or `profile`'s own options, and the command after them: after `--` or, when `--`
+    was left out, from the first word that is not an option (`python`, the script, -m); what follows
+    belongs to the script."""
+    i = 2 if argv[0] == "ops" else 1
+    while i < len(argv):
+        token = argv[i]
+        if token == "--":
+            return argv[:i], argv[i + 1:]
+        if token.split("=", 1)[0] in _SCRIPT_VALUED[argv[0]]:
+            i += 1 if "=" in token else 2
+        elif token.startswith("-") and token != "-m":  # -h, -oDIR, an unknown option: argparse judges
+            i += 1
+        else:
+            break
+    return argv[:i], argv[i:]
+
+
 def cmd_ops_record(args) -> int:
     from .debug.record_cli import record_script
 
@@ -309,13 +340,14 @@ def cmd_profile(args) -> int:
     from .profile import profile_script
 
     code, profiler = profile_script(args.script_command, args.output, target=args.to, steps=args.steps, wait=args.wait,
-                                    warmup=args.warmup)
+                                    warmup=args.warmup, step_fn=args.step_fn, window=args.window)
     r = profiler.result
     if r is None:
-        print("torchport profile: no step was profiled (the script made no optimizer.step()?)", file=sys.stderr)
+        print(f"torchport profile: no step was profiled: {printable(profiler.why_empty)}", file=sys.stderr)
         return code or 1
-    print(f"torchport profile: {r['steps']['profiled']} steps, mean {r['steps']['mean_wall_step_us'] / 1e3:.2f} ms, "
-          f"{len(r['ops'])} ops; {r['bound']}", file=sys.stderr)
+    s = r["steps"]
+    print(f"torchport profile: {s['profiled']} steps (one step = one {printable(s['step_by'])}), mean "
+          f"{s['mean_wall_step_us'] / 1e3:.2f} ms, {len(r['ops'])} ops; {r['bound']}", file=sys.stderr)
     print(f"  {printable(os.path.join(args.output, 'summary.md'))} (+ ops.csv, trace.json, profile.json)",
           file=sys.stderr)
     return code
@@ -420,20 +452,35 @@ def _installed_target() -> str:
 
 
 def cmd_compare(args) -> int:
-    from .debug.runs import compare_runs, markdown, write_comparison
+    from .debug.runs import compare_runs, summary, write_comparison
 
-    result = compare_runs(args.a, args.b, rank=args.rank)
-    first = result.first_divergence
-    print(f"torchport compare: {len(result.compared)} aligned op outputs, {len(result.failed)} failed (msprobe rule), "
+    result = compare_runs(args.a, args.b, rank=args.rank, rtol=args.rtol)
+    print(f"torchport compare: {len(result.compared)} aligned outputs, {len(result.failed)} failed, "
           f"{result.only_a} only in A, {result.only_b} only in B")
-    print(f"  first divergence: {printable(first.a['name'])}" if first else "  no divergence" if result.compared
-          else "  unverified: no op output of A lines up with one of B, so nothing was compared")
+    for line in summary(result, printable):
+        print(f"  {line}")
     if args.output:
         folder = write_comparison(result, args.output, args.a, args.b)
         print(f"  report: {printable(os.path.join(folder, 'compare.md'))} (+ compare.csv)")
-    elif first is not None:
-        write_out(markdown(result, args.a, args.b, limit=0).split("|", 1)[0])
     return 1 if result.failed or not result.compared else 0
+
+
+def cmd_debug(args) -> int:
+    from .debug import script
+
+    if args.debug_command == "dump":
+        code, dumper, step = script.dump_script(args.script_command, args.output, tensors=args.tensors,
+                                                steps=args.steps, target=args.to)
+        print(f"torchport debug dump: {dumper.entries} entries (op outputs, parameters, gradients) in "
+              f"{dumper.steps_dumped} steps (a step: {step}) -> {printable(str(dumper.folder / 'ops.jsonl'))}",
+              file=sys.stderr)
+        print(f"  next: torchport compare A_DUMP {printable(args.output)}", file=sys.stderr)
+        return code
+    code, tracker, step = script.nan_script(args.script_command, steps=args.steps, check_every=args.check_every,
+                                            target=args.to)
+    print(f"torchport debug nan: {printable(tracker.describe())}; {tracker.nonfinite_outputs} op calls output "
+          f"NaN/Inf (a step: {step})", file=sys.stderr)
+    return code or (1 if tracker.first is not None or tracker.nonfinite_outputs else 0)
 
 
 def cmd_rules(args) -> int:
@@ -578,8 +625,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--policy", choices=("project", "always", "real"),
                    help="who is told torch.cuda.is_available() is True: the project's code (default), "
                         "everyone, or no one")
-    r.add_argument("--on-missing", choices=("raise", "warn"),
-                   help="a CUDA API with no counterpart raises (default) or warns and returns None")
+    r.add_argument("--on-missing", choices=("neutral", "warn", "raise"),
+                   help="a CUDA API with no counterpart: neutral (default: observing calls such as memory "
+                        "statistics return a neutral value, warned once; others fail), warn (others are "
+                        "skipped, returning None) or raise (all fail)")
     r.add_argument("-m", dest="module", metavar="MODULE", help="run a module as __main__ (like python -m)")
     r.add_argument("--simulate", action="store_true", help="run on torchport's simulated TARGET device "
                                                            "(npu, mlu, musa; see `torchport sim`)")
@@ -615,9 +664,11 @@ def build_parser() -> argparse.ArgumentParser:
     oc = osub.add_parser("check", help="which recorded aten ops a target lacks or runs on the CPU")
     oc.add_argument("ops", help='ops JSON: ["aten::add.Tensor", ...], {"op": count}, or {"ops": [{"op", "count", "modules"}]}')
     oc.add_argument("-t", "--to", required=True, metavar="TARGET")
-    oc.add_argument("-v", "--torch-version", metavar="X", help="pick the operator data for this torch version")
+    oc.add_argument("-v", "--torch-version", metavar="X", help="pick the operator data for this torch version "
+                                                                "(default: the one the ops file was recorded with)")
     oc.add_argument("--all", action="store_true", help="list supported ops too")
-    oc.add_argument("--fail-on", choices=("missing", "fallback"), help="exit 1 when an op is missing (or falls back)")
+    oc.add_argument("--fail-on", choices=("missing", "fallback"), help="exit 1 when an op is missing (or falls back, "
+                                                                       "or has a kernel only on the CPU)")
     oc.add_argument("--json", action="store_true")
     oc.set_defaults(func=cmd_ops_check)
     orc = osub.add_parser("record", help="record the aten ops a script runs (for ops check)",
@@ -630,16 +681,26 @@ def build_parser() -> argparse.ArgumentParser:
                                                           "script on a machine without CUDA)")
     orc.set_defaults(func=cmd_ops_record, script_command=[])
 
-    pr = sub.add_parser("profile", help="profile a script's training steps (trace, op table, summary); "
+    pr = sub.add_parser("profile", help="profile a script's steps (trace, op table, summary); "
                                         "`profile diff A B` compares two profiles",
-                        usage="torchport profile [--to T] [--steps N] [--wait W] [--warmup U] -o DIR -- python "
-                              "script.py [ARGS...]\n       torchport profile diff A B [-o DIR]")
+                        usage="torchport profile [--to T] [--steps N] [--wait W] [--warmup U] [--step-fn F] "
+                              "[--window S] -o DIR -- python script.py [ARGS...]\n"
+                              "       torchport profile diff A B [-o DIR]",
+                        description="Profile a script in this process. A step ends at each optimizer.step(); "
+                                    "an inference loop is stepped by calls of --step-fn, or else by wall-clock "
+                                    "windows (when the script makes no optimizer in the first window). See "
+                                    "docs/profile.md.")
     pr.add_argument("-o", "--output", metavar="DIR", help="profile folder (diff: report folder)")
     pr.add_argument("-t", "--to", metavar="TARGET", help="the target: its device activity is profiled and "
                                                          "`torchport run --to TARGET` patches are applied")
     pr.add_argument("--steps", type=int, default=3, help="active (recorded) steps; default 3")
     pr.add_argument("--wait", type=int, default=1, help="steps skipped first; default 1")
     pr.add_argument("--warmup", type=int, default=1, help="steps traced but discarded; default 1")
+    pr.add_argument("--step-fn", metavar="F", help="a step is one call of F: FUNCTION (in the script), "
+                                                   "MODULE:FUNCTION or MODULE:Class.method (inference loops)")
+    pr.add_argument("--window", type=float, metavar="S", help="seconds of one wall-clock step, used when the "
+                                                              "script makes no optimizer in the first window; "
+                                                              "default 1")
     pr.set_defaults(func=cmd_profile, script_command=[])
     pd = sub.add_parser("profile-diff", help="compare two profiles (also spelled `profile diff A B`)",
                         prog="torchport profile diff",
@@ -666,7 +727,26 @@ def build_parser() -> argparse.ArgumentParser:
     cmp.add_argument("b", metavar="B", help="dump folder of the run under test")
     cmp.add_argument("-o", "--output", metavar="DIR", help="write compare.csv and compare.md there")
     cmp.add_argument("--rank", type=int, default=0)
+    cmp.add_argument("--rtol", type=float, metavar="X", help="the relative error allowed everywhere (default: by "
+                                                             "dtype, docs/debug.md)")
     cmp.set_defaults(func=cmd_compare)
+
+    dbg = sub.add_parser("debug", help="dump a run (for compare) or find its first NaN/Inf, without editing the script")
+    dsub = dbg.add_subparsers(dest="debug_command", metavar="DEBUG_COMMAND", required=True)
+    for name, text in (("dump", "dump op outputs, parameters and gradients per step (for `torchport compare`)"),
+                       ("nan", "name the first op making NaN/Inf from finite inputs: op, module, phase, step")):
+        d = dsub.add_parser(name, help=text, description=text + "; the script runs in this process. See docs/debug.md.",
+                            usage=f"torchport debug {name} " + ("-o DIR [--tensors] " if name == "dump" else
+                                                                "[--check-every N] ")
+                                  + "[--steps A-B] [--to TARGET] -- python script.py [ARGS...]")
+        if name == "dump":
+            d.add_argument("-o", "--output", required=True, metavar="DIR", help="dump folder")
+            d.add_argument("--tensors", action="store_true", help="also save the tensors (else statistics only)")
+        else:
+            d.add_argument("--check-every", type=int, default=256, metavar="N", help="ops between host checks")
+        d.add_argument("--steps", metavar="A-B", help="only steps A to B (from 0; A- or A also), then end the script")
+        d.add_argument("-t", "--to", metavar="TARGET", help="apply `torchport run --to TARGET` first")
+        d.set_defaults(func=cmd_debug, script_command=[])
 
     r = sub.add_parser("rules", help="list the conversion rules")
     r.add_argument("--markdown", action="store_true", help="print the full reference (docs/rules.md)")
@@ -715,7 +795,9 @@ def parse(argv: list) -> argparse.Namespace:
     rest = None
     if argv[:1] == ["run"]:
         argv, rest = split_run_argv(argv)
-    elif (argv[:2] == ["ops", "record"] or argv[:1] in (["profile"], ["sim"])) and "--" in argv:
+    elif argv[:2] == ["ops", "record"] or (argv[:1] == ["profile"] and argv[1:2] != ["diff"]):
+        argv, rest = split_script_argv(argv)
+    elif argv[:1] in (["sim"], ["debug"]) and "--" in argv:
         at = argv.index("--")
         argv, rest = argv[:at], argv[at + 1:]
     elif argv[:2] == ["profile", "diff"]:
@@ -739,7 +821,8 @@ def command_name(args) -> str:
     """`convert`, `ops check`, `profile diff`...: how the user spelled the command."""
     if args.command == "profile-diff":
         return "profile diff"
-    return " ".join(filter(None, (args.command, getattr(args, "ops_command", None))))
+    sub = getattr(args, "ops_command", None) or getattr(args, "debug_command", None)
+    return " ".join(filter(None, (args.command, sub)))
 
 
 def fail(code: int, line: str) -> int:

@@ -5,8 +5,10 @@
 - `compare_with_reference(model, reference="cpu", ...)`: each op rerun on a reference device,
   per-op errors, a summary worst-first, dumps of failures, `replay(dump)`.
 - `NanInfTracker(model)`: the first op making NaN/Inf from finite inputs, batched checks.
-- `dump(folder, model, tensors=...)` and `compare_runs(a, b)`: two runs aligned op by op
-  (CLI: `torchport compare A B`).
+- `dump(folder, model, tensors=...)` and `compare_runs(a, b)`: two runs aligned op by op and step by
+  step, with parameters and gradients, judged by relative error (verdict.py; CLI: `torchport debug dump
+  -o DIR -- python train.py`, `torchport compare A B`).  `torchport debug nan -- python train.py` runs
+  the NaN/Inf tracker on an unmodified script (script.py).
 
 All are TorchDispatchMode context managers sharing step(), start_step/end_step, ranks
 (RANK/LOCAL_RANK) and enabled=False; modules are named by attribute path.  See docs/debug.md.

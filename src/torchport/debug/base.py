@@ -63,6 +63,7 @@ class OpMode(TorchDispatchMode):
         self.start_step, self.end_step = start_step, end_step
         self.step_index = 0
         self.calls = 0  # ops seen in the active window
+        self._pid = os.getpid()
 
     # ----------------------------------------------------------------- steps
     @property
@@ -84,8 +85,8 @@ class OpMode(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if not self.in_window or func.namespace in BOOKKEEPING:
-            return func(*args, **kwargs)
+        if not self.in_window or func.namespace in BOOKKEEPING or os.getpid() != self._pid:
+            return func(*args, **kwargs)  # a forked child (a DataLoader worker) keeps the mode: not its ops
         self.calls += 1
         return self.on_op(func, args, kwargs)
 

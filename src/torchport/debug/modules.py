@@ -2,7 +2,9 @@
 
 Forward: global module pre/post hooks keep a stack of the modules being run.  A module called
 with an empty stack is a root: its `named_modules()` give every path below it, so scripts need
-not hand their model over (a model given explicitly is named the same way).
+not hand their model over (a model given explicitly is named the same way).  The roots are kept
+(`roots`: whose parameters a dump records), and `on_root_end(module)`, when set, is called when a
+root's forward returns (a step of an inference script).
 
 Backward: autograd runs without module hooks.  When a module returns, a pre-hook goes on the
 autograd node of each output: when backward reaches it, the module becomes the current backward
@@ -25,11 +27,15 @@ class ModuleTracker:
         self.backward_path = ""
         self._nodes: dict = {}         # id(autograd node) -> path (innermost module wins)
         self._handles = []
+        self.roots: list = []          # the models given, then each module first called at top level
+        self.on_root_end = None
         for model in models:
             self.name(model)
 
     # ----------------------------------------------------------------- naming
     def name(self, root: torch.nn.Module) -> None:
+        if id(root) not in self.paths:
+            self.roots.append(root)
         for path, m in root.named_modules():
             self.paths.setdefault(id(m), path or ROOT)
 
@@ -72,6 +78,8 @@ class ModuleTracker:
             del self.stack[self.stack.index(path):]
         if torch.is_grad_enabled():
             self._on_backward(output, path)
+        if not self.stack and self.on_root_end is not None and torch._C._current_graph_task_id() == -1:
+            self.on_root_end(module)  # not in backward: a checkpointed block recomputed there is no step
 
     def _enter_backward(self, path):
         def prehook(grad_outputs):

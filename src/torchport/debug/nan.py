@@ -7,7 +7,9 @@ module path, phase (forward/backward) and step.
 
 No host sync per tensor: each op adds two device-side flags (inputs finite, outputs finite); the
 flags are stacked and read once every `check_every` ops, at each step() and at exit.  Only then,
-and only when something went wrong, is the batch searched for the first culprit.
+and only when something went wrong, is the batch searched for the first culprit.  After it is found
+only the output flags are kept, so `nonfinite_outputs` counts every op call with a non-finite output
+whatever `check_every` is.
 """
 from __future__ import annotations
 
@@ -46,18 +48,17 @@ class NanInfTracker(OpMode):
         super().__init__(model, **options)
         self.check_every, self.raise_on_nan = check_every, raise_on_nan
         self.first: Optional[dict] = None     # the first op that made NaN/Inf from finite inputs
-        self.nonfinite_outputs = 0            # ops with NaN/Inf in their output (from any input)
+        self.nonfinite_outputs = 0            # op calls with NaN/Inf in an output (from any input), all of them
         self.checks = 0                       # host reads of the flags
         self._pending: list = []              # (inputs_ok, outputs_ok, info)
 
     def on_op(self, func, args, kwargs):
         out = func(*args, **kwargs)
-        if self.first is not None and not self.raise_on_nan:
-            return out  # found: stop paying for checks
         outs = _floats([out] if isinstance(out, torch.Tensor) else out if isinstance(out, (list, tuple)) else [])
         if outs:
             device = outs[0].device
-            ins = _floats(list(args) + list(kwargs.values()))
+            # once the culprit is found, inputs need no flag: only the count of non-finite outputs goes on
+            ins = _floats(list(args) + list(kwargs.values())) if self.first is None else []
             info = (op_name(func), self.module or "(top)", phase(), self.step_index, self.calls)
             self._pending.append((_all_finite(ins, device), _all_finite(outs, device), info))
             if len(self._pending) >= self.check_every:

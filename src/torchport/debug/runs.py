@@ -1,19 +1,21 @@
-"""Dump two runs (say, on the GPU and on the target) and compare them op by op.
+"""Dump two runs (say, on the GPU and on the target) and compare them op by op, step by step.
 
-    with dump("run_gpu", model, tensors=True) as d:     # on one machine
+    with dump("run_gpu", model, tensors=True) as d:     # on one machine (or: torchport debug dump)
         train_step(); d.step()
     ...                                                  # the same on the other
     torchport compare run_gpu run_npu -o cmp/            # or compare_runs("run_gpu", "run_npu")
 
-A dump folder holds `rank<R>/ops.jsonl` (one line per op output: a device-neutral name
-`module/op/phase/call/output`, dtype, shape, statistics) and, with tensors=True, the outputs in
-`rank<R>/tensors_<k>.pt` (weights_only-loadable, written every ~64 MB so memory stays bounded).
+A dump folder holds `rank<R>/ops.jsonl`: one line per op output (a device-neutral name
+`module/op/phase/call/output`, its step, dtype, shape, statistics) and, at the end of each step, one
+per parameter and per gradient (`module/attribute/param`, `module/attribute/grad`).  With
+tensors=True the tensors go to `rank<R>/tensors_<k>.pt` (weights_only-loadable, one step per file,
+a new file every ~64 MB so memory stays bounded).
 
-The two sequences are aligned by sequence matching on (module, op, phase, output): an op that one
-run has and the other has not (a different kernel decomposition, an extra cast) does not shift
-the rest.  Each aligned pair gets Cosine, MaxAbsErr, MaxRelErr and the share of elements within
-0.1% and 0.5% (from tensors when both dumps have them, else from the statistics), msprobe's
-verdict, and the first pair that fails is the first divergence.
+The two sequences are aligned by sequence matching on (step, module, op, phase, output): an op that
+one run has and the other has not (a different kernel decomposition, an extra cast) does not shift
+the rest.  Each aligned pair gets the relative error and verdict of verdict.py (from tensors when
+both dumps have them, else from the statistics), Cosine, MaxAbsErr, MaxRelErr and the share of
+elements within 0.1% and 0.5%; the first pair that fails is the first divergence, named with its step.
 
 A dump is untrusted input: each line is checked (types, finite counts; NaN/Inf statistics are kept
 and fail their pair), tensor files must be plain names inside the dump folder (no `..`, no absolute
@@ -22,9 +24,12 @@ path, no link leading out), and every problem is one UsageError naming the file,
 from __future__ import annotations
 
 import difflib
+import io
 import json
 import math
+import os
 import re
+import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,9 +45,12 @@ from ..core.files import is_within
 from ..core.jsonfile import Fields, read_json_lines, short
 from ..core.names import md_cell, md_code
 from .base import ALLOCATION, OpMode, is_random, op_name, phase
-from .metrics import Metrics, msprobe_verdict, nan_max, tensor_metrics
+from .modules import ROOT
+from .metrics import Metrics, worst_first
+from .verdict import MOST_PRECISE, entry_rms, passes, precision, statistic_errors, tensor_errors
 
 CHUNK_BYTES = 64 << 20
+PARAMETER, GRADIENT = "param", "grad"   # the phase of a parameter's and a gradient's entries
 
 
 def _stats(t: torch.Tensor) -> dict:
@@ -58,22 +66,44 @@ def _stats(t: torch.Tensor) -> dict:
 
 
 class RunDumper(OpMode):
-    def __init__(self, folder, model=None, *, tensors: bool = False, skip_views: bool = True, **options):
+    """Writes one ops.jsonl line per op output and, at the end of each step (step(), and at exit when
+    ops ran since the last one), one per parameter and per gradient of the models (given, or found as
+    the modules called at top level).  Tensor files hold one step each, so an entry is found by
+    (file, name); ops.jsonl is written under a temporary name and renamed at exit."""
+
+    def __init__(self, folder, model=None, *, tensors: bool = False, skip_views: bool = True,
+                 parameters: bool = True, **options):
         super().__init__(model, **options)
         self.folder = Path(folder) / f"rank{self.rank}"
-        self.tensors, self.skip_views = tensors, skip_views
+        self.tensors, self.skip_views, self.parameters = tensors, skip_views, parameters
         self.counter = Counter()
         self._lines = None
+        self._partial: Optional[str] = None
         self._chunk: dict = {}
         self._chunk_bytes = 0
         self._chunks = 0
+        self._ops_in_step = 0
         self.entries = 0
+        self.steps_dumped = 0
 
     def __enter__(self):
         if self.enabled:
             self.folder.mkdir(parents=True, exist_ok=True)
-            self._lines = open(self.folder / "ops.jsonl", "w", encoding="utf-8")
+            fd, self._partial = tempfile.mkstemp(prefix=".ops.jsonl.", dir=self.folder)
+            os.fchmod(fd, 0o666 & ~writes.UMASK)
+            self._lines = os.fdopen(fd, "w", encoding="utf-8")
         return super().__enter__()
+
+    def _write(self, entry: dict, t: torch.Tensor) -> None:
+        if t.layout != torch.strided or t.is_quantized:  # sparse gradients (Embedding(sparse=True)), qint tensors
+            return
+        entry.update(step=self.step_index, dtype=str(t.dtype).replace("torch.", ""), shape=list(t.shape), **_stats(t))
+        if self.tensors:
+            entry["file"] = f"tensors_{self._chunks}.pt"
+            self._chunk[entry["name"]] = t.detach().to("cpu").clone()
+            self._chunk_bytes += t.numel() * t.element_size()
+        self._lines.write(json.dumps(entry) + "\n")
+        self.entries += 1
 
     def on_op(self, func, args, kwargs):
         out = func(*args, **kwargs)
@@ -86,39 +116,66 @@ class RunDumper(OpMode):
         key = (module, name, ph)
         call = self.counter[key]
         self.counter[key] += 1
+        self._ops_in_step += 1
         with _disable_current_modes():
             for i, t in enumerate(outputs):
-                entry = {"name": f"{module}/{name}/{ph}/{call}/{i}", "module": module, "op": name, "phase": ph,
-                         "call": call, "output": i, "step": self.step_index, "dtype": str(t.dtype).replace("torch.", ""),
-                         "shape": list(t.shape), **_stats(t)}
-                if self.tensors:
-                    entry["file"] = f"tensors_{self._chunks}.pt"
-                    self._chunk[entry["name"]] = t.detach().to("cpu").clone()
-                    self._chunk_bytes += t.numel() * t.element_size()
-                self._lines.write(json.dumps(entry) + "\n")
-                self.entries += 1
+                self._write({"name": f"{module}/{name}/{ph}/{call}/{i}", "module": module, "op": name, "phase": ph,
+                             "call": call, "output": i}, t)
             if self._chunk_bytes >= CHUNK_BYTES:
                 self._flush_chunk()
         return out
 
+    def _dump_parameters(self) -> None:
+        """Each parameter and its gradient, once, named by module path and attribute."""
+        seen = set()
+        with _disable_current_modes():
+            for root in self.tracker.roots:
+                for path, mod in root.named_modules():
+                    module = self.tracker.paths.get(id(mod), path or ROOT)
+                    for attr, p in mod.named_parameters(recurse=False):
+                        if id(p) in seen:
+                            continue
+                        seen.add(id(p))
+                        for ph, t in ((PARAMETER, p), (GRADIENT, p.grad)):
+                            if isinstance(t, torch.Tensor):
+                                self._write({"name": f"{module}/{attr}/{ph}", "module": module, "op": attr,
+                                             "phase": ph, "call": 0, "output": 0}, t)
+
     def _flush_chunk(self) -> None:
         if self._chunk:
-            torch.save(self._chunk, self.folder / f"tensors_{self._chunks}.pt")
+            data = io.BytesIO()
+            torch.save(self._chunk, data)
+            writes.write_file(self.folder / f"tensors_{self._chunks}.pt", data.getvalue())
             self._chunks += 1
         self._chunk, self._chunk_bytes = {}, 0
 
-    def on_step_end(self) -> None:
+    def _end_step(self) -> None:
+        if self.in_window:
+            if self.parameters:
+                self._dump_parameters()
+            self.steps_dumped += 1
+        self._flush_chunk()  # a tensor file never holds two steps: names repeat from step to step
         self.counter.clear()  # call indices restart per step
+        self._ops_in_step = 0
+
+    def on_step_end(self) -> None:
+        if self._lines is not None:
+            self._end_step()
 
     def on_exit(self) -> None:
+        if self._lines is None:
+            return
+        if self._ops_in_step:
+            self._end_step()
         self._flush_chunk()
-        if self._lines is not None:
-            self._lines.close()
-            self._lines = None
+        self._lines.close()
+        self._lines = None
+        os.replace(self._partial, self.folder / "ops.jsonl")
 
 
 def dump(folder, model=None, **options) -> RunDumper:
-    """A context manager dumping per-op statistics (and tensors=True: the outputs) to `folder`."""
+    """A context manager dumping per-op statistics (and tensors=True: the outputs), with the parameters
+    and gradients at each step, to `folder`."""
     return RunDumper(folder, model, **options)
 
 
@@ -130,6 +187,22 @@ class Pair:
     metrics: Optional[Metrics] = None
     passed: Optional[bool] = None
     source: str = ""        # "tensors" or "statistics"
+    tolerance: float = 0.0  # the largest relative error allowed here
+    error: float = 0.0      # the relative error the verdict reads (verdict.py)
+
+    @property
+    def step(self) -> int:
+        return (self.a or self.b)["step"]
+
+    def why(self) -> str:
+        """What failed (or the error and the tolerance, when it passed)."""
+        m = self.metrics
+        if m.shape_mismatch:
+            return f"shapes differ ({self.a['shape']} vs {self.b['shape']})"
+        if m.nonfinite_mismatch:
+            return "NaN/Inf differ between the runs"
+        over = "over" if not self.error <= self.tolerance else "within"
+        return f"relative error {self.error:.3g} {over} the tolerance {self.tolerance:.3g}"
 
 
 @dataclass
@@ -150,6 +223,11 @@ class RunComparison:
     def first_divergence(self) -> Optional[Pair]:
         return self.failed[0] if self.failed else None
 
+    @property
+    def worst(self) -> Optional[Pair]:
+        """The compared pair with the largest relative error (NaN first)."""
+        return min(self.compared, key=lambda p: worst_first(p.error), default=None)
+
 
 FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")  # what `file` may hold: a name in the rank folder
 
@@ -157,11 +235,11 @@ FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")  # what `file` may hold: 
 def _entry(value, where: str) -> dict:
     """One ops.jsonl line, checked: the fields comparing reads, with the types the dumper writes.
     min/max/mean are null when the output has no finite element; NaN/Infinity statistics are kept
-    (they fail the comparison, see _stat_metrics)."""
+    (they fail the comparison, see verdict.statistic_errors)."""
     f = Fields(value, where)
     entry = dict(value, name=f.text("name"), module=f.text("module"), op=f.text("op"), phase=f.text("phase"),
-                 output=f.count("output"), dtype=f.text("dtype"), shape=f.counts("shape"), nan=f.count("nan"),
-                 inf=f.count("inf"), norm=f.number("norm", finite=False), file=f.text("file", None))
+                 output=f.count("output"), step=f.count("step", 0), dtype=f.text("dtype"), shape=f.counts("shape"),
+                 nan=f.count("nan"), inf=f.count("inf"), norm=f.number("norm", finite=False), file=f.text("file", None))
     for k in ("min", "max", "mean"):
         entry[k] = f.number(k, finite=False, nullable=True)
     return entry
@@ -195,6 +273,10 @@ def _load_entries(folder, rank: int) -> list:
         entries.append(entry)
     if not entries:
         raise UsageError(f"{path} holds no op outputs: nothing to compare")
+    held = Counter((e["file"], e["name"]) for e in entries if e["file"] is not None)
+    for e in entries:  # one tensor named for two entries (a dump of an older torchport, whose steps shared a
+        if held.get((e["file"], e["name"]), 0) > 1:  # file): it belongs to neither for sure, use statistics
+            e["file"] = None
     return entries
 
 
@@ -230,72 +312,81 @@ def _load_chunk(path: Path) -> dict:
     return data
 
 
-def _difference(x: Optional[float], y: Optional[float]) -> Optional[float]:
-    """|x - y| of a statistic: None when neither run has it (no finite element), NaN when only one has
-    it or either is NaN or infinite (inf - inf is NaN): a difference nobody can measure."""
-    if x is None and y is None:
-        return None
-    if x is None or y is None:
-        return math.nan
-    return abs(x - y)
-
-
-def _stat_metrics(a: dict, b: dict) -> Metrics:
-    """Metrics from statistics only: errors of min/max/mean/norm, cosine unknown (1 when the norms agree).
-    Different NaN or Inf element counts are a NaN/Inf mismatch.  A statistic that is NaN or infinite
-    in either run (both NaN included) makes the errors NaN, and a NaN error fails the pair: equal
-    NaNs are no evidence that the outputs agree."""
-    if a["shape"] != b["shape"]:
-        return Metrics(shape_mismatch=True, cosine=0.0, mismatch=1.0)
-    m = Metrics(elements=1)
-    m.nonfinite_mismatch = a["nan"] != b["nan"] or a["inf"] != b["inf"]
-    diffs = [_difference(a[k], b[k]) for k in ("min", "max", "mean")]
-    m.max_abs = nan_max(d for d in diffs if d is not None)
-    norm = b["norm"]
-    scale = norm if math.isnan(norm) else max(abs(norm), 1e-12)
-    m.max_rel = _difference(a["norm"], norm) / scale
-    m.cosine = 1.0 - m.max_rel  # a bound, not a cosine: equal norms and extremes say little about direction
-    m.within_0_1 = float(m.max_rel <= 1e-3)
-    m.within_0_5 = float(m.max_rel <= 5e-3)
-    return m
-
-
-def compare_runs(a_folder, b_folder, *, rank: int = 0, verdict=msprobe_verdict) -> RunComparison:
-    """Align the op sequences of two dumps and compare each pair (A: the reference, e.g. the GPU run)."""
+def compare_runs(a_folder, b_folder, *, rank: int = 0, rtol: Optional[float] = None) -> RunComparison:
+    """Align the op sequences of two dumps and judge each pair (A: the reference, e.g. the GPU run) by
+    verdict.py's relative error; `rtol` replaces the dtype's tolerance everywhere."""
+    if rtol is not None and not (math.isfinite(rtol) and rtol >= 0):
+        raise UsageError(f"--rtol must be a number of at least 0, not {rtol}")
     a_entries, b_entries = _load_entries(a_folder, rank), _load_entries(b_folder, rank)
-    key = lambda e: (e["module"], e["op"], e["phase"], e["output"])  # noqa: E731 - the alignment key
+    key = lambda e: (e["step"], e["module"], e["op"], e["phase"], e["output"])  # noqa: E731 - the alignment key
     matcher = difflib.SequenceMatcher(None, [key(e) for e in a_entries], [key(e) for e in b_entries], autojunk=False)
     ta, tb = _Tensors(Path(a_folder) / f"rank{rank}"), _Tensors(Path(b_folder) / f"rank{rank}")
+    scale = {}  # (step, phase) -> the largest rms of A's entries there
+    for e in a_entries:
+        scale[e["step"], e["phase"]] = max(scale.get((e["step"], e["phase"]), 0.0), entry_rms(e))
     result = RunComparison()
+    seen = None  # (tolerance, noise) of the least precise dtype either run has produced so far
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            for ea, eb in zip(a_entries[i1:i2], b_entries[j1:j2]):
-                x, y = ta.get(ea), tb.get(eb)
-                if x is not None and y is not None:
-                    m, source = tensor_metrics(y, x, 0.0, 0.0), "tensors"
-                else:
-                    m, source = _stat_metrics(eb, ea), "statistics"
-                result.pairs.append(Pair(ea, eb, m, verdict(m), source))
-        else:
+        if tag != "equal":
+            for e in a_entries[i1:i2] + b_entries[j1:j2]:
+                seen = precision(e["dtype"], seen)
             result.pairs += [Pair(e, None) for e in a_entries[i1:i2]] + [Pair(None, e) for e in b_entries[j1:j2]]
             result.only_a += i2 - i1
             result.only_b += j2 - j1
+            continue
+        for ea, eb in zip(a_entries[i1:i2], b_entries[j1:j2]):
+            seen = precision(ea["dtype"], precision(eb["dtype"], seen))
+            tol, noise = seen or MOST_PRECISE
+            tol = tol if rtol is None else rtol
+            floor = noise * scale[ea["step"], ea["phase"]]
+            x, y = ta.get(ea), tb.get(eb)
+            if x is not None and y is not None:
+                (m, error), source = tensor_errors(y, x, floor), "tensors"
+            else:
+                (m, error), source = statistic_errors(eb, ea, floor), "statistics"
+            result.pairs.append(Pair(ea, eb, m, passes(m, error, tol), source, tol, error))
     return result
 
 
 # ----------------------------------------------------------------- writers
 COLUMNS = ("A name", "B name", "dtype", "shape", "Cosine", "MaxAbsErr", "MaxRelErr", "Within0.1%", "Within0.5%",
-           "source", "Result")
+           "Tolerance", "step", "source", "Result")
+RULE = ("a pair fails when its relative error rms(B - A) / max(rms(A), floor) (from statistics: the largest such "
+        "error of min, max, mean and rms) is over the tolerance of the least precise dtype so far, or when NaN/Inf or "
+        "the shapes differ; floor = noise * the largest rms(A) of its step and phase (docs/debug.md)")
+
+
+def _number(x: float, spec: str) -> str:
+    return "" if math.isnan(x) else format(x, spec)
 
 
 def _row(p: Pair) -> tuple:
     e = p.a or p.b
     if p.metrics is None:
         return (p.a["name"] if p.a else "", p.b["name"] if p.b else "", e["dtype"], e["shape"], "", "", "", "", "", "",
-                "only in A" if p.a else "only in B")
+                e["step"], "", "only in A" if p.a else "only in B")
     m = p.metrics
-    return (p.a["name"], p.b["name"], e["dtype"], e["shape"], f"{m.cosine:.6f}", f"{m.max_abs:.6g}", f"{m.max_rel:.6g}",
-            f"{m.within_0_1:.4f}", f"{m.within_0_5:.4f}", p.source, "pass" if p.passed else "FAIL")
+    exact = p.source == "tensors"  # from statistics, cosine and the within shares are unknown: left empty
+    return (p.a["name"], p.b["name"], e["dtype"], e["shape"], _number(m.cosine, ".6f") if exact else "",
+            f"{m.max_abs:.6g}", f"{m.max_rel:.6g}", _number(m.within_0_1, ".4f") if exact else "",
+            _number(m.within_0_5, ".4f") if exact else "", f"{p.tolerance:.3g}", e["step"], p.source,
+            "pass" if p.passed else "FAIL")
+
+
+def summary(result: RunComparison, name=lambda text: text) -> list:
+    """The verdict in lines: the first divergence with its step and why, and the worst relative error;
+    `name` formats a name (md_code for Markdown, printable for a terminal)."""
+    first, worst = result.first_divergence, result.worst
+    if first is not None:
+        lines = [f"first divergence: {name(first.a['name'])} at step {first.step} (B: {name(first.b['name'])}): "
+                 f"{first.why()} [{first.source}]"]
+    else:
+        lines = ["no divergence" if result.compared else
+                 "unverified: no output of A lines up with one of B, so nothing was compared"]
+    if worst is not None:
+        lines.append(f"worst relative error: {worst.error:.3g} at {name(worst.a['name'])}, step {worst.step} "
+                     f"(tolerance {worst.tolerance:.3g})")
+    return lines
 
 
 def write_comparison(result: RunComparison, folder, a_name: str, b_name: str) -> Path:
@@ -307,12 +398,10 @@ def write_comparison(result: RunComparison, folder, a_name: str, b_name: str) ->
 
 
 def markdown(result: RunComparison, a_name: str, b_name: str, limit: int = 200) -> str:
-    first = result.first_divergence
     lines = [f"# torchport compare: {md_code(a_name)} (A) vs {md_code(b_name)} (B)", "",
-             f"- aligned op outputs: {len(result.compared)}; failed (msprobe rule): {len(result.failed)}; "
+             f"- aligned outputs: {len(result.compared)}; failed: {len(result.failed)}; "
              f"only in A: {result.only_a}; only in B: {result.only_b}",
-             f"- first divergence: {md_code(first.a['name'])} (B: {md_code(first.b['name'])})" if first else
-             "- no divergence" if result.compared else "- nothing aligned: unverified", "",
+             *(f"- {line}" for line in summary(result, md_code)), f"- rule: {RULE}", "",
              "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     for p in result.pairs[:limit]:
         lines.append("| " + " | ".join(md_cell(c) for c in _row(p)) + " |")
