@@ -36,6 +36,11 @@ def _floats(values) -> list:
     return out
 
 
+# Ops whose output is uninitialised memory (torch.empty & co.): it may hold NaN bit patterns by chance.
+UNINITIALISED = frozenset({"aten::empty", "aten::empty_like", "aten::empty_strided", "aten::new_empty",
+                           "aten::new_empty_strided", "aten::empty_permuted"})
+
+
 def _all_finite(tensors: list, device) -> torch.Tensor:
     if not tensors:
         return torch.ones((), dtype=torch.bool, device=device)
@@ -54,6 +59,8 @@ class NanInfTracker(OpMode):
 
     def on_op(self, func, args, kwargs):
         out = func(*args, **kwargs)
+        if func._schema.name in UNINITIALISED:  # whatever bytes the memory held: NaN there means nothing
+            return out
         outs = _floats([out] if isinstance(out, torch.Tensor) else out if isinstance(out, (list, tuple)) else [])
         if outs:
             device = outs[0].device
