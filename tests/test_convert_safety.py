@@ -1,11 +1,13 @@
 """A conversion that would write broken Python, or a rule that crashes, fails that file and the run, visibly:
 the file is copied unchanged, the report names it, the exit code is 1, and the other files are converted."""
+import dataclasses
 import json
 
 from test_cli import run_cli
 
 import torchport
-from torchport.converter import registry
+from torchport.converter.rules import api as reference_rules
+from torchport.core import codes
 
 GOOD = "import torch\nx = torch.zeros(2).cuda()\n"
 
@@ -22,21 +24,25 @@ def _report(out):
     return json.loads((out.parent / f"{out.name}_report" / "report.json").read_text())
 
 
+def _patch_reference_checker(monkeypatch, wrap):
+    """Replace the checker of references to imported names by `wrap(original_check)` (a torchport bug, simulated)."""
+    fn = reference_rules.check_reference
+    patched = wrap(fn.checker.check)
+    patched.checker = dataclasses.replace(fn.checker, check=patched)
+    monkeypatch.setattr(reference_rules, "check_reference", patched)
+
+
 def _breaking(monkeypatch, bad_text: str):
-    """Make a built-in rule write `bad_text` at the end of every statement of loader.py (a torchport bug,
+    """Make a built-in checker write `bad_text` at the end of every statement of loader.py (a torchport bug,
     simulated: rule values from files are validated at load, see test_hostile_values.py)."""
-    rules = registry.conversion_rules()
-    victim = next(r for r in rules.values() if r.check is not None and "ref" in r.nodes)
-    original = victim.check
-
-    def breaking(node, ctx):
-        if ctx.path == "loader.py" and not getattr(ctx, "_broken", False):
-            ctx._broken = True
-            ctx.insert(len(ctx.source), bad_text, victim, "simulated bug")
-        return original(node, ctx)
-
-    monkeypatch.setattr(victim, "check", breaking) if not _frozen(victim) else \
-        monkeypatch.setitem(rules, victim.id, _replace(victim, check=breaking))
+    def wrap(original):
+        def breaking(node, ctx):
+            if ctx.path == "loader.py" and not getattr(ctx, "_broken", False):
+                ctx._broken = True
+                ctx.insert(len(ctx.source), bad_text, codes.TP101, "simulated bug")
+            return original(node, ctx)
+        return breaking
+    _patch_reference_checker(monkeypatch, wrap)
 
 
 def test_output_that_does_not_parse_fails_the_file_and_the_run(tmp_path, monkeypatch):
@@ -97,17 +103,13 @@ def test_a_trailing_comma_or_a_comment_does_not_break_an_added_argument(tmp_path
 
 def test_a_rule_that_crashes_fails_only_its_file(tmp_path, monkeypatch):
     src = _tree(tmp_path, {"good.py": GOOD, "bad.py": "import torch\ntorch.cuda.synchronize()  # boom\n"})
-    rules = registry.conversion_rules()
-    victim = next(r for r in rules.values() if r.check is not None and "ref" in r.nodes)
-    original = victim.check
-
-    def crashing(node, ctx):
-        if ctx.path == "bad.py":
-            raise KeyError("simulated bug")
-        return original(node, ctx)
-
-    monkeypatch.setattr(victim, "check", crashing) if not _frozen(victim) else \
-        monkeypatch.setitem(rules, victim.id, _replace(victim, check=crashing))
+    def wrap(original):
+        def crashing(node, ctx):
+            if ctx.path == "bad.py":
+                raise KeyError("simulated bug")
+            return original(node, ctx)
+        return crashing
+    _patch_reference_checker(monkeypatch, wrap)
     out = tmp_path / "out"
     result = torchport.convert(src, "npu", out, jobs=1)
     by_path = {r.path: r for r in result.files}
@@ -118,13 +120,3 @@ def test_a_rule_that_crashes_fails_only_its_file(tmp_path, monkeypatch):
     assert (out / "bad.py").read_bytes() == (src / "bad.py").read_bytes()
     log = (tmp_path / "out_report" / "torchport.log").read_text()
     assert "Traceback" in log and "simulated bug" in log
-
-
-def _frozen(rule):
-    import dataclasses
-    return dataclasses.is_dataclass(rule) and rule.__dataclass_params__.frozen
-
-
-def _replace(rule, **kw):
-    import dataclasses
-    return dataclasses.replace(rule, **kw)

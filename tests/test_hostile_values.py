@@ -295,5 +295,5 @@ def test_twenty_thousand_rules_give_the_right_trigger_words(tmp_path):
     text = "".join(f'[[rename]]\nold = "fn_{i:05d}"\nnew = "g_{i}"\n\n' for i in range(20000))
     text += '[[rename]]\nold = "fn_0"\nnew = "g"\n\n[[unsupported]]\nname = "pkg.sub.ab"\ntip = "no"\n'
     rules = load_rule_files([write(tmp_path / "many.toml", text)], "npu")
-    assert len(rules.rules) == 20002
+    assert len(rules.codes) == 20002
     assert rules.trigger_words() == {"fn_0", "pkg", "sub"} | {f"fn_{i}" for i in range(10000, 20000)}

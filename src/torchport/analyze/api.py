@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from ..core import codes
 from .. import __version__
 from ..backends import available_targets, load_target
 from ..core import files as tree
@@ -132,7 +133,7 @@ class AnalysisResult:
         # an import of a kb package is reported by convert (TP114) and by analyze (TP908): one touchpoint
         imports = {(f.file, f.line) for f in found if f.category == "third-party"}
         found += [f for f in self.common if f.category not in NOT_TOUCHPOINTS
-                  and not (f.rule == "TP908" and (f.file, f.line) in imports)]
+                  and not (f.rule == codes.TP908.id and (f.file, f.line) in imports)]
         self._touchpoints = sorted(found, key=lambda f: (f.file, f.line, f.col, f.rule))
         return self._touchpoints
 
@@ -166,7 +167,7 @@ class AnalysisResult:
             "cuda_files": self.native.cuda_files,
             "cuda_kernels": len(self.native.kernels),
             "exported_ops": len(self.native.pybind_ops) + sum(len(v) for v in self.native.library_ops.values()),
-            "extension_call_sites": sum(1 for s in self.files for f in s.common if f.rule == "TP907"),
+            "extension_call_sites": sum(1 for s in self.files for f in s.common if f.rule == codes.TP907.id),
             "readiness": {t: r.to_dict() for t, r in self.readiness.items()},
             "elapsed_seconds": round(self.elapsed, 3),
         }
@@ -281,19 +282,19 @@ def _readiness(result: AnalysisResult, target) -> Readiness:
             r.unsupported += 1
         elif f.action == ADVICE and f.category != "third-party":
             r.review += 1
-    r.not_read = len({f.file for f in result.common if f.rule == "TP000" and f.action == ERROR})
-    sites = [f for f in result.common if f.rule == "TP907" and f.file.endswith(".py")]
+    r.not_read = len({f.file for f in result.common if f.rule == codes.TP000.id and f.action == ERROR})
+    sites = [f for f in result.common if f.rule == codes.TP907.id and f.file.endswith(".py")]
     if sites and all(OPTIONAL in f.message for f in sites):
         r.kernels_optional = True  # the project runs without its kernels: porting them is review, not a block
         r.review += r.kernels
     kb = packages()
     seen = set()
     for f in result.common:
-        if f.rule == "TP903":
+        if f.rule == codes.TP903.id:
             r.ptx += 1
-        elif f.rule in ("TP904", "TP905", "TP906", "TP910"):
+        elif f.rule in (codes.TP904.id, codes.TP905.id, codes.TP906.id, codes.TP910.id):
             r.review += 1
-        elif f.rule in ("TP908", "TP909"):
+        elif f.rule in (codes.TP908.id, codes.TP909.id):
             pkg = package_of(f, kb)
             if pkg is None or pkg.name in seen:
                 continue
@@ -310,7 +311,7 @@ _DISTRIBUTION = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")  # the name a req
 
 def package_of(finding, kb):
     """The kb package behind a TP908 (import) or TP909 (declared dependency) finding."""
-    if finding.rule == "TP908":
+    if finding.rule == codes.TP908.id:
         words = finding.old.split()
         return kb.by_import(words[1]) if len(words) > 1 else None
     m = _DISTRIBUTION.match(finding.old)

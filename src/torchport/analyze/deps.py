@@ -11,16 +11,10 @@ import ast
 import configparser
 import re
 
+from ..core import codes
 from ..backends import tomllib
-from ..converter.registry import describe
 from ..core.finding import ADVICE, Finding
 
-describe("TP908", "cuda-only-import", "third-party",
-         """An import of a CUDA-only or CUDA-first package from kb/packages.toml, with what the target offers instead.""")
-describe("TP909", "cuda-only-dependency", "third-party",
-         """A declared dependency (requirements, setup.py, setup.cfg, pyproject.toml) on a package from kb/packages.toml.""")
-describe("TP910", "cuda-torch-build", "third-party",
-         """A pinned CUDA build of PyTorch (`+cu118` versions, the cuXXX wheel index): install the target's build instead.""")
 
 _REQ_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _CUDA_TORCH = re.compile(r"\+cu\d+|download\.pytorch\.org/whl/cu\d+|/whl/nightly/cu\d+")
@@ -124,7 +118,7 @@ def dependency_findings(rel: str, text: str, packages) -> list:
     out = []
     for line, req in declared(rel, text):
         if _CUDA_TORCH.search(req) and ("torch" in req or "pytorch.org" in req):
-            out.append(Finding(rel, line, line, "TP910", "third-party", ADVICE, old=req,
+            out.append(Finding(rel, line, line, codes.TP910.id, "third-party", ADVICE, old=req,
                                message="a CUDA build of PyTorch: install the target's build instead (see the target advice)"))
             continue
         m = _REQ_NAME.match(req)
@@ -132,6 +126,6 @@ def dependency_findings(rel: str, text: str, packages) -> list:
             continue
         pkg = packages.by_distribution(normalize(m.group(1)))
         if pkg is not None:
-            out.append(Finding(rel, line, line, "TP909", "third-party", ADVICE, old=req,
+            out.append(Finding(rel, line, line, codes.TP909.id, "third-party", ADVICE, old=req,
                                message=f"{pkg.name}: {pkg.kind}; {pkg.what}"))
     return out

@@ -10,28 +10,12 @@ import bisect
 import re
 from dataclasses import dataclass, field
 
+from ..core import codes
 from ..core.finding import ADVICE, Finding
-from ..converter.registry import describe
 
 NATIVE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".c", ".h", ".hpp", ".cxx", ".inl")
 CUDA_SUFFIXES = (".cu", ".cuh")
 
-describe("TP901", "cuda-source-file", "extension",
-         """A `.cu`/`.cuh` file: CUDA code that must be ported (`torchport port-ext`) or rewritten for the target.""")
-describe("TP902", "cuda-kernel", "extension",
-         """A `__global__` kernel: the unit of porting work (MUSA/HIP: ported by tools; NPU/MLU/XPU/MPS: rewritten).""")
-describe("TP903", "inline-ptx", "extension",
-         """Inline assembly (`asm(...)`, `asm volatile`): NVIDIA PTX that no porting tool can translate.""")
-describe("TP904", "cuda-arch-check", "extension",
-         """`__CUDA_ARCH__` / `CUDA_VERSION` checks: architecture numbers differ on other vendors; review each.""")
-describe("TP905", "warp-intrinsics", "extension",
-         """Warp and tensor-core intrinsics (`__shfl_*_sync`, `__ballot_sync`, `wmma`, `mma.sync`): review each.
-
-         Warp size and matrix units differ per vendor.""")
-describe("TP906", "cuda-runtime-calls", "extension",
-         """CUDA runtime/library calls in C++ (`cudaMalloc`, `cublas*`, `at::cuda::...`): one finding per file with the count.""")
-describe("TP907", "exported-ops", "extension",
-         """Ops a C++ extension exports to Python (pybind11 `m.def`, `TORCH_LIBRARY`), with the Python call sites using them.""")
 
 # Comments and literals.  A `/*` never closed is taken to the end here, so that it is read once (blank_comments
 # then reads the rest as the text it is: no comment after it closes either).  A quote right after a backslash
@@ -57,9 +41,9 @@ _ARCH = re.compile(r"\b(?:__CUDA_ARCH__|CUDA_VERSION|__CUDACC_VER_MAJOR__)\b")
 _WARP = re.compile(r"\b(?:__shfl(?:_up|_down|_xor)?_sync|__ballot_sync|__any_sync|__all_sync|__activemask|"
                    r"wmma::\w+|__syncwarp)\b|mma\.sync")
 # Constructs no mapping ports faithfully: (detector, analyze rule, why).  port-ext reports the same ones.
-HARD_TO_PORT = ((_ASM, "TP903", "inline assembly (PTX) cannot be ported automatically"),
-                (_ARCH, "TP904", "CUDA architecture/version check: the numbers differ on other vendors"),
-                (_WARP, "TP905", "warp/tensor-core intrinsic: warp size and matrix units differ per vendor"))
+HARD_TO_PORT = ((_ASM, codes.TP903.id, "inline assembly (PTX) cannot be ported automatically"),
+                (_ARCH, codes.TP904.id, "CUDA architecture/version check: the numbers differ on other vendors"),
+                (_WARP, codes.TP905.id, "warp/tensor-core intrinsic: warp size and matrix units differ per vendor"))
 _RUNTIME = re.compile(r"\b(?:cuda[A-Z]\w*|cublas\w*|cudnn[A-Z]\w*|curand\w*|cusparse\w*|cusolver\w*|cufft\w*|"
                       r"nccl[A-Z]\w*|at::cuda::\w+|c10::cuda::\w+)\b")
 _PYBIND = re.compile(r"PYBIND11_MODULE\s*\(")
@@ -115,11 +99,11 @@ def scan_native(rel: str, text: str, out: NativeScan) -> None:
     kernels = [(line_of(m.start()), m.group(2))
                for m in _KERNEL.finditer(_LAUNCH_BOUNDS.sub(lambda x: " " * len(x.group(0)), code))]
     if is_cuda:
-        out.findings.append(Finding(rel, 1, 1, "TP901", "extension", ADVICE, old=rel,
+        out.findings.append(Finding(rel, 1, 1, codes.TP901.id, "extension", ADVICE, old=rel,
                                     message=f"CUDA source file with {len(kernels)} kernel(s)"))
     for line, name in kernels:
         out.kernels.append((rel, line, name))
-        out.findings.append(Finding(rel, line, line, "TP902", "extension", ADVICE, old=f"__global__ {name}",
+        out.findings.append(Finding(rel, line, line, codes.TP902.id, "extension", ADVICE, old=f"__global__ {name}",
                                     message="CUDA kernel: `torchport port-ext --to musa` ports it; other targets "
                                             "rewrite it (`port-ext --to npu` lists what that covers)"))
     for regex, rule, why in HARD_TO_PORT:
@@ -131,7 +115,7 @@ def scan_native(rel: str, text: str, out: NativeScan) -> None:
         first = _RUNTIME.search(code)
         line = line_of(first.start())
         names = sorted(set(calls))
-        out.findings.append(Finding(rel, line, line, "TP906", "extension", ADVICE, old=", ".join(names[:6]),
+        out.findings.append(Finding(rel, line, line, codes.TP906.id, "extension", ADVICE, old=", ".join(names[:6]),
                                     message=f"{len(calls)} CUDA runtime/library calls ({len(names)} distinct)"))
     if _PYBIND.search(code):
         for m in _PYBIND_DEF.finditer(code):

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
+from ..core import codes
 from ..converter import config
 from ..converter.python import SourceFile, trie_pattern
 from ..converter.run import Converter, kind_of
@@ -109,7 +110,7 @@ def call_sites(rel: str, text: str, pattern) -> list:
             continue
         line_of = line_of or line_finder(text)
         line = line_of(m.start())
-        out.append(Finding(rel, line, line, "TP907", "extension", ADVICE, old=f"{written}.{op}",
+        out.append(Finding(rel, line, line, codes.TP907.id, "extension", ADVICE, old=f"{written}.{op}",
                            message="calls a CUDA extension op: it works only once the extension is ported"))
     return out
 
@@ -159,7 +160,7 @@ class Analyzer:
         text = decode(data) if kind != "native" or b"\0" not in data else None  # NULs: UTF-16, or binary
         if text is None:
             return FileScan(rel, kind, "error", data.count(b"\n") + 1,
-                            common=[Finding(rel, 1, 1, "TP000", "input", ERROR, message=(
+                            common=[Finding(rel, 1, 1, codes.TP000.id, "input", ERROR, message=(
                                 "cannot decode the file" if b"\0" not in data else
                                 "not scanned: the file holds NUL bytes (UTF-16 or binary, not source text)"))])
         result = FileScan(rel, kind, "scanned", text.text.count("\n") + 1)
@@ -178,7 +179,7 @@ class Analyzer:
                     _new, result.per_target[t], _lines = conv.convert_notebook(rel, data)
                 except ValueError as e:
                     result.status = "error"
-                    result.common.append(Finding(rel, 1, 1, "TP000", "input", ERROR, message=str(e)))
+                    result.common.append(Finding(rel, 1, 1, codes.TP000.id, "input", ERROR, message=str(e)))
                     break
         elif kind == "native":
             result.native = NativeScan()
@@ -227,7 +228,7 @@ class Analyzer:
         except (SyntaxError, ValueError) as e:
             line = getattr(e, "lineno", None) or 1
             result.status = "error"
-            result.common.append(Finding(rel, line, line, "TP000", "input", ERROR,
+            result.common.append(Finding(rel, line, line, codes.TP000.id, "input", ERROR,
                                          message=f"syntax error: {getattr(e, 'msg', e)}"))
             return
         for t, conv in self.converters.items():
@@ -249,7 +250,7 @@ class Analyzer:
                 pkg = self.packages.by_import(module)
                 if pkg is not None and (node.lineno, pkg.name) not in seen:
                     seen.add((node.lineno, pkg.name))
-                    out.append(Finding(rel, node.lineno, node.end_lineno, "TP908", "third-party", ADVICE,
+                    out.append(Finding(rel, node.lineno, node.end_lineno, codes.TP908.id, "third-party", ADVICE,
                                        old=f"import {module}" if isinstance(node, ast.Import) else f"from {module} import ...",
                                        message=f"{pkg.name}: {pkg.kind}; {pkg.what}"))
         return out

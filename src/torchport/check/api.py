@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
+from ..core import codes
 from .. import __version__
 from ..analyze.scan import init_worker, scan_entry
 from ..backends import load_target
@@ -305,7 +306,7 @@ def check(inputs, target: str, *, exclude: Sequence[str] = (), root: Optional[st
     scans = parallel.run(entries, init_worker, ((ref,), (), (), own, keep_edits), scan_entry,
                          jobs or parallel.default_jobs(), _weight, progress)
     found = [f for s in scans for f in s.per_target.get(ref, []) + [c for c in s.common
-                                                                     if c.action == ERROR or c.rule == "TP000"]]
+                                                                     if c.action == ERROR or c.rule == codes.TP000.id]]
     found.sort(key=lambda f: (f.file, f.line, f.col, f.rule))
     prints = fingerprints(found)
     result = CheckResult(t.name, inputs, top, scans, prints={id(f): fp for f, fp in zip(found, prints)},

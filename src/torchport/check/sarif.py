@@ -1,6 +1,6 @@
 """`torchport check --format sarif`: a SARIF 2.1.0 log for code-scanning UIs (GitHub code scanning).
 
-- `tool.driver.rules`: the rules the results refer to, from the rule registry (`torchport rules`).
+- `tool.driver.rules`: the rules the results refer to, from the code catalogue (`torchport rules`).
 - results: level `error` for problems (changes convert would make, unsupported APIs, files that
   cannot be parsed), `note` for advice; `partialFingerprints["torchport/v1"]` is the baseline
   fingerprint (file, rule, code text, occurrence; no line number), so findings are tracked across
@@ -19,12 +19,12 @@
 from __future__ import annotations
 
 import bisect
-import inspect
 import re
 from pathlib import Path
 from urllib.parse import quote
 
 from .. import __version__
+from ..core.codes import CODES
 from ..core.files import read_bytes
 from ..core.finding import CHANGES
 from ..core.textfile import decode
@@ -36,19 +36,11 @@ FINGERPRINT_KEY = "torchport/v1"
 SRCROOT = "%SRCROOT%"
 _NEWLINES = re.compile(r"\r\n|\r|\n")
 
-INPUT_RULE = ("TP000", "input-error", "input",
-              ("The file could not be read or parsed (syntax error, unknown encoding).\n\n"
-               "torchport cannot tell what the file needs for the target until it parses; convert copies it "
-               "unchanged. `torchport check` counts it as a problem."))
-
-
 def _rule_descriptor(rule_id: str, registry: dict, level: str) -> dict:
     r = registry.get(rule_id)
     if r is not None:
-        name, category, doc, example = r.name, r.category, inspect.cleandoc(r.doc or r.name), r.example
-    elif rule_id == INPUT_RULE[0]:
-        name, category, doc, example = *INPUT_RULE[1:], ()
-    else:  # not in the registry (should not happen): a minimal descriptor keeps ruleIndex valid
+        name, category, doc, example = r.name, r.category, r.doc, r.example
+    else:  # a user rule's id without its file: a minimal descriptor keeps ruleIndex valid
         name, category, doc, example = rule_id, "other", rule_id, ()
     summary = doc.splitlines()[0] if doc else name
     markdown = f"**{rule_id} {name}** ({category})\n\n{doc}"
@@ -150,9 +142,7 @@ def fixes(result: CheckResult) -> dict:
 
 
 def to_sarif(result: CheckResult, with_fixes: bool = True) -> dict:
-    from ..converter.registry import builtin_rules
-
-    registry = builtin_rules()
+    registry = CODES
     levels: dict = {}
     for f in result.findings:
         level = "error" if is_problem(f) else "note"

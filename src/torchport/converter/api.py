@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional, Sequence
 
+from ..core import codes
 from .. import __version__
 from ..core import files as tree
 from ..core import writes
@@ -243,7 +244,7 @@ class _Multicard:
             main.status = "converted"
         if self.launcher_path is not None:
             writes.write_text(self.launcher_path, self.launcher, mode=0o755 & ~writes.UMASK)
-        finding = Finding(LAUNCHER, 1, 1, "TP966", "distributed-mode", INSERT, new=f"bash {LAUNCHER} -n N",
+        finding = Finding(LAUNCHER, 1, 1, codes.TP966.id, "distributed-mode", INSERT, new=f"bash {LAUNCHER} -n N",
                           message=f"starts {self.rel} with torchrun, one process per device")
         result = FileResult(LAUNCHER, "shell", "created", [finding], self.launcher.count("\n"))
         result.new_text = self.launcher

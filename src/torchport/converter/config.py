@@ -11,7 +11,8 @@ import bisect
 import re
 
 from ..core.finding import ADVICE, Finding
-from .registry import rule
+from ..core import codes
+from .checkers import Phase, checker
 
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".conf")
 MENTION_BYTES = 1 << 20   # how much of a file convert copies is searched for "cuda"
@@ -37,10 +38,8 @@ def is_config(rel: str) -> bool:
     return rel.lower().endswith(CONFIG_SUFFIXES)
 
 
-@rule("TP403", "config-device-values", "device-string", nodes=("config",), triggers=("cuda", "nccl"))
+@checker(codes.TP403, phase=Phase.CONFIG, triggers=("cuda", "nccl"))
 def config_settings(rel: str, text: str, target) -> list:
-    """`device: cuda`, `"backend": "nccl"`, `device = "cuda:0"` in YAML/JSON/TOML/INI files: reported with
-    file:line and the target's value (configs are the project's; convert copies them unchanged)."""
     out, seen = [], set()
     found = [*_SETTING.finditer(text), *_PAIR.finditer(text), *_FLOW.finditer(text)]
     line_ends = [m.end() for m in _NEWLINE.finditer(text)] if found else []
@@ -56,7 +55,7 @@ def config_settings(rel: str, text: str, target) -> list:
             new = target.device + (value[4:] if target.device_index else "")
         else:
             new = "the device torch.accelerator reports"
-        out.append(Finding(rel, line, line, config_settings.rule.id, "device-string", ADVICE,
+        out.append(Finding(rel, line, line, codes.TP403.id, "device-string", ADVICE,
                            old=m.group(0).strip(" \t\r\n{,"), message=f"config value {m.group('key')}: {value}: "
                                                            f"on {target.name} use {new}"))
     return out

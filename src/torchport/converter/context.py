@@ -69,7 +69,7 @@ class FileContext:
         self.handled: set = set()                # ids of nodes a rule already rewrote (or decided to leave)
         self.target_imports: list = []           # import statements rewritten to the target
         self.launch = False                      # the launch script always gets the registration import
-        self.user_rules: dict = {}               # id -> Rule from user rule files
+        self.user_codes: dict = {}               # id -> Code of a user rule file
         self.memo: dict = {}                     # what a rule works out once per file (rules/methods.py)
         self._order = 0
 
@@ -95,8 +95,8 @@ class FileContext:
     def line_of(self, offset: int) -> int:
         return bisect.bisect_right(self.line_starts, offset)
 
-    def user_rule(self, rule_id: str):
-        return self.user_rules[rule_id]
+    def user_code(self, rule_id: str):
+        return self.user_codes[rule_id]
 
     # ------------------------------------------------------------ names
     def all_bindings(self):

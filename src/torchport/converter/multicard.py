@@ -33,39 +33,11 @@ from ..core.finding import ADVICE
 from .apimap import ApiMap
 from .context import FileContext
 from .python import SourceFile
-from .registry import RULES, describe
+from ..core import codes
+from .checkers import Phase, checker
 
 LAUNCHER = "run_distributed.sh"
 CATEGORY = "distributed-mode"
-
-describe("TP961", "multicard-setup", CATEGORY, """Read torchrun's ranks and start the process group.
-
-With `--distributed`, LOCAL_RANK, RANK and WORLD_SIZE are read from the environment torchrun sets, the process
-group is started with the target's collective backend (and destroyed at exit: a group still alive while Python
-shuts down aborts the process), and each process selects its own device, first thing in the function that trains
-(or after the imports for a script without functions).""")
-describe("TP962", "multicard-sampler", CATEGORY, """Give the training DataLoader a DistributedSampler.
-
-Each process then sees its own shard of the dataset. The loader's `shuffle` moves to the sampler (a DataLoader
-with a sampler must not shuffle), and `set_epoch(epoch)` is called at the top of the epoch loop so the shuffling
-differs between epochs. Loaders that already have a sampler are refused.""")
-describe("TP963", "multicard-ddp", CATEGORY, """Wrap the model in DistributedDataParallel before training starts.
-
-The wrap goes right before the statement that starts training (after the optimizer and AMP are set up, as DDP
-needs). Later attribute access (`model.state_dict()`, `model.fc`) goes through `model.module`, so checkpoints keep
-the single-device layout; `DataParallel` wrappers are removed, DDP replaces them.""")
-describe("TP964", "multicard-rank0", CATEGORY, """Print, log and save checkpoints on rank 0 only.
-
-`print`, logging calls and `torch.save` statements run under `if RANK == 0:`, so output is not repeated by every
-process and processes do not write the same file at once.""")
-describe("TP965", "multicard-device-index", CATEGORY, """Point hard-coded device indices at this process's device.
-
-`"cuda:0"` becomes `"cuda"`, `.cuda(0)` becomes `.cuda()` and `set_device(0)` takes LOCAL_RANK: after
-`set_device(LOCAL_RANK)` the bare device type means this process's device.""")
-describe("TP966", "multicard-launcher", CATEGORY, """Write run_distributed.sh, which starts one process per device.
-
-It runs `torchrun --standalone --nproc_per_node N` on the main script; N is `-n N`, or NPROC_PER_NODE, or the
-device count the target's torch reports.""")
 
 # Calls that should happen once, not once per process (qualified names, or method names on logger-like objects).
 RANK0_CALLS = ("print", "torch.save", "pprint.pprint")
@@ -192,10 +164,48 @@ def _assigned_names(stmt) -> list:
     return out
 
 
+@dataclass
+class Layout:
+    """What the distributed-mode checkers share: the training loader, where it is used, the names to write."""
+    scope: ast.AST                   # the function (or module) that makes the training DataLoader
+    where: str                       # how messages name it
+    loaders: list                    # every DataLoader(...) call
+    train: ast.Call                  # the training one
+    loader_name: str
+    sites: list                      # where training uses it
+    first_use: ast.AST
+    epoch_loops: set
+    torch_ref: str                   # the module's name for torch
+    dist: str                        # ... and for torch.distributed
+    consts: dict                     # LOCAL_RANK / RANK / WORLD_SIZE -> fresh names
+    sampler: str
+    after_imports: int               # the line the set-up goes before
+    model_vars: list
+
+
 def plan(rel: str, text: str, target, model_var: str = "model", loader_var: Optional[str] = None) -> Plan:
     """The multi-device version of a training script, or a Refusal saying why not."""
+    from .rules import builtin_checkers
+
     s = _Script(rel, text, target)
-    ctx = s.ctx
+    layout = _layout(s, target, model_var, loader_var)
+    for c in builtin_checkers():
+        if c.phase is Phase.DISTRIBUTED:
+            c.check(s, layout)
+    new, kept, _ = apply_edits(text, s.ctx.edits)
+    try:
+        ast.parse(new)
+    except SyntaxError as e:  # a bug of ours: never hand it on
+        _refuse(rel, f"internal error: the multi-device script does not parse (line {e.lineno}: {e.msg}); "
+                     "please report it")
+    findings = [e.finding for e in kept if e.finding is not None] + s.ctx.findings
+    findings.sort(key=lambda f: (f.line, f.col, f.rule))
+    return Plan(new, findings)
+
+
+def _layout(s: _Script, target, model_var: str, loader_var: Optional[str]) -> Layout:
+    """Find the training loader and its uses, or refuse; choose the names the checkers write."""
+    rel, ctx = s.rel, s.ctx
     selects = ctx.api.resolve("torch.cuda.set_device")
     if selects is None or not selects.rewrites:
         _refuse(rel, f"{target.title} has no per-process device selection (torch.cuda.set_device); "
@@ -208,7 +218,7 @@ def plan(rel: str, text: str, target, model_var: str = "model", loader_var: Opti
     if not loaders:
         _refuse(rel, "no torch.utils.data.DataLoader: --distributed shards a DataLoader's dataset between processes, "
                      "and this script loads its data another way")
-    named = {}
+    named: dict = {}
     for c in loaders:
         stmt = s.parents[c]
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
@@ -229,17 +239,19 @@ def plan(rel: str, text: str, target, model_var: str = "model", loader_var: Opti
         _refuse(rel, f"`{loader_name}` is never iterated or passed on in {where}")
     first_use = min(sites, key=lambda n: (n.lineno, n.col_offset))
     epoch_loops = {_epoch_loop(s, scope, site) for site in sites} - {None}
-
-    t = _module_alias(s, "torch")
-    torch_ref = t or "torch"
+    torch_ref = _module_alias(s, "torch") or "torch"
     dist = _module_alias(s, "torch.distributed") or s.fresh("dist")
     consts = {k: s.fresh(k) for k in ("LOCAL_RANK", "RANK", "WORLD_SIZE")}
-    sampler = s.fresh("train_sampler")
-    nl = s.newline
+    return Layout(scope, where, loaders, train, loader_name, sites, first_use, epoch_loops, torch_ref, dist, consts,
+                  s.fresh("train_sampler"), _after_imports(s), [v.strip() for v in model_var.split(",") if v.strip()])
 
-    # TP961: imports and ranks after the leading imports, process group + device at the top of the scope
+
+@checker(codes.TP961, phase=Phase.DISTRIBUTED)
+def process_group_setup(s: _Script, lay: Layout) -> None:
+    """Ranks after the leading imports; process group and device at the top of the scope."""
+    ctx, text, nl, consts, dist = s.ctx, s.text, s.newline, lay.consts, lay.dist
     head = []
-    if t is None:
+    if _module_alias(s, "torch") is None:
         head.append("import torch")
     for module in ("atexit", "os"):
         if _module_alias(s, module) is None:
@@ -253,9 +265,9 @@ def plan(rel: str, text: str, target, model_var: str = "model", loader_var: Opti
              f'{consts["WORLD_SIZE"]} = int({os_name}.environ.get("WORLD_SIZE", 1))']
     init = [f'{dist}.init_process_group(backend="nccl")',
             f"{_module_alias(s, 'atexit') or 'atexit'}.register({dist}.destroy_process_group)  # before exit, "
-            "not while Python shuts down", f'{torch_ref}.cuda.set_device({consts["LOCAL_RANK"]})']
-    at = _after_imports(s)
-    module_scope = isinstance(scope, ast.Module)
+            "not while Python shuts down", f'{lay.torch_ref}.cuda.set_device({consts["LOCAL_RANK"]})']
+    at = lay.after_imports
+    module_scope = isinstance(lay.scope, ast.Module)
     block_text = nl.join(head + (init if module_scope else [])) + nl
     if at <= len(ctx.line_starts):
         pos = s.line_start(at)
@@ -263,16 +275,20 @@ def plan(rel: str, text: str, target, model_var: str = "model", loader_var: Opti
             block_text += nl
     else:  # the last import ends the file without a newline
         pos, block_text = len(text), nl + block_text
-    ctx.insert(pos, block_text, RULES["TP961"],
+    ctx.insert(pos, block_text, codes.TP961,
                "ranks from torchrun's environment" + ("; process group and device of this process"
                                                       if module_scope else ""), shown="; ".join(head[-3:]))
     if not module_scope:
-        first = s.body_start(scope)
+        first = s.body_start(lay.scope)
         ind = s.indent(first)
-        ctx.insert(s.line_start(first.lineno), "".join(ind + line + nl for line in init), RULES["TP961"],
+        ctx.insert(s.line_start(first.lineno), "".join(ind + line + nl for line in init), codes.TP961,
                    "start the process group and select this process's device", shown="; ".join(init))
 
-    # TP962: sampler before the loader, the loader uses it, set_epoch in the epoch loop
+
+@checker(codes.TP962, phase=Phase.DISTRIBUTED)
+def distributed_sampler(s: _Script, lay: Layout) -> None:
+    """Sampler before the loader, the loader uses it, set_epoch in the epoch loop."""
+    ctx, rel, train, sampler, nl = s.ctx, s.rel, lay.train, lay.sampler, s.newline
     assign = s.parents[train]
     dataset = train.args[0] if train.args else next((k.value for k in train.keywords if k.arg == "dataset"), None)
     if dataset is None:
@@ -286,72 +302,73 @@ def plan(rel: str, text: str, target, model_var: str = "model", loader_var: Opti
                          f"{', '.join(ctx.text(k) for k in spread)}; torchport cannot tell whether they shuffle")
         kwargs = spread[0].value.id
         shuffle_text = f'{kwargs}.get("shuffle", False)'
-        ctx.replace(spread[0], f'**{{**{kwargs}, "shuffle": False}}', RULES["TP962"],
+        ctx.replace(spread[0], f'**{{**{kwargs}, "shuffle": False}}', codes.TP962,
                     "the sampler shuffles, as the options asked")
-    sampler_line = (f"{sampler} = {torch_ref}.utils.data.distributed.DistributedSampler({ctx.text(dataset)}, "
+    sampler_line = (f"{sampler} = {lay.torch_ref}.utils.data.distributed.DistributedSampler({ctx.text(dataset)}, "
                     f"shuffle={shuffle_text})")
-    ctx.insert(s.line_start(assign.lineno), s.indent(assign) + sampler_line + nl, RULES["TP962"],
+    ctx.insert(s.line_start(assign.lineno), s.indent(assign) + sampler_line + nl, codes.TP962,
                "each process loads its own shard of the dataset", shown=sampler_line)
     if not isinstance(dataset, ast.Name):
-        ctx.replace(dataset, f"{sampler}.dataset", RULES["TP962"], "the dataset is built once, for the sampler")
+        ctx.replace(dataset, f"{sampler}.dataset", codes.TP962, "the dataset is built once, for the sampler")
     if shuffle is not None:
         ctx.replace((ctx.offset(shuffle.lineno, shuffle.col_offset), ctx.offset(shuffle.end_lineno,
-                     shuffle.end_col_offset)), f"sampler={sampler}", RULES["TP962"], "the sampler shuffles")
+                     shuffle.end_col_offset)), f"sampler={sampler}", codes.TP962, "the sampler shuffles")
     else:
-        ctx.add_argument(train, f"sampler={sampler}", RULES["TP962"], "the DataLoader draws from the sampler")
-    ctx.report(train, RULES["TP962"], ADVICE,
-               f"each of the {consts['WORLD_SIZE']} processes loads batch_size samples per "
-               f"step: the global batch is {consts['WORLD_SIZE']} times larger; scale the learning rate or divide "
+        ctx.add_argument(train, f"sampler={sampler}", codes.TP962, "the DataLoader draws from the sampler")
+    world = lay.consts["WORLD_SIZE"]
+    ctx.report(train, codes.TP962, ADVICE,
+               f"each of the {world} processes loads batch_size samples per "
+               f"step: the global batch is {world} times larger; scale the learning rate or divide "
                "batch_size", category=CATEGORY)
-    for c in loaders:
+    for c in lay.loaders:
         if c is not train:
-            ctx.report(c, RULES["TP962"], ADVICE, "not sharded: every process iterates this whole DataLoader "
+            ctx.report(c, codes.TP962, ADVICE, "not sharded: every process iterates this whole DataLoader "
                        "(fine for evaluation; results are the same on every rank)", category=CATEGORY)
-    for loop in sorted(epoch_loops, key=lambda n: n.lineno):
+    for loop in sorted(lay.epoch_loops, key=lambda n: n.lineno):
         if isinstance(loop, ast.While) or not isinstance(loop.target, ast.Name):
             _refuse(rel, f"line {loop.lineno}: cannot tell the epoch number of this loop for set_epoch; "
                          "use `for epoch in range(...)`")
         first = s.body_start(loop)
         call = f"{sampler}.set_epoch({loop.target.id})"
-        ctx.insert(s.line_start(first.lineno), s.indent(first) + call + nl, RULES["TP962"],
+        ctx.insert(s.line_start(first.lineno), s.indent(first) + call + nl, codes.TP962,
                    "a different shuffle in every epoch", shown=call)
-    if not epoch_loops:
-        ctx.report(first_use, RULES["TP962"], ADVICE, "no epoch loop around the training loop: one pass over the data, "
-                   "so set_epoch is not needed", category=CATEGORY)
+    if not lay.epoch_loops:
+        ctx.report(lay.first_use, codes.TP962, ADVICE, "no epoch loop around the training loop: one pass over the "
+                   "data, so set_epoch is not needed", category=CATEGORY)
 
-    # TP963: each model wrapped in DDP before training starts
-    for var in [v.strip() for v in model_var.split(",") if v.strip()]:
-        _wrap_model(s, scope, where, first_use, var, torch_ref)
 
-    # TP964: output and checkpoints once
+@checker(codes.TP963, phase=Phase.DISTRIBUTED)
+def ddp_wrap(s: _Script, lay: Layout) -> None:
+    """Each model wrapped in DDP before training starts."""
+    for var in lay.model_vars:
+        _wrap_model(s, lay.scope, lay.where, lay.first_use, var, lay.torch_ref)
+
+
+@checker(codes.TP964, phase=Phase.DISTRIBUTED)
+def rank0_only(s: _Script, lay: Layout) -> None:
+    """Output and checkpoints once."""
     once = [st for st in ast.walk(s.tree) if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call)
             and (s.qualname(st.value.func) in RANK0_CALLS or _is_logging(s, st.value))
-            and not (st in s.tree.body and st.lineno < at)]  # module code before the set-up: no RANK yet
+            and not (st in s.tree.body and st.lineno < lay.after_imports)]  # module code before the set-up: no RANK
     for group in _runs(s, once):
-        _guard(s, group, f"{consts['RANK']} == 0")
+        _guard(s, group, f"{lay.consts['RANK']} == 0")
 
-    # TP965: hard-coded device indices
+
+@checker(codes.TP965, phase=Phase.DISTRIBUTED)
+def device_indices(s: _Script, lay: Layout) -> None:
+    """Hard-coded device indices point at this process's device."""
+    ctx = s.ctx
     for node in ast.walk(s.tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and _DEVICE_INDEX.fullmatch(node.value):
             q = ctx.text(node)[0]
-            ctx.replace(node, f"{q}cuda{q}", RULES["TP965"], "the bare device type is this process's device")
+            ctx.replace(node, f"{q}cuda{q}", codes.TP965, "the bare device type is this process's device")
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
             if node.func.attr == "cuda" and isinstance(node.args[0], ast.Constant) and len(node.args) == 1:
                 ctx.replace((ctx.offset(node.func.end_lineno, node.func.end_col_offset),
-                             ctx.offset(node.end_lineno, node.end_col_offset)), "()", RULES["TP965"],
+                             ctx.offset(node.end_lineno, node.end_col_offset)), "()", codes.TP965,
                             "the current device is this process's device")
             elif s.qualname(node.func) == "torch.cuda.set_device":
-                ctx.replace(node.args[0], consts["LOCAL_RANK"], RULES["TP965"], "this process's device")
-
-    new, kept, _ = apply_edits(text, ctx.edits)
-    try:
-        ast.parse(new)
-    except SyntaxError as e:  # a bug of ours: never hand it on
-        _refuse(rel, f"internal error: the multi-device script does not parse (line {e.lineno}: {e.msg}); "
-                     "please report it")
-    findings = [e.finding for e in kept if e.finding is not None] + ctx.findings
-    findings.sort(key=lambda f: (f.line, f.col, f.rule))
-    return Plan(new, findings)
+                ctx.replace(node.args[0], lay.consts["LOCAL_RANK"], codes.TP965, "this process's device")
 
 
 def _wrap_model(s: _Script, scope, where: str, first_use, var: str, torch_ref: str) -> None:
@@ -374,12 +391,12 @@ def _wrap_model(s: _Script, scope, where: str, first_use, var: str, torch_ref: s
     if not s.starts_line(start):
         _refuse(rel, f"line {start.lineno}: put the statement that starts training on its own line")
     wrap = f"{var} = {torch_ref}.nn.parallel.DistributedDataParallel({var})"
-    ctx.insert(s.line_start(start.lineno), s.indent(start) + wrap + s.newline, RULES["TP963"],
+    ctx.insert(s.line_start(start.lineno), s.indent(start) + wrap + s.newline, codes.TP963,
                "gradients are averaged across processes", shown=wrap)
     for st in assigns:
         for value in ast.walk(getattr(st, "value", None) or ast.Pass()):
             if isinstance(value, ast.Call) and s.qualname(value.func) in DATAPARALLEL and value.args:
-                ctx.replace(value, ctx.text(value.args[0]), RULES["TP963"],
+                ctx.replace(value, ctx.text(value.args[0]), codes.TP963,
                             "DistributedDataParallel replaces DataParallel")
     after = (start.lineno, start.col_offset)
     later = [n for n in s.in_scope(scope) if hasattr(n, "lineno") and (n.lineno, n.col_offset) >= after]
@@ -392,14 +409,14 @@ def _wrap_model(s: _Script, scope, where: str, first_use, var: str, torch_ref: s
     for node in later:
         if (isinstance(node, ast.Call) and s.qualname(node.func) == "torch.save" and node.args
                 and isinstance(node.args[0], ast.Name) and node.args[0].id == var):
-            ctx.replace(node.args[0], f"{var}.module", RULES["TP963"], "save the model, not its DDP wrapper")
+            ctx.replace(node.args[0], f"{var}.module", codes.TP963, "save the model, not its DDP wrapper")
         elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == var
                 and node.attr not in DDP_KEEPS):
-            ctx.replace(node.value, f"{var}.module", RULES["TP963"], f"`{node.attr}` belongs to the wrapped model")
+            ctx.replace(node.value, f"{var}.module", codes.TP963, f"`{node.attr}` belongs to the wrapped model")
         elif isinstance(node, ast.Call):
             reached = _module_attributes(s, node, var)
             if reached:
-                ctx.report(node, RULES["TP963"], ADVICE,
+                ctx.report(node, codes.TP963, ADVICE,
                            f"passes the DistributedDataParallel wrapper to a function that "
                            f"uses {', '.join(sorted(reached))} of it: reach those through `.module` there",
                            category=CATEGORY)
@@ -578,7 +595,7 @@ def _guard(s: _Script, run: list, cond: str) -> None:
     """`if cond:` around a run of statements (indented), or before a single one on its line."""
     ctx, first, last = s.ctx, run[0], run[-1]
     if not s.starts_line(first):
-        ctx.report(first, RULES["TP964"], ADVICE, f"runs on every process; guard it with `if {cond}:`",
+        ctx.report(first, codes.TP964, ADVICE, f"runs on every process; guard it with `if {cond}:`",
                    category=CATEGORY)
         return
     ind = s.indent(first)
@@ -587,14 +604,14 @@ def _guard(s: _Script, run: list, cond: str) -> None:
     shown = f"if {cond}: " + "; ".join(ctx.text(st).splitlines()[0] for st in run)
     if len(run) == 1 and any(isinstance(n, (ast.Constant, ast.JoinedStr)) and n.end_lineno > n.lineno
                              for n in ast.walk(first)):  # indenting would change the string: one line
-        ctx.insert(start, f"if {cond}: ", RULES["TP964"], "once, not once per process", shown=shown)
+        ctx.insert(start, f"if {cond}: ", codes.TP964, "once, not once per process", shown=shown)
         return
-    ctx.insert(start, f"if {cond}:{s.newline}{ind}{step}", RULES["TP964"], "once, not once per process", shown=shown)
+    ctx.insert(start, f"if {cond}:{s.newline}{ind}{step}", codes.TP964, "once, not once per process", shown=shown)
     for line in range(first.lineno + 1, last.end_lineno + 1):
         begin = s.line_start(line)
         end = s.line_start(line + 1) if line < len(ctx.line_starts) else len(s.text)
         if s.text[begin:end].strip():
-            ctx.insert(begin, step, RULES["TP964"], quiet=True)
+            ctx.insert(begin, step, codes.TP964, quiet=True)
 
 
 def launcher(main_rel: str, target) -> str:

@@ -13,9 +13,11 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
+from ..core import codes
 from ..core import edits as edit_ops
 from ..core.finding import ERROR, FAILED, Finding
 from .apimap import ApiMap
+from .checkers import Phase
 from .context import Binding, FileContext
 
 _IMPORT_WORD = re.compile(r"import\b")
@@ -156,9 +158,9 @@ class Ref:
 
 
 class PythonConverter:
-    """Runs the registered rules over Python sources for one target."""
+    """Runs the checkers over Python sources for one target."""
 
-    user_rules: dict = {}  # id -> Rule, for findings made by user rule files
+    user_codes: dict = {}  # id -> Code, for findings made by user rule files
 
     def __init__(self, api: ApiMap, rules: list, import_words=()):
         self.api = api
@@ -172,7 +174,7 @@ class PythonConverter:
                                          re.MULTILINE) if self.import_words else None
         self.dispatch: dict = {}
         for r in rules:
-            for kind in r.nodes:
+            for kind in (r.nodes if r.phase is Phase.NODE else (r.phase,)):
                 self.dispatch.setdefault(kind, []).append(r)
 
     def wants(self, lowered: str) -> bool:
@@ -194,11 +196,11 @@ class PythonConverter:
         ctx = FileContext(path, source, self.api, newline, src.line_starts)
         ctx.launch = launch
         ctx.tree, ctx.parents = tree, src.parents
-        ctx.user_rules = self.user_rules
+        ctx.user_codes = self.user_codes
         self._collect_imports(ctx, src)
         lines = self._relevant_lines(ctx, src)
         self._walk(ctx, src, lines)
-        for r in self.dispatch.get("finalize", ()):
+        for r in self.dispatch.get(Phase.FILE, ()):
             r.check(tree, ctx)
         new_source, kept, dropped = edit_ops.apply(source, ctx.edits)
         findings = [e.finding for e in kept if e.finding is not None] + ctx.findings
@@ -244,7 +246,7 @@ class PythonConverter:
 
     def _walk(self, ctx: FileContext, src: "SourceFile", lines: list) -> None:
         dispatch = self.dispatch
-        refs = dispatch.get("ref", ())
+        refs = dispatch.get(Phase.REFERENCE, ())
         for node, parent, chain in src.walk_plan(lines):
             ctx.parent = parent
             for r in dispatch.get(type(node), ()):
@@ -263,7 +265,7 @@ def conflict_finding(ctx: FileContext, edit, kept) -> Finding:
     line = ctx.line_of(edit.start)
     other = next((k for k in kept if k.start < edit.end and edit.start < max(k.end, k.start + 1)), None)
     kept_text = f"{ctx.source[other.start:other.end]!r} -> {other.text!r}" if other is not None else "another edit"
-    return Finding(ctx.path, line, line, "TP000", FAILED, ERROR,
+    return Finding(ctx.path, line, line, codes.TP000.id, FAILED, ERROR,
                    ctx.source[edit.start:edit.end], edit.text,
                    f"two rewrites overlap: kept {kept_text}, dropped this one (a torchport bug; please report it)")
 

@@ -14,6 +14,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ..core import codes
 from ..backends import load_target
 from ..core import files as tree
 from ..core import parallel, writes
@@ -22,7 +23,8 @@ from ..core.textfile import decode, unified_diff
 from . import config, notebook
 from .apimap import ApiMap
 from .python import PythonConverter
-from .registry import conversion_rules
+from .checkers import Phase
+from .rules import builtin_checkers
 from .shell import SHELL_SUFFIXES, ShellConverter
 from .userrules import load_rule_files
 
@@ -50,16 +52,16 @@ class Converter:
         self.target = load_target(target)
         self.user = load_rule_files(rule_files, self.target.name)
         self.api = ApiMap(self.target, self.user.decisions, own_packages)
-        rules = [r for r in conversion_rules().values() if r.check is not None]
-        rules += self.user.call_rules()
-        # the reference engine must also see files that only use user-named APIs...
+        checkers = builtin_checkers() + self.user.checkers()
+        # the reference checker must also see files that only use user-named APIs...
         words = tuple(sorted(self.user.trigger_words()))
-        rules = [r if r.id != "TP100" or not words else _with_triggers(r, words) for r in rules]
+        checkers = [c if c.phase is not Phase.REFERENCE or not words else _with_triggers(c, words) for c in checkers]
         # ...or import CUDA-only packages
         self.import_words = sorted({n.split(".")[0] for n in self.api.package_decisions})
-        self.python = PythonConverter(self.api, [r for r in rules if "shell" not in r.nodes], self.import_words)
-        self.python.user_rules = self.user.rules
-        self.shell = ShellConverter(self.api, rules)
+        python = [c for c in checkers if c.phase in (Phase.NODE, Phase.REFERENCE, Phase.FILE)]
+        self.python = PythonConverter(self.api, python, self.import_words)
+        self.python.user_codes = self.user.codes
+        self.shell = ShellConverter(self.api, [c for c in checkers if c.phase is Phase.SHELL])
         self.launch = launch
 
     def convert_text(self, rel: str, data: bytes, kind: str):
@@ -93,7 +95,7 @@ class Converter:
             except (SyntaxError, ValueError, RecursionError) as e:
                 line = getattr(e, "lineno", None) or 1
                 cuda = "cuda" in cell.source.lower()  # left unconverted: an error when it holds CUDA code
-                findings.append(Finding(rel, line, line, "TP000", "input", ERROR if cuda else ADVICE,
+                findings.append(Finding(rel, line, line, codes.TP000.id, "input", ERROR if cuda else ADVICE,
                                         message=f"cell {cell.index + 1}: not Python ({getattr(e, 'msg', e)}); "
                                                 "left as it is" + (", and it mentions CUDA" if cuda else "")))
         lines = sum(c.source.count("\n") + 1 for c in cells)
@@ -109,7 +111,7 @@ class Converter:
             cell = by_index[index]
             problem = broken_python(text.encode("utf-8"), cell.source.encode("utf-8"))
             if problem is not None:
-                findings.append(Finding(rel, 1, 1, "TP000", FAILED, ERROR,
+                findings.append(Finding(rel, 1, 1, codes.TP000.id, FAILED, ERROR,
                                         message=f"cell {index + 1}: the converted cell does not parse ({problem}); "
                                                 "the notebook is copied unchanged, please report it"))
             elif text != cell.source:
@@ -158,7 +160,7 @@ def process(job) -> FileResult:
         what = f"cannot write this file ({e.strerror or e}); " + (
             "the original is unchanged" if _WORKER["mode"] == "in-place" else "left out of the output")
         return FileResult(entry.rel, kind_of(entry.rel), "error",
-                          [Finding(entry.rel, 1, 1, "TP000", "output", ERROR, message=what)], message=what)
+                          [Finding(entry.rel, 1, 1, codes.TP000.id, "output", ERROR, message=what)], message=what)
 
 
 def _process(entry, dst, backup, pre) -> FileResult:
@@ -203,12 +205,12 @@ def _process(entry, dst, backup, pre) -> FileResult:
     except (SyntaxError, UnicodeError, ValueError, RecursionError) as e:
         line = getattr(e, "lineno", None) or 1
         what = f"syntax error: {e.msg}" if isinstance(e, SyntaxError) else str(e)
-        return copied_unchanged(Finding(rel, line, line, "TP000", "input", ERROR, message=f"{what}; copied unchanged"),
+        return copied_unchanged(Finding(rel, line, line, codes.TP000.id, "input", ERROR, message=f"{what}; copied unchanged"),
                                 what)
     except Exception as e:  # a rule crashed: this file's error, the rest of the tree goes on
         what = (f"torchport failed on this file ({type(e).__name__}: {e}); copied unchanged, please report it "
                 "(the traceback is in torchport.log)")
-        return copied_unchanged(Finding(rel, 1, 1, "TP000", FAILED, ERROR, message=what), what, traceback.format_exc())
+        return copied_unchanged(Finding(rel, 1, 1, codes.TP000.id, FAILED, ERROR, message=what), what, traceback.format_exc())
     failures = [f for f in findings if f.category == FAILED]
     if failures:
         return copied_unchanged(failures, failures[0].message)
@@ -216,7 +218,7 @@ def _process(entry, dst, backup, pre) -> FileResult:
     if broken is not None:
         what = (f"the converted text does not parse ({broken}); copied unchanged, please report it "
                 "(with the rule file, if one was given)")
-        return copied_unchanged(Finding(rel, 1, 1, "TP000", FAILED, ERROR, message=what), what)
+        return copied_unchanged(Finding(rel, 1, 1, codes.TP000.id, FAILED, ERROR, message=what), what)
     if new is None:
         if mode == "write":
             writes.write_file(dst, data, info)
@@ -227,7 +229,7 @@ def _process(entry, dst, backup, pre) -> FileResult:
     elif mode == "in-place":
         writes.rewrite(entry.src, data, info, new, backup, backup_root)
         if info.st_nlink > 1:
-            result.findings.append(Finding(rel, 1, 1, "TP000", "output", ADVICE, message=(
+            result.findings.append(Finding(rel, 1, 1, codes.TP000.id, "output", ADVICE, message=(
                 f"had {info.st_nlink - 1} other hard link(s): written as a new file, the other names keep "
                 "the original text")))
     else:  # diff, dry-run: nothing is written, so the result keeps the converted text

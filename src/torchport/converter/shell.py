@@ -6,7 +6,8 @@ import re
 from ..core import edits as edit_ops
 from ..core.finding import ADVICE
 from .context import FileContext
-from .registry import rule
+from ..core import codes
+from .checkers import Phase, checker
 from .rules.env import ENV_NAME, env_decision
 
 SHELL_SUFFIXES = (".sh", ".bash")
@@ -44,12 +45,9 @@ def code_spans(line: str):
     return [(0, len(line))]
 
 
-@rule("TP801", "shell-env-vars", "env-var", nodes=("shell",), triggers=("cuda_", "nccl_"),
-      example=("export CUDA_VISIBLE_DEVICES=0,1\nCUDA_VISIBLE_DEVICES=0 python train.py\n",
-               "export ASCEND_RT_VISIBLE_DEVICES=0,1\nASCEND_RT_VISIBLE_DEVICES=0 python train.py\n"))
+@checker(codes.TP801, phase=Phase.SHELL, triggers=("cuda_", "nccl_"))
 def shell_env_vars(ctx, start, code):
-    """CUDA/NCCL variables in launch scripts (`export X=`, `X=0 python ...`, `$X`) -> the target's names."""
-    r = shell_env_vars.rule
+    r = codes.TP801
     for m in _ENV_WORD.finditer(code):
         name = m.group(1)
         if not ENV_NAME.match(name):
@@ -62,24 +60,20 @@ def shell_env_vars(ctx, start, code):
             ctx.report_span(s, s + len(name), r, ADVICE, message)
 
 
-@rule("TP802", "shell-backend-flags", "distributed", nodes=("shell",), triggers=("nccl",),
-      example=("python train.py --dist-backend nccl\n", "python train.py --dist-backend hccl\n"))
+@checker(codes.TP802, phase=Phase.SHELL, triggers=("nccl",))
 def shell_backend_flags(ctx, start, code):
-    """`--backend nccl` / `--dist-backend=nccl` command-line flags -> the target's backend."""
     if not ctx.target.backend or ctx.target.backend_expr:
         return
     for m in _BACKEND_FLAG.finditer(code):
         s = start + m.end() - len("nccl") - len(m.group(3))
-        ctx.replace((s, s + 4), ctx.target.backend, shell_backend_flags.rule)
+        ctx.replace((s, s + 4), ctx.target.backend, codes.TP802)
 
 
 _DEVICE_FLAG = re.compile(_flag("device") + r"(=|\s+)(['\"]?)(cuda(?::\d+)?)\3(?![\w:-])")
 
 
-@rule("TP804", "shell-device-flags", "device-string", nodes=("shell",), triggers=("cuda",),
-      example=("python train.py --device cuda:0\n", "python train.py --device npu:0\n"))
+@checker(codes.TP804, phase=Phase.SHELL, triggers=("cuda",))
 def shell_device_flags(ctx, start, code):
-    """`--device cuda` / `--device=cuda:0` command-line flags -> the target's device."""
     t = ctx.target
     if not t.device:
         return
@@ -87,22 +81,21 @@ def shell_device_flags(ctx, start, code):
         old = m.group(4)
         new = t.device + (old[4:] if t.device_index else "")
         s = start + m.start(4)
-        ctx.replace((s, s + len(old)), new, shell_device_flags.rule)
+        ctx.replace((s, s + len(old)), new, codes.TP804)
 
 
-@rule("TP803", "shell-nvidia-smi", "tooling", nodes=("shell",), triggers=("nvidia-smi",))
+@checker(codes.TP803, phase=Phase.SHELL, triggers=("nvidia-smi",))
 def shell_nvidia_smi(ctx, start, code):
-    """`nvidia-smi` in launch scripts: reported with the target's tool."""
     for m in _NVIDIA_SMI.finditer(code):
         tool = ctx.target.smi
-        ctx.report_span(start + m.start(), start + m.end(), shell_nvidia_smi.rule, ADVICE,
+        ctx.report_span(start + m.start(), start + m.end(), codes.TP803, ADVICE,
                         f"use {tool} on {ctx.target.title}" if tool else f"{ctx.target.title} has no nvidia-smi counterpart")
 
 
 class ShellConverter:
-    def __init__(self, api, rules: list):
+    def __init__(self, api, checkers: list):
         self.api = api
-        self.rules = [r for r in rules if "shell" in r.nodes]
+        self.rules = checkers
         words = sorted({w for r in self.rules for w in r.triggers})
         self.trigger = re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)  # scripts are small
 

@@ -37,7 +37,8 @@ from ..backends import (NameDecision, checked, dotted_name, expression, identifi
                         message, optional, parse_data, read_text, text)
 from ..core.errors import UsageError
 from .python import minimal_words
-from .registry import Rule
+from ..core.codes import CONVERT, MAPPED, Code
+from .checkers import Checker, Phase
 
 MAX_INDEX = 999  # the highest positional argument index a rule may name
 
@@ -133,20 +134,21 @@ class UserRules:
 
     def __init__(self):
         self.decisions: dict = {}     # qualified name -> NameDecision (with .rule)
-        self.rules: dict = {}         # rule id -> Rule (documentation + optional Call check)
+        self.codes: dict = {}         # rule id -> Code (what its findings carry)
+        self.call_checkers: list = [] # Checkers of the rules that look at calls
         self.paths: list = []
         self.renamed: dict = {}       # old name -> (rule id, new name): two different renames are refused
 
-    def call_rules(self) -> list:
-        return [r for r in self.rules.values() if r.check is not None]
+    def checkers(self) -> list:
+        return list(self.call_checkers)
 
     def trigger_words(self) -> set:
         """The words a line must hold for a user rule to care about it, minimised."""
         words = set()
         for q in self.decisions:
             words.update(p.lower() for p in q.split(".") if len(p) > 2)
-        for r in self.rules.values():
-            words.update(r.triggers)
+        for c in self.call_checkers:
+            words.update(c.triggers)
         return set(minimal_words(words))
 
 
@@ -258,9 +260,15 @@ def _load_own(out: UserRules, data: dict, path: Path, target_name: str, toml_lin
         elif kind in ("unsupported", "keep"):
             text_key = "tip" if kind == "unsupported" else "message"
             out.decisions[entry["name"]] = _decision(kind, entry[text_key], "", rid)
-            out.rules[rid] = Rule(rid, f"{kind} {entry['name']}", "user-rule", entry[text_key], source=str(path))
+            out.codes[rid] = user_code(rid, f"{kind} {entry['name']}", entry[text_key])
         else:
             _add_argument(out, rid, entry["call"], entry.get("index"), entry.get("keyword"), entry["new"], path)
+
+
+def user_code(rid: str, name: str, doc: str) -> Code:
+    """The code a user rule's findings carry (its own id; not part of the built-in catalogue)."""
+    what, _, why = doc.partition("\n")
+    return Code(rid, name, "user-rule", CONVERT, MAPPED, what.strip(), why.strip())
 
 
 def _decision(kind: str, value: str, note: str, rid: str) -> NameDecision:
@@ -276,19 +284,20 @@ def _add_rename(out: UserRules, rid: str, old: str, new: str, note: str, path: P
     out.renamed[old] = (rid, new)
     if "." in old:
         out.decisions[old] = _decision("new", new, note, rid)
-        out.rules[rid] = Rule(rid, f"rename {old}", "user-rule", doc, source=str(path))
+        out.codes[rid] = user_code(rid, f"rename {old}", doc)
         return
 
     def check(node, ctx, old=old, new=new):
         func = node.func
         if isinstance(func, ast.Name) and func.id == old and ctx.lookup(func.id, func.lineno) is None:
-            ctx.replace(func, new, ctx.user_rule(rid))
+            ctx.replace(func, new, ctx.user_code(rid))
         elif isinstance(func, ast.Attribute) and func.attr == old and ctx.qualname(func.value) is None:
             start = ctx.span(func)[1] - len(old)
-            ctx.replace((start, start + len(old)), new.rsplit(".", 1)[-1], ctx.user_rule(rid))
+            ctx.replace((start, start + len(old)), new.rsplit(".", 1)[-1], ctx.user_code(rid))
 
-    out.rules[rid] = Rule(rid, f"rename {old}()", "user-rule", doc, nodes=(ast.Call,),
-                          triggers=(old.lower(),), check=check, source=str(path))
+    out.codes[rid] = user_code(rid, f"rename {old}()", doc)
+    out.call_checkers.append(Checker(f"{path.name}:{rid}", (out.codes[rid],), Phase.NODE, check, (ast.Call,),
+                                     (old.lower(),)))
 
 
 def _add_argument(out, rid, func_name, index, keyword, new, path) -> None:
@@ -300,7 +309,7 @@ def _add_argument(out, rid, func_name, index, keyword, new, path) -> None:
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
         if not (q == func_name or ("." not in func_name and name == func_name)):
             return
-        r = ctx.user_rule(rid)
+        r = ctx.user_code(rid)
         if keyword is not None:
             kw = next((k for k in node.keywords if k.arg == keyword), None)
             if kw is not None:
@@ -313,5 +322,6 @@ def _add_argument(out, rid, func_name, index, keyword, new, path) -> None:
             ctx.report(node, r, message=f"argument {index} not present; rule not applied")
 
     what = f"argument {keyword or index} of {func_name} -> {new}"
-    out.rules[rid] = Rule(rid, what, "user-rule", what, nodes=(ast.Call,), triggers=(last.lower(),),
-                          check=check, source=str(path))
+    out.codes[rid] = user_code(rid, what, what)
+    out.call_checkers.append(Checker(f"{path.name}:{rid}", (out.codes[rid],), Phase.NODE, check, (ast.Call,),
+                                     (last.lower(),)))

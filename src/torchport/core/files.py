@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional
 
+from . import codes
 from .errors import UsageError
 from .finding import ADVICE, ERROR, Finding
 from . import writes
@@ -178,15 +179,15 @@ def problem_finding(entry: Entry):
     """The finding every command reports for an entry it cannot read (None for ordinary entries):
     a special file is skipped (advice: opening a FIFO would wait forever), an unreadable one is an error."""
     if entry.kind == "special":
-        return Finding(entry.rel, 1, 1, "TP000", "input", ADVICE, message=f"{entry.problem}: skipped, not opened")
+        return Finding(entry.rel, 1, 1, codes.TP000.id, "input", ADVICE, message=f"{entry.problem}: skipped, not opened")
     if entry.kind == "unreadable":
-        return Finding(entry.rel, 1, 1, "TP000", "input", ERROR, message=f"{entry.problem}; left out of this run")
+        return Finding(entry.rel, 1, 1, codes.TP000.id, "input", ERROR, message=f"{entry.problem}; left out of this run")
     return None
 
 
 def read_error(rel: str, e: OSError) -> Finding:
     """A file that could not be read when its turn came (deleted, permissions changed, a FIFO swapped in)."""
-    return Finding(rel, 1, 1, "TP000", "input", ERROR, message=f"cannot read: {e.strerror or e}; left out of this run")
+    return Finding(rel, 1, 1, codes.TP000.id, "input", ERROR, message=f"cannot read: {e.strerror or e}; left out of this run")
 
 
 DATA_LIMIT = 256 << 20  # a rule file, map, target, baseline, op list or log larger than this is not one

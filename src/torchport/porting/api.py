@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from ..core import codes
 from ..analyze import native
 from ..analyze.scan import call_site_pattern, call_sites
 from ..backends import load_target
-from ..converter.registry import describe
 from ..core import files as tree
 from ..core import parallel, writes
 from ..core.errors import UsageError
@@ -31,9 +31,6 @@ from .engine import IncludeResolver, load_map, new_name, port_targets, port_text
 
 SOURCE_SUFFIXES = native.NATIVE_SUFFIXES
 
-describe("TP957", "port-include-check", "port",
-         """After porting, every quoted `#include` that named a project file must still name it (under its new
-         name); one that does not is reported as an error.  Checked on every run.""")
 DEFAULT_IGNORES = tuple(p for d in ("mlu", "npu", "mps", "parrots") for p in (f"{d}/*", f"*/{d}/*"))
 INVENTORY_TARGETS = ("npu", "mlu")
 SCHEMA_VERSION = 1
@@ -81,11 +78,11 @@ class PortResult:
         return {"files": len(self.files), "files_by_status": dict(sorted(Counter(r.status for r in self.files).items())),
                 "converted_refs": sum(converted.values()), "left_refs": sum(left.values()),
                 "needs_review": sum(r.review for r in self.files),
-                "unsupported": sum(1 for f in self.findings if f.rule == "TP952"),
+                "unsupported": sum(1 for f in self.findings if f.rule == codes.TP952.id),
                 "lines_changed": sum(r.lines_changed for r in self.files),
                 "renamed_files": sum(1 for r in self.files if r.output != r.path),
                 "includes_checked": self.includes_checked,
-                "includes_broken": sum(1 for f in self.findings if f.rule == "TP957"),
+                "includes_broken": sum(1 for f in self.findings if f.rule == codes.TP957.id),
                 "elapsed_seconds": round(self.elapsed, 3)}
 
     def texts(self, r) -> Optional[tuple]:
@@ -166,7 +163,7 @@ def _port_one(job) -> FileResult:
     except OSError as e:
         what = f"cannot write this file ({e.strerror or e}); " + (
             "the original is unchanged" if _STATE["mode"] == "in-place" else "left out of the output")
-        return FileResult(entry.rel, entry.rel, "error", [Finding(entry.rel, 1, 1, "TP000", "output", ERROR,
+        return FileResult(entry.rel, entry.rel, "error", [Finding(entry.rel, 1, 1, codes.TP000.id, "output", ERROR,
                                                                   message=what)])
 
 
@@ -197,7 +194,7 @@ def _port_entry(entry, dst, out_name, taken) -> FileResult:
         if mode == "write":
             writes.copy_file(entry.src, dst / out_rel)
         if taken:
-            return FileResult(rel, rel, "error", [Finding(rel, 1, 1, "TP000", "output", ERROR, message=(
+            return FileResult(rel, rel, "error", [Finding(rel, 1, 1, codes.TP000.id, "output", ERROR, message=(
                 f"not ported: its new name {new_name(rel, pmap.suffixes)} is another file of the input, which "
                 "renaming would overwrite; rename one of them and run again"))])
         return FileResult(rel, out_rel, "ignored" if entry.excluded else "copied")
@@ -213,7 +210,7 @@ def _port_entry(entry, dst, out_name, taken) -> FileResult:
         # Neither UTF-8 nor GBK (say, a latin-1 licence header): latin-1 maps each byte to one character,
         # so everything but the replaced ASCII identifiers is written back byte for byte.
         text = Text(data.decode("latin-1"), "latin-1")
-        note = [Finding(rel, 1, 1, "TP000", "input", ADVICE,
+        note = [Finding(rel, 1, 1, codes.TP000.id, "input", ADVICE,
                         message="not UTF-8 or GBK: ported byte for byte, only ASCII identifiers replaced")]
     result = FileResult(rel, out_rel, "ignored" if entry.excluded else "copied")
     new = None
@@ -230,12 +227,12 @@ def _port_entry(entry, dst, out_name, taken) -> FileResult:
     elif source and text is None:  # NUL bytes: UTF-16, or not text at all
         out_rel = result.output = rel
         result.status = "error"
-        result.findings = [Finding(rel, 1, 1, "TP000", "input", ERROR, message=(
+        result.findings = [Finding(rel, 1, 1, codes.TP000.id, "input", ERROR, message=(
             "not ported: the file holds NUL bytes (UTF-16 or binary, not source text the porter reads); "
             + ("copied unchanged under its own name" if mode == "write" else "left as it is")
             + "; save it as UTF-8 and run again"))]
     elif text is None:
-        result.findings = [Finding(rel, 1, 1, "TP000", "input", ADVICE,
+        result.findings = [Finding(rel, 1, 1, codes.TP000.id, "input", ADVICE,
                                    message="binary or undecodable: copied byte for byte")]
     body = text.encode(new) if new is not None else data
     if mode == "write":  # from the bytes already read: no second open of the input
@@ -317,7 +314,7 @@ def port(path, target: str, output=None, *, maps=(), ignore=None, in_place: bool
         result.includes_checked, broken = check_includes(result.files)
         by_file = {r.output: r for r in result.files}
         for out_rel, line, path, expected in broken:
-            by_file[out_rel].findings.append(Finding(out_rel, line, line, "TP957", "port", ERROR, path, expected,
+            by_file[out_rel].findings.append(Finding(out_rel, line, line, codes.TP957.id, "port", ERROR, path, expected,
                                                      f"include no longer resolves; it named {expected}"))
     result.elapsed = time.perf_counter() - start
     if reports is not None:

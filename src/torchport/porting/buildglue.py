@@ -12,15 +12,11 @@ import ast
 import posixpath
 import re
 
+from ..core import codes
 from ..analyze.native import line_finder
-from ..converter.registry import describe
 from ..core import edits as edit_ops
 from ..core.finding import ADVICE, MODIFY, Finding
 
-describe("TP956", "port-build-glue", "port",
-         """setup.py / `load()` / CMake: extension classes, compiler keys, env switches and renamed source
-         names -> the target's build (MUSA: `torch_musa.utils.musa_extension.MUSAExtension`, `mcc`,
-         `FORCE_MUSA`); CUDA-only CMake commands are reported.""")
 
 CPP_EXTENSION = "torch.utils.cpp_extension"
 # `project(x LANGUAGES CXX CUDA)`: the language list does not run on past another `LANGUAGES` (each one of a
@@ -63,7 +59,7 @@ def _renamed(name: str, suffixes: dict):
 
 def _finding(rel, line_of, start, end, action, old, new="", message=""):
     """`line_of`: offset -> line of the file (native.line_finder)."""
-    return Finding(rel, line_of(start), line_of(max(start, end - 1)), "TP956", "port", action, old, new, message)
+    return Finding(rel, line_of(start), line_of(max(start, end - 1)), codes.TP956.id, "port", action, old, new, message)
 
 
 def _cmake(rel, text, suffixes, exists):

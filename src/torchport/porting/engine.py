@@ -19,9 +19,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
+from ..core import codes
 from ..analyze import native
 from ..converter.python import trie_pattern
-from ..converter.registry import describe
 from ..core import edits as edit_ops
 from ..core.errors import UsageError
 from ..core.finding import ADVICE, MODIFY, UNSUPPORTED, Finding
@@ -29,19 +29,6 @@ from .lexer import include_path, scan
 
 KB_PORT = Path(__file__).resolve().parents[1] / "kb" / "port"
 
-describe("TP950", "port-identifiers", "port",
-         """CUDA identifiers (runtime, libraries, PyTorch C++) -> the target's, from the mapping table.
-
-         Whole identifiers and `::`-qualified names only, longest match first, never inside comments
-         or string literals: `Accumulate` stays `Accumulate`.""")
-describe("TP951", "port-headers", "port",
-         """`#include` of CUDA/PyTorch headers -> the target's headers; of renamed project headers -> their new names.""")
-describe("TP952", "port-unsupported", "port",
-         """Names the mapping marks unsupported on the target: left as they are and listed.""")
-describe("TP953", "port-file-names", "port",
-         """CUDA source files renamed per target (`.cu` -> `.mu`, `.cuh` -> `.muh` for MUSA).""")
-describe("TP954", "port-left", "port",
-         """CUDA-looking identifiers the mapping does not know (`cuda*`, `cublas*`, `CUDA_*`...): left and counted.""")
 
 # CUDA-looking names (counted as "left" when the mapping does not know them).  No lookbehind, so the
 # regex runs fast; a hit that starts inside a longer identifier is dropped by `_starts_word`.
@@ -277,11 +264,11 @@ def port_text(rel: str, text: str, pmap: PortMap, resolve_include) -> FilePort:
                 continue  # not called on a receiver (a variable, a free function): a name of the project's own
             if cls in spec["valid"]:
                 converted[key] += 1
-                f = finding(m.start(), m.end(), "TP950", MODIFY, key, spec["new"])
+                f = finding(m.start(), m.end(), codes.TP950.id, MODIFY, key, spec["new"])
                 edits.append(edit_ops.Edit(m.start(), m.end(), spec["new"], f))
             else:
                 header, to = pmap.receivers.get("classes", {}).get(cls), spec["new"]
-                findings.append(finding(m.start(), m.end(), "TP955", ADVICE, key, message=(
+                findings.append(finding(m.start(), m.end(), codes.TP955.id, ADVICE, key, message=(
                     f"not renamed to {to}(): the receiver {what} is {cls} ({header}), which has no {to}(); "
                     f"test the tensor or the device itself: .{to}()" if cls else
                     f"not renamed to {to}(): the receiver {what} is of the project's own class; rename its "
@@ -290,16 +277,16 @@ def port_text(rel: str, text: str, pmap: PortMap, resolve_include) -> FilePort:
             continue
         at_line = (0 if key in pmap.review_once else bisect.bisect_right(starts, m.start()), key)
         if key in pmap.review and at_line not in reviewed:  # one finding per line (or file) and name
-            findings.append(finding(m.start(), m.end(), "TP955", ADVICE, key, message=pmap.review[key]))
+            findings.append(finding(m.start(), m.end(), codes.TP955.id, ADVICE, key, message=pmap.review[key]))
             reviewed.add(at_line)
             review += 1
         if new is None:
             if key not in pmap.review:
-                findings.append(finding(m.start(), m.end(), "TP952", UNSUPPORTED, key,
+                findings.append(finding(m.start(), m.end(), codes.TP952.id, UNSUPPORTED, key,
                                         message=unsupported.get(key) or f"no {pmap.target} counterpart"))
             continue
         converted[key] += 1
-        f = finding(m.start(), m.end(), "TP950", MODIFY, key, new)
+        f = finding(m.start(), m.end(), codes.TP950.id, MODIFY, key, new)
         edits.append(edit_ops.Edit(m.start(), m.end(), new, f))
     for m in looking:
         name = m.group(0)
@@ -318,12 +305,12 @@ def port_text(rel: str, text: str, pmap: PortMap, resolve_include) -> FilePort:
         if new is None:
             new = pmap.header(path)
         if new is not None and new != path:
-            f = finding(at, at + len(path), "TP951", MODIFY, path, new)
+            f = finding(at, at + len(path), codes.TP951.id, MODIFY, path, new)
             edits.append(edit_ops.Edit(at, at + len(path), new, f))
             converted[path] += 1
     for m in dispatch:
         if in_code(m.start(1)):
-            f = finding(m.start(1), m.end(1), "TP950", MODIFY, "CUDA", pmap.dispatch_key,
+            f = finding(m.start(1), m.end(1), codes.TP950.id, MODIFY, "CUDA", pmap.dispatch_key,
                         "dispatch key of the kernels registered here")
             edits.append(edit_ops.Edit(m.start(1), m.end(1), pmap.dispatch_key, f))
             converted["TORCH_LIBRARY_IMPL(..., CUDA, ...)"] += 1
@@ -335,7 +322,7 @@ def port_text(rel: str, text: str, pmap: PortMap, resolve_include) -> FilePort:
             continue  # one finding per line and construct
         seen.add((line, code))
         review += 1
-        findings.append(finding(m.start(), m.end(), "TP955", ADVICE, code, message=why))
+        findings.append(finding(m.start(), m.end(), codes.TP955.id, ADVICE, code, message=why))
     defines = _own_names(text, left, starts)
     new_text, kept, _ = edit_ops.apply(text, edits)
     findings += [e.finding for e in kept]
@@ -600,18 +587,14 @@ def _own_names(text: str, names, starts: list) -> frozenset:
 _DISPATCH_IMPL = re.compile(r"TORCH_LIBRARY_IMPL\s*\(\s*\w+\s*,\s*(CUDA)\s*,")
 _COOPERATIVE = re.compile(r"\bcudaLaunchCooperativeKernel\w*|\bcooperative_groups::this_grid\b|\bgrid\.sync\(\)")
 _WARP_SIZE = re.compile(r"\b(?:warpSize|WARP_SIZE|kWarpSize)\b[ \t]*=[ \t]*32\b|&[ \t]*31\b|[%/][ \t]*32\b|\+=[ \t]*32\b")
-_PREFILTER = {"TP903": r"asm", "TP904": r"CUDA_ARCH|CUDA_VERSION|__CUDACC_VER",
-              "TP905": r"_sync|__activemask|wmma|mma\.sync|syncwarp"}
+_PREFILTER = {codes.TP903.id: r"asm", codes.TP904.id: r"CUDA_ARCH|CUDA_VERSION|__CUDACC_VER",
+              codes.TP905.id: r"_sync|__activemask|wmma|mma\.sync|syncwarp"}
 _REVIEW = tuple((re.compile(_PREFILTER[rule]), regex, why) for regex, rule, why in native.HARD_TO_PORT) + (
     # (cheap prefilter, detector, why): the detectors are slow regexes, most files fail the prefilter
     (re.compile(r"Cooperative|this_grid|grid\.sync"), _COOPERATIVE,
      "cooperative launch: check the target supports grid-wide sync"),
     (re.compile(r"[%/+&=][ \t]*3[12]\b"), _WARP_SIZE, "a literal warp size of 32: the target's warp size may differ"))
 
-describe("TP955", "port-needs-review", "port",
-         """Code no mapping can port faithfully, reported at file:line with the reason: inline PTX,
-         `__CUDA_ARCH__`/`CUDA_VERSION` checks, warp intrinsics and masks, literal warp sizes,
-         cooperative launches, tensor-core intrinsics (`wmma`, `mma.sync`).""")
 
 
 def new_name(rel: str, suffixes: dict) -> str:

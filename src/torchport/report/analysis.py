@@ -13,6 +13,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from ..core import codes
 from ..core import writes
 from ..core.files import REPORT_MARKER
 from ..kb.packages import packages
@@ -93,7 +94,7 @@ def markdown(result) -> str:
         if len(rows) > 200:
             out.append(f"\n... and {len(rows) - 200} more in cuda_op_list.csv")
         out.append("")
-    pkgs = [f for f in result.common if f.rule in ("TP908", "TP909")]
+    pkgs = [f for f in result.common if f.rule in (codes.TP908.id, codes.TP909.id)]
     if pkgs:
         out += ["## CUDA-only and CUDA-first packages", ""]
         kb = packages()

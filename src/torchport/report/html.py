@@ -21,6 +21,7 @@ from collections import Counter
 from html import escape
 from pathlib import Path
 
+from ..core import codes
 from ..core import writes
 from ..core.finding import ADVICE, DELETE, ERROR, INSERT, MODIFY, UNSUPPORTED
 
@@ -644,7 +645,7 @@ PORT_NOTES = {
 
 
 def _new_side(f) -> bool:
-    return f.rule == "TP957"   # a broken include is reported in the ported file
+    return f.rule == codes.TP957.id   # a broken include is reported in the ported file
 
 
 def _port_category(f) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..core import codes
 from ..core import writes
 from ..core.files import REPORT_MARKER
 from ..core.names import md_code, printable
@@ -27,11 +28,11 @@ def write_port(result, folder: Path) -> None:
     converted, left = result.api_counts()
     mapping = {}
     for f in result.findings:
-        if f.rule in ("TP950", "TP951"):
+        if f.rule in (codes.TP950.id, codes.TP951.id):
             mapping.setdefault(f.old, f.new)
     rows = [(api, mapping.get(api, ""), n, "converted") for api, n in converted.most_common()]
     rows += [(api, "", n, "left") for api, n in left.most_common()]
-    rows += [(f.old, "", 1, "unsupported") for f in result.findings if f.rule == "TP952"]
+    rows += [(f.old, "", 1, "unsupported") for f in result.findings if f.rule == codes.TP952.id]
     writes.write_text(folder / "port_stats.csv", _csv(("API", "Replacement", "Count", "Status"), rows))
     from .html import port_html, write
 
@@ -65,11 +66,11 @@ def markdown(result) -> str:
         out += ["## Most converted", ""] + _table(("API", "Count"), converted.most_common(40)) + [""]
     if left:
         out += ["## Left as they are (no mapping)", ""] + _table(("API", "Count"), left.most_common(40)) + [""]
-    broken = [f for f in result.findings if f.rule == "TP957"]
+    broken = [f for f in result.findings if f.rule == codes.TP957.id]
     if broken:
         out += ["## Broken includes", ""]
         out += _table(("File", "Include", "Named before"), [(f"{f.file}:{f.line}", f.old, f.new) for f in broken]) + [""]
-    review = [f for f in result.findings if f.rule in ("TP952", "TP955", "TP956") and f.action != "modify"]
+    review = [f for f in result.findings if f.rule in (codes.TP952.id, codes.TP955.id, codes.TP956.id) and f.action != "modify"]
     if review:
         out += ["## Needs review", ""]
         out += _table(("File", "Code", "Why"), [(f"{f.file}:{f.line}", f.old, f.message) for f in review[:300]]) + [""]

@@ -13,101 +13,19 @@ import ast
 import re
 
 from ...core.finding import ADVICE, UNSUPPORTED
+from ...core import codes
 from ..apimap import ADAPT, KEEP, MAP
-from ..registry import RULES, describe, rule
+from ..checkers import Phase, checker
 
-# category -> rule id; the rules themselves are described below.
-CATEGORY_RULE = {
-    "device-api": "TP101", "tensor-type": "TP102", "rng": "TP103", "stream": "TP104",
-    "memory": "TP105", "amp": "TP106", "graphs": "TP107", "nvtx": "TP108",
-    "profiler": "TP109", "cudnn": "TP110", "capability": "TP111", "data-parallel": "TP112",
-    "extension": "TP113", "third-party": "TP114", "other": "TP115", "nccl": "TP116", "unknown-api": "TP117",
+# resolution category -> the code that reports it
+CATEGORY_CODE = {
+    "device-api": codes.TP101, "tensor-type": codes.TP102, "rng": codes.TP103, "stream": codes.TP104,
+    "memory": codes.TP105, "amp": codes.TP106, "graphs": codes.TP107, "nvtx": codes.TP108,
+    "profiler": codes.TP109, "cudnn": codes.TP110, "capability": codes.TP111, "data-parallel": codes.TP112,
+    "extension": codes.TP113, "third-party": codes.TP114, "other": codes.TP115, "nccl": codes.TP116,
+    "unknown-api": codes.TP117,
 }
-
-describe("TP101", "cuda-device-api", "device-api",
-         """torch.cuda device management -> the target namespace.
-
-         `is_available`, `device_count`, `set_device`, `current_device`, `synchronize`,
-         `get_device_name`, `torch.cuda.device(...)` and the module itself move to the
-         target's namespace when its API list has the name; otherwise the call is left as
-         is and reported as unsupported with a tip, never renamed to something that does
-         not exist.  Works through any import spelling (`import torch as th`,
-         `import torch.cuda as tc`, `from torch import cuda`, `from torch.cuda import X`).""",
-         ("torch.cuda.set_device(args.gpu)\n", "torch.npu.set_device(args.gpu)\n"))
-describe("TP102", "cuda-tensor-types", "tensor-type",
-         """Legacy typed tensors `torch.cuda.FloatTensor` & co. -> the target's typed tensors.
-
-         Moved when the target defines them (torch_npu, torch_mlu, torch_musa do; the cpu target has
-         `torch.FloatTensor` & co.); otherwise reported: use `torch.tensor(..., dtype=..., device=...)`.""",
-         ("t = torch.cuda.FloatTensor([1.0])\n", "t = torch.npu.FloatTensor([1.0])\n"))
-describe("TP103", "cuda-rng", "rng",
-         """Seeding and RNG state: `manual_seed(_all)`, `seed`, `get/set_rng_state` -> target.
-
-         Targets without device RNG functions (cpu, accelerator) map them to the global
-         `torch.manual_seed` & co., which seed every device.""",
-         ("torch.cuda.manual_seed_all(0)\n", "torch.npu.manual_seed_all(0)\n"))
-describe("TP104", "cuda-streams-events", "stream",
-         """Streams and events: `Stream`, `stream(...)`, `current_stream`, `Event` -> target.
-
-         Arguments such as `record_stream(torch.cuda.current_stream())` follow the same rule.""",
-         ("s = torch.cuda.Stream()\nwith torch.cuda.stream(s):\n    pass\n",
-          "s = torch.npu.Stream()\nwith torch.npu.stream(s):\n    pass\n"))
-describe("TP105", "cuda-memory", "memory",
-         """Memory statistics and caching allocator: `empty_cache`, `memory_allocated`... -> target.""",
-         ("torch.cuda.empty_cache()\n", "torch.npu.empty_cache()\n"))
-describe("TP106", "cuda-amp", "amp",
-         """`torch.cuda.amp.autocast/GradScaler/custom_fwd/custom_bwd` -> the target's AMP.
-
-         Targets with their own `amp` namespace get the same names there; the others get
-         `torch.amp.*` with the device inserted (`autocast("xpu", enabled=...)`,
-         `GradScaler("xpu")`, `@custom_fwd(device_type="xpu")`), positional arguments turned
-         into keywords where the signatures differ.  `torch.autocast("cuda")` and
-         `torch.amp.GradScaler("cuda")` are device strings (TP201).""",
-         ("with torch.cuda.amp.autocast(enabled=True):\n    pass\n",
-          "with torch.npu.amp.autocast(enabled=True):\n    pass\n"))
-describe("TP107", "cuda-graphs", "graphs",
-         """CUDA graphs: `CUDAGraph`, `graph`, `make_graphed_callables` -> target graph API or reported.""",
-         ("g = torch.cuda.CUDAGraph()\n", "g = torch.npu.NPUGraph()\n"))
-describe("TP108", "nvtx", "nvtx",
-         """NVTX ranges -> the target's tracing markers (MLU cnpx, NPU mstx) or reported.""",
-         ("torch.cuda.nvtx.range_push('fwd')\n", "torch.npu.mstx.range_push('fwd')\n"))
-describe("TP109", "profiler-activity", "profiler",
-         """`ProfilerActivity.CUDA` -> the target's profiler activity, or reported when it has none.""",
-         ("acts = [torch.profiler.ProfilerActivity.CUDA]\n", "acts = [torch.profiler.ProfilerActivity.NPU]\n"))
-describe("TP110", "cudnn-backends", "cudnn",
-         """`torch.backends.cudnn` / `torch.backends.cuda` flags: mapped, kept, or advised per target.
-
-         TF32 switches map to the target's counterpart (NPU HF32, MLU cnnl, MUSA mudnn);
-         flags without one are left in place (they do nothing off CUDA) and reported.""",
-         ("torch.backends.cuda.matmul.allow_tf32 = True\n", "torch.npu.matmul.allow_hf32 = True\n"))
-describe("TP111", "device-capability", "capability",
-         """`get_device_capability`, `torch.version.cuda`: reported, never rewritten.
-
-         Compute capability numbers are CUDA architecture versions; checks such as
-         `>= (8, 0)` do not carry over to another vendor, so the call stays and is listed
-         as unsupported.  `get_device_properties` moves to the target (name and
-         total_memory carry over) with a note; `.major`/`.minor` on it are flagged (TP705).""",
-         ("cap = torch.cuda.get_device_capability()\n", "cap = torch.cuda.get_device_capability()\n"))
-describe("TP112", "data-parallel", "data-parallel",
-         """`torch.nn.DataParallel` where the target needs DistributedDataParallel: reported where it is
-         used (built, subclassed); a type test (`isinstance(model, DataParallel)`) is not a use.""",
-         ("model = torch.nn.DataParallel(model)\n", "model = torch.nn.DataParallel(model)\n"))
-describe("TP113", "cpp-extension-names", "extension",
-         """`CUDAExtension`, `CUDA_HOME`: reported, pointing to `torchport port-ext`.""",
-         ("from torch.utils.cpp_extension import CUDAExtension\n",
-          "from torch.utils.cpp_extension import CUDAExtension\n"))
-describe("TP114", "cuda-only-packages", "third-party",
-         """Imports of CUDA-only packages (kb/packages.toml: apex, flash-attn, xformers, ...): reported with
-         what the target offers instead.""",
-         ("import apex\n", "import apex\n"))
-describe("TP116", "cuda-nccl-module", "nccl",
-         """`torch.cuda.nccl` (NCCL version, availability, raw collectives) -> target module or reported.""",
-         ("v = torch.cuda.nccl.version()\n", "v = torch.cuda.nccl.version()\n"))
-describe("TP117", "unknown-cuda-api", "unknown-api",
-         """`torch.cuda.X` where X is not in torch.cuda's API list: private, removed or misspelled; left and reported.""",
-         ("torch.cuda._lazy_init()\n", "torch.cuda._lazy_init()\n"))
-describe("TP115", "other-cuda-names", "other",
-         """Any other CUDA-specific name the target data decides about (including user rules).""")
+REFERENCE_CODES = tuple(CATEGORY_CODE.values())
 
 
 # Categories whose names do harm only when used: a type test against them (`isinstance(m, DataParallel)`)
@@ -131,8 +49,8 @@ def type_test(parents: dict, node) -> bool:
 def rule_for(ctx, res):
     """The rule that reports a resolution: the user rule that decided it, else its category's rule."""
     if res.rule:
-        return ctx.user_rule(res.rule)
-    return RULES[CATEGORY_RULE.get(res.category, "TP115")]
+        return ctx.user_code(res.rule)
+    return CATEGORY_CODE.get(res.category, codes.TP115)
 
 
 def _chain_nodes(node) -> list:
@@ -229,10 +147,9 @@ def report_unconverted(ctx, node, res, r, why: str = "") -> None:
         ctx.report(node, r, UNSUPPORTED if stays_cuda else ADVICE, why or res.message, res.category)
 
 
-@rule("TP100", "cuda-name-references", "device-api", nodes=("ref",),
-      triggers=("cuda", "cudnn", "nccl", "nvtx", "dataparallel", "cpp_extension"))
+@checker(*REFERENCE_CODES, phase=Phase.REFERENCE, triggers=("cuda", "cudnn", "nccl", "nvtx", "dataparallel", "cpp_extension"))
 def check_reference(ref, ctx):
-    """Resolve every use of an imported name against the target (the engine of TP101-TP115)."""
+    """Resolve every use of an imported name against the target; the category picks the code."""
     res = ctx.api.resolve(ref.qualname)
     if res is None:
         return
@@ -393,18 +310,14 @@ def guard_device_call(ctx, ref, res, r) -> None:
 TENSOR_TYPE_NAME = re.compile(r"torch\.cuda\.[A-Za-z0-9]*Tensor")
 
 
-@rule("TP118", "cuda-tensor-type-strings", "tensor-type", nodes=(ast.Constant,), triggers=("Tensor",),
-      example=('y = x.type("torch.cuda.FloatTensor")\n', 'y = x.type("torch.npu.FloatTensor")\n'))
+@checker(codes.TP118, nodes=(ast.Constant,), triggers=("Tensor",))
 def tensor_type_string(node, ctx):
-    """A string that is a CUDA tensor type's name (`x.type("torch.cuda.FloatTensor")`,
-    `set_default_tensor_type("torch.cuda.HalfTensor")`) -> the target's type, as TP102 maps the name;
-    reported where the target has none."""
     if not (isinstance(node.value, str) and TENSOR_TYPE_NAME.fullmatch(node.value)):
         return
     res = ctx.api.resolve(node.value)
     if res is None:
         return
-    r = tensor_type_string.rule
+    r = codes.TP118
     start, end = ctx.span(node)
     if res.kind == MAP and ctx.source[start + 1:end - 1] == node.value and ctx.source[start] in "'\"":
         ctx.replace((start + 1, end - 1), res.new, r, res.message, res.category, shown=(node.value, res.new))

@@ -13,7 +13,8 @@ import re
 
 from ...core.finding import ADVICE
 from ..flow import lookups, loop_slot, reads, scope_of, sources, use_site
-from ..registry import rule
+from ...core import codes
+from ..checkers import Phase, checker
 from .api import device_argument, in_branch_of, in_fstring
 
 # "cuda", "cuda:0", index templates "cuda:{}", "cuda:{0}", "cuda:{rank}", "cuda:%d", "cuda:%s",
@@ -300,20 +301,9 @@ def device_slot(ctx, expr) -> str:
     return ""
 
 
-@rule("TP201", "device-arguments", "device-string", nodes=(ast.Call,), triggers=("cuda",),
-      example=('dev = torch.device("cuda", args.local_rank)\nx = x.to("cuda:0")\nckpt = torch.load(p, map_location="cuda:0")\n',
-               'dev = torch.device("npu", args.local_rank)\nx = x.to("npu:0")\nckpt = torch.load(p, map_location="npu:0")\n'))
+@checker(codes.TP201, nodes=(ast.Call,), triggers=("cuda",))
 def device_arguments(node, ctx):
-    """Device strings passed as devices: `torch.device(...)`, `.to(...)`, `device=`, `map_location=`.
-
-    Also defaults of lookups by a device-named key (`getattr(args, "device", "cuda")`,
-    `cfg.get("device", "cuda")`), `torch.autocast("cuda")`, `torch.amp.GradScaler("cuda")`, `torch.set_default_device`,
-    `torch.Generator(device=...)`, the first argument of `torch.cuda.*` calls, and any
-    keyword named like a device (`device_type=`, `output_device=`, `pin_memory_device=`).
-    In a `map_location` dict only the values change: the keys name where the
-    checkpoint was saved.
-    """
-    r = device_arguments.rule
+    r = codes.TP201
     spec = device_spec(ctx, node)
     if spec is not None:
         pos, keyword = spec
@@ -345,33 +335,23 @@ def device_arguments(node, ctx):
                 rewrite_device(ctx, k.value, r)
 
 
-@rule("TP202", "device-defaults", "device-string", nodes=(ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda),
-      triggers=("cuda",),
-      example=('def pyobj2tensor(obj, device="cuda"):\n    pass\n', 'def pyobj2tensor(obj, device="npu"):\n    pass\n'))
+@checker(codes.TP202, nodes=(ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda), triggers=("cuda",))
 def device_defaults(node, ctx):
-    """Default values of parameters named like a device (`device="cuda"`, `map_location="cuda:0"`)."""
     for arg, default in param_defaults(node):
         if not DEVICE_NAME.search(arg.arg):
             continue
         if ctx.target.device:
-            rewrite_device(ctx, default, device_defaults.rule)
+            rewrite_device(ctx, default, codes.TP202)
         elif holds_device_string(default):  # an expression default would run at import time
             ctx.handled.add(id(default))
-            ctx.report(default, device_defaults.rule, ADVICE,
+            ctx.report(default, codes.TP202, ADVICE,
                        "default left as is: an expression default runs when the module is imported; "
                        f"use None and pick {device_argument(ctx)} inside the function")
 
 
-@rule("TP203", "device-variables", "device-string", nodes=(ast.Assign, ast.AnnAssign, ast.Dict),
-      triggers=("cuda",),
-      example=('self.device = "cuda:{}".format(self.local_rank)\ncfg = {"device": "cuda"}\n',
-               'self.device = "npu:{}".format(self.local_rank)\ncfg = {"device": "npu"}\n'))
+@checker(codes.TP203, nodes=(ast.Assign, ast.AnnAssign, ast.Dict), triggers=("cuda",))
 def device_variables(node, ctx):
-    """Values assigned to device variables (`device = ...`, `self.device = ...`, `cfg["device"] = ...`, `{"device": ...}`).
-
-    Also the "cuda" key of a dict looked up by a device type (`{"cuda": "nccl"}.get(device_type)`,
-    timm's `dist_backends`); on the host target (cpu) that key stays."""
-    r = device_variables.rule
+    r = codes.TP203
     if isinstance(node, ast.Dict):
         for key, value in zip(node.keys, node.values):
             if isinstance(key, ast.Constant) and isinstance(key.value, str) and DEVICE_NAME.search(key.value):
@@ -389,15 +369,8 @@ def device_variables(node, ctx):
         rewrite_device(ctx, node.value, r)
 
 
-@rule("TP204", "device-comparisons", "device-string", nodes=(ast.Compare, ast.Call), triggers=("cuda",),
-      example=('if x.device.type == "cuda":\n    pass\nindex = device.replace("cuda:", "")\n',
-               'if x.device.type == "npu":\n    pass\nindex = device.replace("npu:", "")\n'))
+@checker(codes.TP204, nodes=(ast.Compare, ast.Call), triggers=("cuda",))
 def device_comparisons(node, ctx):
-    """Device values compared or searched: `device.type == "cuda"`, `device.replace("cuda:", "")`.
-
-    Also `"cuda" in str(device)`, `device in ("cuda", "cpu")`, `device.startswith("cuda")`.
-    On the host target (cpu) they stay: no device is "cuda" there, so the project's CPU branch runs
-    (turned into `== "cpu"` they would merge the two branches)."""
     if isinstance(node, ast.Call):
         func = node.func
         if not (isinstance(func, ast.Attribute) and func.attr in STRING_QUERIES and node.args
@@ -412,7 +385,7 @@ def device_comparisons(node, ctx):
         if ctx.target.host:
             ctx.handled.update(id(n) for n in ast.walk(other))
         else:
-            rewrite_device(ctx, other, device_comparisons.rule)
+            rewrite_device(ctx, other, codes.TP204)
 
 
 def _device_choice(node) -> bool:
@@ -423,19 +396,9 @@ def _device_choice(node) -> bool:
     return device_like(node.body) and device_like(node.orelse)
 
 
-@rule("TP205", "device-templates", "device-string", nodes=(ast.Call, ast.BinOp, ast.JoinedStr, ast.IfExp),
-      triggers=("cuda",),
-      example=('loc = "cuda:{}".format(rank)\nd = f"cuda:{rank}"\ne = "cuda:%d" % rank\nf = "cuda" if ok else "cpu"\n'
-               'g = "cuda:" + str(rank)\n',
-               'loc = "npu:{}".format(rank)\nd = f"npu:{rank}"\ne = "npu:%d" % rank\nf = "npu" if ok else "cpu"\n'
-               'g = "npu:" + str(rank)\n'))
+@checker(codes.TP205, nodes=(ast.Call, ast.BinOp, ast.JoinedStr, ast.IfExp), triggers=("cuda",))
 def device_templates(node, ctx):
-    """Expressions that can only mean a device, wherever they appear.
-
-    `"cuda:{}".format(r)`, `f"cuda:{r}"`, `"cuda:%d" % r`, `"cuda:" + str(r)` (exactly these
-    shapes, no other text) and `"cuda" if ... else "cpu"`.
-    """
-    r = device_templates.rule
+    r = codes.TP205
     if isinstance(node, ast.IfExp):
         if _device_choice(node):
             rewrite_device(ctx, node, r)
@@ -456,22 +419,8 @@ def device_templates(node, ctx):
         rewrite_device(ctx, node, r)
 
 
-@rule("TP207", "device-data-flow", "device-string",
-      nodes=(ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor), triggers=("cuda",),
-      example=('def pick(i):\n    arg = f"cuda:{i}"\n    return torch.device(arg)\n\n\n'
-               'def index(device):\n    for prefix in "cuda:", "none":\n        device = device.replace(prefix, "")\n'
-               '    return device\n',
-               'def pick(i):\n    arg = f"npu:{i}"\n    return torch.device(arg)\n\n\n'
-               'def index(device):\n    for prefix in "npu:", "none":\n        device = device.replace(prefix, "")\n'
-               '    return device\n'))
+@checker(codes.TP207, nodes=(ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor), triggers=("cuda",))
 def device_data_flow(node, ctx):
-    """Device strings bound to a name that is then used as a device, or compared with or searched in one.
-
-    `arg = "cuda:0"` ... `torch.device(arg)` (yolov5's select_device), and
-    `for prefix in "cuda:", "none": device = device.replace(prefix, "")` (ultralytics), within
-    one function (see converter/flow.py for what local data flow follows).  An exact device string in a
-    branch of a CUDA availability test (`if torch.cuda.is_available(): return "cuda"`) follows the
-    test, which is rewritten too."""
     if isinstance(node, (ast.For, ast.AsyncFor)):
         names = [node.target]
         bound = node.iter.elts if isinstance(node.iter, (ast.Tuple, ast.List, ast.Set)) else []
@@ -488,7 +437,7 @@ def device_data_flow(node, ctx):
     slots = {device_slot(ctx, use) for name in names for use in reads(scope, name)}
     if DEVICE in slots or QUERY in slots and not ctx.target.host:
         for leaf in literals:
-            rewrite_device(ctx, leaf, device_data_flow.rule)
+            rewrite_device(ctx, leaf, codes.TP207)
     elif QUERY in slots:
         ctx.handled.update(id(leaf) for leaf in literals)
 
@@ -507,9 +456,8 @@ def under_cuda_question(ctx, node) -> bool:
     return in_branch_of(ctx, node, lambda test: asks_for_cuda(ctx, test))
 
 
-@rule("TP206", "device-strings-elsewhere", "device-string", nodes=(ast.Constant,), triggers=("cuda",))
+@checker(codes.TP206, nodes=(ast.Constant,), triggers=("cuda",))
 def other_device_strings(node, ctx):
-    """Exact device strings ("cuda", "cuda:1") outside a known device position: reported, not changed."""
     if id(node) in ctx.handled or not isinstance(node.value, str) or not PLAIN_DEVICE.match(node.value):
         return
     parent = ctx.parent
@@ -519,7 +467,7 @@ def other_device_strings(node, ctx):
         return  # a path component: os.path.join("cuda", ...)
     if under_cuda_question(ctx, node):
         if not ctx.target.host:  # the question is rewritten: its answer follows
-            rewrite_device(ctx, node, device_data_flow.rule)
+            rewrite_device(ctx, node, codes.TP207)
         return  # on the host the question keeps its words and CPU torch answers no: the branch never runs
-    ctx.report(node, other_device_strings.rule, ADVICE,
+    ctx.report(node, codes.TP206, ADVICE,
                f"device string in a position torchport does not treat as a device: check whether it should be {device_argument(ctx)}")

@@ -6,7 +6,8 @@ import re
 
 from ...core.finding import ADVICE
 from ..flow import lookups, loop_slot, reads, scope_of, sources, use_site
-from ..registry import rule
+from ...core import codes
+from ..checkers import Phase, checker
 from .api import guard_value
 from .devices import last_name, option_name, param_defaults
 
@@ -102,25 +103,10 @@ def _is_backend_valued(node) -> bool:
     return bool(BACKEND_NAME.search(last_name(node)))
 
 
-@rule("TP301", "backend-strings", "distributed",
-      nodes=(ast.Call, ast.Compare, ast.Assign, ast.AnnAssign, ast.FunctionDef, ast.AsyncFunctionDef, ast.Dict,
-             ast.IfExp, ast.For),
-      triggers=("nccl",),
-      example=('dist.init_process_group("nccl", init_method=url)\nif dist.get_backend() == "nccl":\n    pass\n',
-               'dist.init_process_group("hccl", init_method=url)\nif dist.get_backend() == "hccl":\n    pass\n'))
+@checker(codes.TP301, nodes=(ast.Call, ast.Compare, ast.Assign, ast.AnnAssign, ast.FunctionDef, ast.AsyncFunctionDef, ast.Dict,
+             ast.IfExp, ast.For), triggers=("nccl",))
 def backend_strings(node, ctx):
-    """"nccl" as a collective backend -> the target's backend ("hccl", "cncl", "mccl", "xccl", "gloo").
-
-    In `init_process_group`/`new_group` (positional or `backend=`), any `backend=`-like
-    keyword, defaults of `backend` parameters, assignments to backend variables,
-    argparse options named like a backend (`--dist-backend`, default and choices),
-    comparisons with `get_backend()` or backend variables, combined specs
-    (`"cpu:gloo,cuda:nccl"`), choices between backends (`"nccl" if ok else "gloo"`), and values
-    that reach one of those through a local name, `or`, or a dict lookup
-    (`{"npu": "hccl"}.get(kind, "nccl")`).  Any case ("NCCL").  Any other "nccl" text is left alone.
-    On the host target (cpu) comparisons stay, like device comparisons: the NCCL-only branch is skipped.
-    """
-    r = backend_strings.rule
+    r = codes.TP301
     if isinstance(node, ast.Call):
         q = ctx.qualname(node.func)
         pos = BACKEND_CALLS.get(q) if q else None
@@ -177,12 +163,9 @@ def backend_strings(node, ctx):
             rewrite_backend(ctx, node.value, r)
 
 
-@rule("TP302", "nccl-availability", "distributed", nodes=(ast.Call, ast.Attribute), triggers=("nccl",),
-      example=("ok = dist.is_nccl_available()\nb = dist.Backend.NCCL\n",
-               'ok = dist.is_backend_available("hccl")\nb = "hccl"\n'))
+@checker(codes.TP302, nodes=(ast.Call, ast.Attribute), triggers=("nccl",))
 def nccl_availability(node, ctx):
-    """`is_nccl_available()` -> `is_backend_available("<backend>")`; `Backend.NCCL` -> the backend string."""
-    r = nccl_availability.rule
+    r = codes.TP302
     if isinstance(node, ast.Call):
         q = ctx.qualname(node.func)
         if q == "torch.distributed.is_nccl_available" and not node.args and not node.keywords:
@@ -197,27 +180,20 @@ def nccl_availability(node, ctx):
         ctx.replace(node, backend_text(ctx, "nccl"), r)
 
 
-@rule("TP303", "nccl-other", "distributed", nodes=(ast.Constant,), triggers=("nccl",))
+@checker(codes.TP303, nodes=(ast.Constant,), triggers=("nccl",))
 def nccl_other(node, ctx):
-    """A bare "nccl" string outside a backend position: reported for review, not changed."""
     if id(node) in ctx.handled or not isinstance(node.value, str) or node.value.lower() != "nccl" \
             or isinstance(ctx.parent, ast.Expr):
         return
-    ctx.report(node, nccl_other.rule, ADVICE,
+    ctx.report(node, codes.TP303, ADVICE,
                f'"nccl" outside a recognised backend position: check whether it should be {backend_text(ctx, "nccl")}')
 
 
 DDP = {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"}
 
 
-@rule("TP304", "ddp-device-ids", "distributed", nodes=(ast.Call,),
-      triggers=("device_ids", "output_device", "distributeddataparallel"))
+@checker(codes.TP304, nodes=(ast.Call,), triggers=("device_ids", "output_device", "distributeddataparallel"))
 def ddp_device_ids(node, ctx):
-    """On the host target (cpu): `DistributedDataParallel(..., device_ids=[rank], output_device=rank)`
-    (or positional) -> `None`.  PyTorch refuses device ids for a CPU module ("device_ids and
-    output_device arguments only work with single-device/multiple-device GPU modules or CPU modules").
-    On the device-agnostic target (accelerator) they become `None` where there is no accelerator; the
-    vendor targets keep them (their modules live on the indexed device)."""
     t = ctx.target
     if not (t.host or not t.device) or ctx.qualname(node.func) not in DDP:
         return
@@ -228,7 +204,7 @@ def ddp_device_ids(node, ctx):
                 or isinstance(value, ast.IfExp) and "is_available" in ctx.text(value.test):
             continue  # nothing to take away, or converted already
         if t.host:
-            ctx.replace(value, "None", ddp_device_ids.rule, "a CPU module takes no device ids")
+            ctx.replace(value, "None", codes.TP304, "a CPU module takes no device ids")
         else:
-            guard_value(ctx, ctx.span(value), "None", ddp_device_ids.rule)
-            ctx.note_change(value, ddp_device_ids.rule, "a CPU module (no accelerator) takes no device ids")
+            guard_value(ctx, ctx.span(value), "None", codes.TP304)
+            ctx.note_change(value, codes.TP304, "a CPU module (no accelerator) takes no device ids")

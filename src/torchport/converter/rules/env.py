@@ -5,7 +5,8 @@ import ast
 import re
 
 from ...core.finding import ADVICE
-from ..registry import rule
+from ...core import codes
+from ..checkers import Phase, checker
 from .devices import last_name
 
 ENV_NAME = re.compile(r"(?:CUDA_[A-Z0-9_]+|(?:TORCH_)?NCCL_[A-Z0-9_]+|NVIDIA_VISIBLE_DEVICES|"
@@ -46,20 +47,9 @@ def _env_constant(node) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str) and bool(ENV_NAME.match(node.value))
 
 
-@rule("TP401", "env-vars", "env-var", nodes=(ast.Subscript, ast.Call, ast.Compare, ast.Dict),
-      triggers=("cuda_", "nccl_", "nvidia_visible"),
-      example=('os.environ["CUDA_VISIBLE_DEVICES"] = "0,1"\ngpus = os.getenv("CUDA_VISIBLE_DEVICES", "")\n',
-               'os.environ["ASCEND_RT_VISIBLE_DEVICES"] = "0,1"\ngpus = os.getenv("ASCEND_RT_VISIBLE_DEVICES", "")\n'))
+@checker(codes.TP401, nodes=(ast.Subscript, ast.Call, ast.Compare, ast.Dict), triggers=("cuda_", "nccl_", "nvidia_visible"))
 def env_vars(node, ctx):
-    """CUDA/NCCL environment variable names read or set through the environment.
-
-    `os.environ[...]`, `.get`, `.setdefault`, `.pop`, `os.getenv/putenv`, `"X" in
-    os.environ`, keys of dict literals and `environ.update(X=...)` keywords.  The
-    target file maps each name (`CUDA_VISIBLE_DEVICES` -> `ASCEND_RT_VISIBLE_DEVICES`,
-    `TORCH_NCCL_BLOCKING_WAIT` -> `TORCH_HCCL_BLOCKING_WAIT`, ...); names it cannot map
-    are reported.
-    """
-    r = env_vars.rule
+    r = codes.TP401
     if isinstance(node, ast.Subscript):
         if _env_constant(node.slice) and _is_env_holder(ctx, node.value):
             _rewrite_name(ctx, node.slice, r)
@@ -89,13 +79,12 @@ def env_vars(node, ctx):
                 _rewrite_name(ctx, key, r)
 
 
-@rule("TP402", "env-vars-elsewhere", "env-var", nodes=(ast.Constant,), triggers=("cuda_visible", "nccl_"))
+@checker(codes.TP402, nodes=(ast.Constant,), triggers=("cuda_visible", "nccl_"))
 def env_vars_elsewhere(node, ctx):
-    """Other strings that name CUDA_VISIBLE_DEVICES or NCCL_* (shell commands, messages): reported."""
     if id(node) in ctx.handled or not isinstance(node.value, str) or isinstance(ctx.parent, ast.Expr):
         return
     m = ENV_IN_TEXT.search(node.value)
     if m:
         new, message = env_decision(ctx, m.group(1))
-        ctx.report(node, env_vars_elsewhere.rule, ADVICE,
+        ctx.report(node, codes.TP402, ADVICE,
                    f"{m.group(1)} in a string: use {new} on {ctx.target.name}" if new else message)

@@ -8,10 +8,11 @@ from __future__ import annotations
 import ast
 import re
 
+from ...core import codes
 from ...core.finding import ADVICE, UNSUPPORTED
 from ..apimap import ADAPT, KEEP, MAP, UNSUPPORTED as RES_UNSUPPORTED
-from ..registry import rule
-from .api import adapt_call, can_adapt, guard_device_call, needs_guard, rename_chain, report_unconverted, rule_for
+from ..checkers import Phase, checker
+from .api import REFERENCE_CODES, adapt_call, can_adapt, guard_device_call, needs_guard, rename_chain, report_unconverted, rule_for
 
 _FROM_MODULE = re.compile(r"from\s+([\w.]+)")
 
@@ -23,18 +24,9 @@ def _follows(bres, ref, res) -> bool:
     return res.kind != ADAPT or can_adapt(ref, res)
 
 
-@rule("TP003", "cuda-imports", "import", nodes=("finalize",),
-      example=("from torch.cuda.amp import autocast, GradScaler\n",
-               "from torch.npu.amp import autocast, GradScaler\n"))
+@checker(*REFERENCE_CODES, phase=Phase.FILE)
 def finalize_bindings(tree, ctx):
-    """Imports from CUDA modules -> imports from the target, when every use can follow.
-
-    `from torch.cuda.amp import autocast`, `from torch.cuda import amp, Stream`,
-    `import torch.cuda as tc`, `from torch import cuda` are rewritten at the import
-    (`from torch import npu as cuda` keeps the local name) when each use of the bound
-    name maps into the same target module.  Otherwise the import stays, uses that can
-    be converted are rewritten to full target names, and the rest are reported.
-    """
+    """Rewrite imports from CUDA modules when every use of the name can follow (see the TP1 family)."""
     plans: dict = {}
     for b in ctx.all_bindings():
         bres = ctx.api.resolve(b.qualname)
@@ -183,19 +175,8 @@ def _imports_module(ctx, module: str) -> bool:
     return any(b.qualname == module or b.qualname.startswith(module + ".") for b in ctx.all_bindings())
 
 
-@rule("TP001", "register-import", "import", nodes=("finalize",),
-      example=("import torch\nx = torch.ones(2).cuda()\n", "import torch\nimport torch_npu  # noqa: F401\nx = torch.ones(2).npu()\n"))
+@checker(codes.TP001, phase=Phase.FILE)
 def add_registration_import(tree, ctx):
-    """Add the import that registers the target device (`import torch_npu`) after the first torch import.
-
-    Added to every changed file that imports torch, and to the launch script (`-l`).
-    It goes right after the file's first `import torch...` statement, in the same
-    block (so after the docstring and `__future__` imports, never inside a string or a
-    `try`/`if` the torch import is not in); before it when that import itself was
-    rewritten to the target namespace.  Files that already import the package are
-    left alone.  The import carries `# noqa: F401` so linters with autofix do not
-    remove an import that nothing seems to use.  Targets built into PyTorch (xpu, mps, cpu, accelerator) need none.
-    """
     module = ctx.target.register
     wanted = ctx.edits or ctx.launch or ctx.needs_register
     if not module or not wanted or _imports_module(ctx, module):
@@ -203,7 +184,7 @@ def add_registration_import(tree, ctx):
     text = f"import {module}"
     first = ctx.first_torch_import
     message = f"registers the '{ctx.target.device}' device with PyTorch"
-    r = add_registration_import.rule
+    r = codes.TP001
     if first is None:
         if ctx.launch or ctx.needs_register:
             _insert_at_top(ctx, tree, text, r, message, NOQA)
@@ -215,13 +196,7 @@ def add_registration_import(tree, ctx):
         _insert_after(ctx, first, text, r, message, NOQA)
 
 
-@rule("TP002", "missing-imports", "import", nodes=("finalize",))
+@checker(codes.TP002, phase=Phase.FILE)
 def add_missing_imports(tree, ctx):
-    """Add `import torch` (or another package) when a rewrite names it and the file does not import it.
-
-    Device-agnostic rewrites (`torch.accelerator...`), full target names in files that
-    only did `from torch.cuda import ...`, and user rules renaming into another
-    package need the name bound.
-    """
     for module in sorted(ctx.needs_imports):
-        _insert_at_top(ctx, tree, f"import {module}", add_missing_imports.rule, "needed by the rewritten code")
+        _insert_at_top(ctx, tree, f"import {module}", codes.TP002, "needed by the rewritten code")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import ast
 import re
 
-from ..registry import rule
+from ...core import codes
+from ..checkers import Phase, checker
 
 # What each target's allocator says when it is out of memory ("NPU out of memory. Tried to allocate",
 # torch_npu NPUCachingAllocator; "MLU out of memory", torch_mlu; "MUSA out of memory", torch_musa;
@@ -13,13 +14,8 @@ from ..registry import rule
 CUDA_OOM = re.compile(r"CUDA (?=out of memory)")
 
 
-@rule("TP208", "oom-message", "device-string", nodes=(ast.Compare,), triggers=("out of memory",),
-      example=('if "CUDA out of memory" not in str(e):\n    raise\n',
-               'if "out of memory" not in str(e):\n    raise\n'))
+@checker(codes.TP208, nodes=(ast.Compare,), triggers=("out of memory",))
 def oom_message(node, ctx):
-    """`"CUDA out of memory" in str(e)` -> `"out of memory" in str(e)`: the targets word it
-    "NPU out of memory", "MLU out of memory", ..., so the CUDA text never matches there
-    (yolox, detectron2's retry_if_cuda_oom).  Only `in` / `not in` tests change."""
     if not all(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
         return
     literal = node.left
@@ -30,6 +26,6 @@ def oom_message(node, ctx):
     m = CUDA_OOM.search(text)
     if m is None or text[:m.start()].strip("rRuUbB") not in ("'", '"', "'''", '"""'):
         return  # a prefix or an escape before the words: leave it
-    ctx.replace((start + m.start(), start + m.end()), "", oom_message.rule,
+    ctx.replace((start + m.start(), start + m.end()), "", codes.TP208,
                 f"{ctx.target.title} words it differently: match the words all targets share",
                 shown=(literal.value[:30], literal.value[5:35]))

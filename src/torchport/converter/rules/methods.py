@@ -5,7 +5,8 @@ import ast
 import re
 
 from ...core.finding import ADVICE
-from ..registry import rule
+from ...core import codes
+from ..checkers import Phase, checker
 from .api import device_argument, device_guard, guard_statement, statement_alone
 
 
@@ -37,22 +38,13 @@ def _is_module_ref(ctx, node) -> bool:
     return q is not None and ctx.api.resolve(q + ".cuda") is not None
 
 
-@rule("TP501", "cuda-method", "tensor-method", nodes=(ast.Call,), triggers=("cuda",),
-      example=("x = x.cuda(non_blocking=True)\nmodel.cuda(args.gpu)\n",
-               "x = x.npu(non_blocking=True)\nmodel.npu(args.gpu)\n"))
+@checker(codes.TP501, nodes=(ast.Call,), triggers=("cuda",))
 def cuda_method(node, ctx):
-    """`x.cuda(...)` on tensors and modules -> `x.npu(...)`, or `x.to(<device>, ...)`.
-
-    Targets with their own method (npu, mlu, musa, xpu) keep every argument
-    (`non_blocking=True`, `args.gpu`, `device=`).  The others get `.to(...)`: a
-    positional device index is dropped where the target has one device (mps, cpu)
-    and reported; `non_blocking` and `memory_format` are kept as keywords.
-    """
     func = node.func
     if not (isinstance(func, ast.Attribute) and func.attr == "cuda") or _is_module_ref(ctx, func.value):
         return
     t = ctx.target
-    r = cuda_method.rule
+    r = codes.TP501
     attr_start = ctx.span(func)[1] - len("cuda")
     if ctx.source[attr_start:attr_start + 4] != "cuda":
         return
@@ -97,21 +89,13 @@ def _tail(ctx, node, attr_start):
     return (attr_start - 1, ctx.span(node)[1])
 
 
-@rule("TP502", "is-cuda", "tensor-method", nodes=(ast.Attribute,), triggers=("is_cuda",),
-      example=("if x.is_cuda:\n    pass\n", "if x.is_npu:\n    pass\n"))
+@checker(codes.TP502, nodes=(ast.Attribute,), triggers=("is_cuda",))
 def is_cuda(node, ctx):
-    """`x.is_cuda` -> `x.is_npu` (or a device-type comparison for targets without the property).
-
-    A tensor's `is_cuda` cannot be assigned: where the file assigns `<receiver>.is_cuda = ...`
-    (`self.is_cuda = device.type == "cuda"`), that receiver's `is_cuda` is the user's own attribute
-    and its reads stay as they are (the value assigned is converted by the device rules).
-    On the host target (cpu) `is_cuda` stays: it is False there, so the project's CPU branch runs;
-    an `assert x.is_cuda` is reported, since it now fails."""
     if node.attr != "is_cuda" or not isinstance(node.ctx, ast.Load):
         return
     if ctx.target.host:
         if isinstance(ctx.parent, ast.Assert):
-            ctx.report(node, is_cuda.rule, ADVICE, f"asserts a CUDA tensor: on {ctx.target.title} this assertion fails")
+            ctx.report(node, codes.TP502, ADVICE, f"asserts a CUDA tensor: on {ctx.target.title} this assertion fails")
         return
     if assigns_is_cuda(ctx, ctx.text(node.value)):
         return
@@ -120,15 +104,14 @@ def is_cuda(node, ctx):
     if ctx.source[start:start + 7] != "is_cuda":
         return
     if t.is_attr:
-        ctx.replace((start, start + 7), t.is_attr, is_cuda.rule, shown=(".is_cuda", f".{t.is_attr}"))
+        ctx.replace((start, start + 7), t.is_attr, codes.TP502, shown=(".is_cuda", f".{t.is_attr}"))
     else:
         device = device_argument(ctx)
-        ctx.replace(node, f"({ctx.text(node.value)}.device.type == {device})", is_cuda.rule)
+        ctx.replace(node, f"({ctx.text(node.value)}.device.type == {device})", codes.TP502)
 
 
-@rule("TP503", "cuda-method-reference", "tensor-method", nodes=(ast.Attribute,), triggers=("cuda",))
+@checker(codes.TP503, nodes=(ast.Attribute,), triggers=("cuda",))
 def cuda_method_reference(node, ctx):
-    """`x.cuda` used without a call (passed as a function): reported for a manual change."""
     if node.attr != "cuda" or not isinstance(node.ctx, ast.Load):
         return
     owner = ctx.qualname(node.value)
@@ -141,25 +124,18 @@ def cuda_method_reference(node, ctx):
     assigned = isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node
     if not (passed or assigned):
         return  # `if args.cuda:` is a flag of the user's, not the method
-    ctx.report(node, cuda_method_reference.rule, ADVICE,
+    ctx.report(node, codes.TP503, ADVICE,
                f"method reference not converted; {ctx.target.name} needs "
                + (f".{ctx.target.tensor_method}" if ctx.target.tensor_method else f".to({device_argument(ctx)})"))
 
 
-@rule("TP504", "record-stream-on-host", "tensor-method", nodes=(ast.Call,), triggers=("record_stream",))
+@checker(codes.TP504, nodes=(ast.Call,), triggers=("record_stream",))
 def record_stream_on_host(node, ctx):
-    """On the host target (cpu): `x.record_stream(stream)` -> `pass`; on accelerator it runs only
-    where there is an accelerator.
-
-    A CPU tensor's memory is not tied to a stream, and PyTorch refuses the call on one ("unknown
-    parameter type", torch 2.13.0), so a prefetcher that records its batches on the current stream (yolox)
-    fails at its first batch.  The statement becomes `pass`; where its value is used, `None` (what it
-    returns)."""
     func = node.func
     t = ctx.target
     if not (t.host or not t.device) or not (isinstance(func, ast.Attribute) and func.attr == "record_stream"):
         return
-    r = record_stream_on_host.rule
+    r = codes.TP504
     if not t.host:  # accelerator: the tensor is on the CPU only where there is no accelerator
         stmt = statement_alone(ctx, node)
         if stmt is not None and stmt.value is node:

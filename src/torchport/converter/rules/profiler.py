@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import ast
 
-from ..registry import rule
+from ...core import codes
+from ..checkers import Phase, checker
 from .api import device_argument
 
 # CUDA-named profiler table keys and their device-neutral names (torch >= 2.4)
@@ -24,17 +25,9 @@ def _profiler_call(ctx, node) -> bool:
     return q == "" and getattr(func, "attr", getattr(func, "id", "")) in ("profile", "emit_nvtx")
 
 
-@rule("TP601", "profiler-arguments", "profiler", nodes=(ast.Call,), triggers=("use_cuda", "cuda_time", "cuda_memory"),
-      example=('with torch.autograd.profiler.profile(use_cuda=True) as prof:\n    pass\nprint(prof.key_averages().table(sort_by="cuda_time_total"))\n',
-               'with torch.autograd.profiler.profile(use_device="npu") as prof:\n    pass\nprint(prof.key_averages().table(sort_by="device_time_total"))\n'))
+@checker(codes.TP601, nodes=(ast.Call,), triggers=("use_cuda", "cuda_time", "cuda_memory"))
 def profiler_arguments(node, ctx):
-    """`profile(use_cuda=X)` -> `use_device=<device>`; CUDA-named sort keys -> device-neutral keys.
-
-    `use_cuda` is deprecated in PyTorch; `use_device` names the device to profile.
-    Sort keys `cuda_time_total`, `self_cuda_time_total`, `cuda_memory_usage` become
-    `device_time_total`, ... which every backend understands.
-    """
-    r = profiler_arguments.rule
+    r = codes.TP601
     for k in node.keywords:
         if k.arg == "use_cuda" and _profiler_call(ctx, node):
             device = "None" if ctx.target.device == "cpu" else device_argument(ctx)

@@ -1,0 +1,61 @@
+"""Checkers: the small units that find (and rewrite) what the codes in `core.codes` name.
+
+A checker declares the codes it emits and the phase it runs in; the phase fixes
+its calling convention:
+
+- `Phase.NODE`: `check(node, ctx)` for each ast node of the classes in `nodes`
+  on a relevant line (one holding a trigger word);
+- `Phase.REFERENCE`: `check(ref, ctx)` for each use of an imported name;
+- `Phase.FILE`: `check(tree, ctx)` once per file, after the walk;
+- `Phase.SHELL`: `check(text, start, ctx)` for each line of a shell script;
+- `Phase.CONFIG`: `check(rel, text, target)` over YAML/JSON/INI settings files;
+- `Phase.DISTRIBUTED`: `check(script, layout)`, in order, for `convert --distributed`
+  (see `converter.multicard`).
+
+`triggers` are lowercase words a line must hold for the checker to care about
+it; a file without any of them is copied, not parsed.  The decorator only
+attaches the Checker to its function: nothing is registered globally.
+`converter.rules.builtin_checkers()` is the one place that assembles them.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Callable
+
+
+class Phase(enum.Enum):
+    NODE = "node"
+    REFERENCE = "reference"
+    FILE = "file"
+    SHELL = "shell"
+    CONFIG = "config"
+    DISTRIBUTED = "distributed"
+
+
+@dataclass(frozen=True)
+class Checker:
+    name: str
+    codes: tuple                  # the codes (core.codes.Code, or a user rule's Code) it may emit
+    phase: Phase
+    check: Callable
+    nodes: tuple = ()             # Phase.NODE: the ast classes it receives
+    triggers: tuple = ()          # lowercase words
+
+
+def checker(*codes, phase: Phase = Phase.NODE, nodes: tuple = (), triggers: tuple = ()) -> Callable:
+    """Make the decorated function a Checker (kept as its `.checker` attribute)."""
+    if phase is Phase.NODE and not nodes:
+        raise ValueError("a node checker needs the ast classes it receives")
+
+    def wrap(fn: Callable) -> Callable:
+        fn.checker = Checker(fn.__name__.replace("_", "-"), tuple(codes), phase, fn, tuple(nodes),
+                             tuple(t.lower() for t in triggers))
+        return fn
+    return wrap
+
+
+def found_in(*modules) -> list:
+    """The checkers defined in these modules, in definition order."""
+    return [obj.checker for m in modules for obj in vars(m).values()
+            if callable(obj) and isinstance(getattr(obj, "checker", None), Checker)]
