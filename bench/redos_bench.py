@@ -38,13 +38,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from torchport.analyze import api as analyze_api  # noqa: E402
-from torchport.analyze import deps, native, scan  # noqa: E402
+from torchport.analyze import deps, scan  # noqa: E402
+from torchport.porting import native  # noqa: E402
 from torchport.check import sarif  # noqa: E402
 from torchport.converter import config, context, multicard, notebook, python, shell  # noqa: E402
 from torchport.converter.rules import api as rules_api  # noqa: E402
 from torchport.converter.rules import devices, distributed, env, imports, messages, methods  # noqa: E402
 from torchport.converter.run import Converter  # noqa: E402
-from torchport.core import command, textfile  # noqa: E402
+from torchport.core import command, textfile, words  # noqa: E402
 from torchport.doctor import checks, explain  # noqa: E402
 from torchport.kb import packages  # noqa: E402
 from torchport.porting import api as porting_api  # noqa: E402
@@ -150,33 +151,33 @@ def _kb_cases() -> list:
 # ---------------------------------------------------------------- the cases
 CASES = [
     # analyze/native.py: C/C++/CUDA sources
-    function("analyze.native.blank_comments", native.blank_comments,
+    function("porting.native.blank_comments", native.blank_comments,
              repeated("/* "), around('"', '\\"'), around("'", "\\'"), repeated('"x'), repeated("//"),
              around('/* "', '\\"'), around("/* '", "\\'"), around("/*", "//"),
              patterns=(native._COMMENT_OR_STRING, native._STRING_OR_LINE_COMMENT)),
-    regex("analyze.native._NOT_NEWLINE", native._NOT_NEWLINE, "sub", repeated("x")),
-    regex("analyze.native._NEWLINE", native._NEWLINE, "finditer", repeated("\n")),
-    regex("analyze.native._BLOCK_END", native._BLOCK_END, "finditer", repeated("\n}"), repeated("\n")),
-    regex("analyze.native._LAUNCH_BOUNDS", native._LAUNCH_BOUNDS, "sub",
+    regex("porting.native._NOT_NEWLINE", native._NOT_NEWLINE, "sub", repeated("x")),
+    regex("porting.native._NEWLINE", native._NEWLINE, "finditer", repeated("\n")),
+    regex("porting.native._BLOCK_END", native._BLOCK_END, "finditer", repeated("\n}"), repeated("\n")),
+    regex("porting.native._LAUNCH_BOUNDS", native._LAUNCH_BOUNDS, "sub",
           repeated("__launch_bounds__("), repeated("__launch_bounds__ (1,"), around("__launch_bounds__(", "1")),
-    regex("analyze.native._KERNEL", native._KERNEL, "finditer",
+    regex("porting.native._KERNEL", native._KERNEL, "finditer",
           repeated("__global__ "), repeated("__global__ a<"), around("__global__ ", "a<", ";"),
           around("__global__ void k", " "), around("__global__ ", "a ", ";"), around("__global__ void ", "k<T<U<"),
           repeated("__global__ void k<a<b>"), repeated("__global__ void k<a> "), around("__global__ void k<", "a")),
-    regex("analyze.native._ASM", native._ASM, "finditer", repeated("asm "), around("asm", " ")),
-    regex("analyze.native._ARCH", native._ARCH, "finditer", repeated("__CUDA_ARCH_"), repeated("CUDA_VERSION_")),
-    regex("analyze.native._WARP", native._WARP, "finditer", repeated("wmma::"), repeated("__shfl_up"),
+    regex("porting.native._ASM", native._ASM, "finditer", repeated("asm "), around("asm", " ")),
+    regex("porting.native._ARCH", native._ARCH, "finditer", repeated("__CUDA_ARCH_"), repeated("CUDA_VERSION_")),
+    regex("porting.native._WARP", native._WARP, "finditer", repeated("wmma::"), repeated("__shfl_up"),
           repeated("mma.syn")),
-    regex("analyze.native._RUNTIME", native._RUNTIME, "findall", repeated("cudaX"), repeated("cublas "),
+    regex("porting.native._RUNTIME", native._RUNTIME, "findall", repeated("cudaX"), repeated("cublas "),
           repeated("at::cuda::")),
-    regex("analyze.native._PYBIND", native._PYBIND, "search", repeated("PYBIND11_MODULE "),
+    regex("porting.native._PYBIND", native._PYBIND, "search", repeated("PYBIND11_MODULE "),
           around("PYBIND11_MODULE", " ")),
-    regex("analyze.native._PYBIND_DEF", native._PYBIND_DEF, "finditer", repeated(".def("), around(".def(", " ")),
-    regex("analyze.native._TORCH_LIBRARY", native._TORCH_LIBRARY, "finditer", repeated("TORCH_LIBRARY("),
+    regex("porting.native._PYBIND_DEF", native._PYBIND_DEF, "finditer", repeated(".def("), around(".def(", " ")),
+    regex("porting.native._TORCH_LIBRARY", native._TORCH_LIBRARY, "finditer", repeated("TORCH_LIBRARY("),
           around("TORCH_LIBRARY(", " ")),
-    regex("analyze.native._LIBRARY_DEF", native._LIBRARY_DEF, "finditer", around(".def(", " "),
+    regex("porting.native._LIBRARY_DEF", native._LIBRARY_DEF, "finditer", around(".def(", " "),
           repeated(".def( TORCH_SELECTIVE_SCHEMA("), around('.def("', "a", "")),
-    function("analyze.native.scan_native (findings, libraries)", _native,
+    function("porting.native.scan_native (findings, libraries)", _native,
              spaced('TORCH_LIBRARY(a, m.def("x")'), spaced("__global__ void k("), spaced("asm("),
              spaced("__launch_bounds__(1) __global__ void k<a>("), repeated('TORCH_LIBRARY(a, m.def("x")')),
     # analyze/deps.py, analyze/api.py, analyze/scan.py
@@ -226,7 +227,7 @@ CASES = [
           repeated("cuda"), repeated("torch.cud")),
     regex("converter.python.PythonConverter.import_trigger (musa)", MUSA.python.import_trigger, "search",
           repeated("import "), around("", " ", "import"), repeated("from apex\n")),
-    regex("converter.python: imported names (musa)", re.compile(r"\b(?:" + python.trie_pattern(
+    regex("converter.python: imported names (musa)", re.compile(r"\b(?:" + words.trie_pattern(
         ["amp", "amp_c", "autocast", "grad_scaler"]) + r")\b"), "finditer", repeated("amp_"), repeated("autocas")),
     regex("converter.shell._ENV_WORD", shell._ENV_WORD, "finditer", repeated("CUDA_"), around("CUDA_", "A", "a"),
           repeated("{CUDA_"), repeated("$CUDA")),

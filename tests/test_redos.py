@@ -12,7 +12,7 @@ from conftest import ROOT
 sys.path.insert(0, str(ROOT / "bench"))
 import redos_bench  # noqa: E402
 
-from torchport.analyze import native  # noqa: E402
+from torchport.porting import native  # noqa: E402
 from torchport.analyze.scan import call_site_pattern, call_sites, receiver_before  # noqa: E402
 from torchport.converter import config, notebook, shell  # noqa: E402
 from torchport.converter.rules import methods  # noqa: E402
@@ -22,12 +22,12 @@ from torchport.doctor.explain import explain  # noqa: E402
 from torchport.porting import buildglue, engine, lexer  # noqa: E402
 
 # The modules with regexes that run on user input (files, names, logs, command lines, user maps).
-MODULES = ["analyze.api", "analyze.deps", "analyze.native", "analyze.scan", "check.sarif", "converter.config",
+MODULES = ["analyze.api", "analyze.deps", "analyze.scan", "check.sarif", "converter.config",
            "converter.context", "converter.multicard", "converter.notebook", "converter.python", "converter.shell",
            "converter.userrules", "converter.rules.api", "converter.rules.devices", "converter.rules.distributed",
            "converter.rules.env", "converter.rules.imports", "converter.rules.messages", "converter.rules.methods",
            "core.command", "core.textfile", "doctor.checks", "doctor.explain", "kb.packages", "porting.api",
-           "porting.buildglue", "porting.engine", "porting.lexer", "report.html", "runtime.devices", "runtime.patches"]
+           "porting.buildglue", "porting.engine", "porting.native", "porting.lexer", "report.html", "runtime.devices", "runtime.patches"]
 RE_CALLS = {"compile", "search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split"}
 # Literal patterns inside functions of modules other owners are changing now: to be hoisted to named
 # constants (and given a bench case) there.

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from torchport.backends import available_targets, load_target
-from torchport.converter.apimap import MAP, ApiMap
+from torchport.kb.apimap import MAP, ApiMap
 from torchport.converter.run import Converter
 from torchport.core.errors import UsageError
 from torchport.kb import catalog

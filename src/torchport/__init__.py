@@ -2,7 +2,7 @@
 
 The static tools (convert) never import torch; runtime tools do.
 """
-__version__ = "0.1.0"
+from .core.version import __version__
 
 
 def convert(path, target, output=None, **options):

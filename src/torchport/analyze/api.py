@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..core import codes
-from .. import __version__
+from ..core.version import __version__
 from ..backends import available_targets, load_target
 from ..core import files as tree
 from ..core import parallel
@@ -33,7 +33,7 @@ from ..core.errors import UsageError
 from ..core.finding import ADVICE, CHANGES, ERROR, UNSUPPORTED
 from ..kb.operators import op_list
 from ..kb.packages import packages
-from .native import NATIVE_SUFFIXES, NativeScan
+from ..porting.native import NATIVE_SUFFIXES, NativeScan
 from .scan import OPTIONAL, init_worker, scan_entry
 
 SCHEMA_VERSION = 1

@@ -15,14 +15,15 @@ from typing import Optional
 
 from ..core import codes
 from ..converter import config
-from ..converter.python import SourceFile, trie_pattern
+from ..converter.python import SourceFile
+from ..core.words import trie_pattern
 from ..converter.run import Converter, kind_of
 from ..core import files as tree
 from ..core.finding import ADVICE, ERROR, Finding
 from ..core.textfile import decode
 from ..kb.packages import packages
 from .deps import dependency_findings, is_dependency_file
-from .native import NATIVE_SUFFIXES, NativeScan, line_finder, scan_native
+from ..porting.native import NATIVE_SUFFIXES, NativeScan, line_finder, scan_native
 
 _EXT_RECEIVER = re.compile(r"(?:^|_)(?:C|ext|ext_module|cuda|cuda_ext|ops|lib)$", re.IGNORECASE)
 

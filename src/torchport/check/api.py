@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ..core import codes
-from .. import __version__
+from ..core.version import __version__
 from ..analyze.scan import init_worker, scan_entry
 from ..backends import load_target
 from ..converter import config

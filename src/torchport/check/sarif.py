@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 from urllib.parse import quote
 
-from .. import __version__
+from ..core.version import __version__
 from ..core.codes import CODES
 from ..core.files import read_bytes
 from ..core.finding import CHANGES

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ..core import codes
-from .. import __version__
+from ..core.version import __version__
 from ..core import files as tree
 from ..core import writes
 from ..core.errors import UsageError

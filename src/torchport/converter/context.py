@@ -17,7 +17,7 @@ from typing import Optional
 from ..core import edits as edit_ops
 from ..core.edits import Edit
 from ..core.finding import ADVICE, INSERT, MODIFY, Finding
-from .apimap import ApiMap
+from ..kb.apimap import ApiMap
 
 _NEWLINES = re.compile(r"\r\n|\r|\n")
 _LINE_REST = re.compile(r"[^\r\n]*")

@@ -30,7 +30,7 @@ from ..core.edits import apply as apply_edits
 from ..core.textfile import Text
 from ..core.errors import UsageError
 from ..core.finding import ADVICE
-from .apimap import ApiMap
+from ..kb.apimap import ApiMap
 from .context import FileContext
 from .python import SourceFile
 from ..core import codes

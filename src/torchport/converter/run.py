@@ -21,7 +21,7 @@ from ..core import parallel, writes
 from ..core.finding import ADVICE, ERROR, FAILED, Finding
 from ..core.textfile import decode, unified_diff
 from . import config, notebook
-from .apimap import ApiMap
+from ..kb.apimap import ApiMap
 from .python import PythonConverter
 from .checkers import Phase
 from .rules import builtin_checkers

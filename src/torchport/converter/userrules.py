@@ -23,7 +23,7 @@ names and expressions are pasted into the converted code: names are (dotted) Pyt
 keywords, an argument keyword is an identifier, `new`/`arg_new` is one Python expression that stays one
 argument (no comment, no bare tuple), texts are one line whose only placeholders are the target's
 {title}, {name}, ...  Files are UTF-8 (a BOM is fine) without NaN, huge numbers or deep nesting.
-Trigger words are minimised in time linear in the number of rules (`converter.python.minimal_words`).
+Trigger words are minimised in time linear in the number of rules (`core.words.minimal_words`).
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ from pathlib import Path
 from ..backends import (NameDecision, checked, dotted_name, expression, identifier, integer, label, list_of,
                         message, optional, parse_data, read_text, text)
 from ..core.errors import UsageError
-from .python import minimal_words
+from ..core.words import minimal_words
 from ..core.codes import CONVERT, MAPPED, Code
 from .checkers import Checker, Phase
 

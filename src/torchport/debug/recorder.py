@@ -65,7 +65,7 @@ class OpRecorder(OpMode):
         self.steps_recorded += 1
 
     def to_dict(self) -> dict:
-        from .. import __version__
+        from ..core.version import __version__
 
         ops = []
         for name, count in sorted(self.counts.items()):

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..core import codes
-from ..analyze import native
+from . import native
 from ..analyze.scan import call_site_pattern, call_sites
 from ..backends import load_target
 from ..core import files as tree
@@ -111,7 +111,7 @@ class PortResult:
         return converted, left
 
     def to_dict(self) -> dict:
-        from .. import __version__
+        from ..core.version import __version__
 
         converted, left = self.api_counts()
         return {"schema_version": SCHEMA_VERSION, "tool": {"name": "torchport", "version": __version__},

@@ -13,7 +13,7 @@ import posixpath
 import re
 
 from ..core import codes
-from ..analyze.native import line_finder
+from .native import line_finder
 from ..core import edits as edit_ops
 from ..core.finding import ADVICE, MODIFY, Finding
 

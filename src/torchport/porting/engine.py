@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Optional
 
 from ..core import codes
-from ..analyze import native
-from ..converter.python import trie_pattern
+from . import native
+from ..core.words import trie_pattern
 from ..core import edits as edit_ops
 from ..core.errors import UsageError
 from ..core.finding import ADVICE, MODIFY, UNSUPPORTED, Finding

@@ -46,7 +46,7 @@ def activities_for(target: Optional[str]) -> tuple:
         device = "cuda"
     elif target and target not in ("cpu", "cuda"):
         from ..backends import load_target
-        from ..converter.apimap import MAP, ApiMap
+        from ..kb.apimap import MAP, ApiMap
 
         t = load_target(target)
         r = ApiMap(t).resolve("torch.profiler.ProfilerActivity.CUDA")
@@ -191,7 +191,7 @@ def summarize(prof, p: "Profiler") -> dict:
         bound = f"host-bound: the device is busy {busy:.0%} of each step; the rest is Python, launches and waits"
     else:
         bound = f"device-bound: the device is busy {busy:.0%} of each step"
-    from .. import __version__
+    from ..core.version import __version__
 
     return {"schema_version": SCHEMA_VERSION, "tool": {"name": "torchport", "version": __version__},
             "torch": torch.__version__, "target": p.target or "this machine", "device": p.device,

@@ -521,7 +521,7 @@ CONVERT_NOTES = {
 
 
 def convert_html(result) -> str:
-    from .. import __version__
+    from ..core.version import __version__
 
     s = result.summary()
     findings = result.findings
@@ -555,7 +555,7 @@ def convert_html(result) -> str:
 
 # ------------------------------------------------------------------ analyze
 def analysis_html(result) -> str:
-    from .. import __version__
+    from ..core.version import __version__
     from ..analyze.api import TOUCHPOINT_GROUPS
     from .analysis import READINESS_HEADER, readiness_rows
 
@@ -653,7 +653,7 @@ def _port_category(f) -> str:
 
 
 def port_html(result) -> str:
-    from .. import __version__
+    from ..core.version import __version__
 
     meta = [("input", result.input), ("output", result.output or result.mode), ("mode", result.mode),
             ("mapping", result.map_source + (f" + {', '.join(result.user_maps)}" if result.user_maps else "")),

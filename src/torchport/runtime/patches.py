@@ -1,7 +1,7 @@
 """The run-time patches, one small function per area, applied in order by `apply_all`.
 
 What each CUDA name becomes comes from the same data `convert` uses (the target file and
-`converter.apimap.ApiMap`); this module only knows *where* CUDA shows up at run time:
+`kb.apimap.ApiMap`); this module only knows *where* CUDA shows up at run time:
 the `torch.cuda` namespace, device arguments, tensor and module methods, `torch.load`,
 collectives, DDP, AMP and the profiler.  Nothing here intercepts tensor operations: the
 hot path (math on tensors that already live on the device) runs untouched.
@@ -12,7 +12,7 @@ import functools
 import re
 import types
 
-from ..converter.apimap import ADAPT, MAP, UNSUPPORTED, ApiMap
+from ..kb.apimap import ADAPT, MAP, UNSUPPORTED, ApiMap
 from ..kb import catalog
 from . import standins
 from .callers import redirects, tells_target

@@ -14,7 +14,7 @@ import re
 
 from ...core.finding import ADVICE, UNSUPPORTED
 from ...core import codes
-from ..apimap import ADAPT, KEEP, MAP
+from ...kb.apimap import ADAPT, KEEP, MAP
 from ..checkers import Phase, checker
 
 # resolution category -> the code that reports it

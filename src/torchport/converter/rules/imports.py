@@ -10,7 +10,7 @@ import re
 
 from ...core import codes
 from ...core.finding import ADVICE, UNSUPPORTED
-from ..apimap import ADAPT, KEEP, MAP, UNSUPPORTED as RES_UNSUPPORTED
+from ...kb.apimap import ADAPT, KEEP, MAP, UNSUPPORTED as RES_UNSUPPORTED
 from ..checkers import Phase, checker
 from .api import REFERENCE_CODES, adapt_call, can_adapt, guard_device_call, needs_guard, rename_chain, report_unconverted, rule_for
 

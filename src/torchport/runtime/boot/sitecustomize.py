@@ -22,7 +22,8 @@ def _install():
             def exec_module(module):
                 loader_exec(module)
                 try:
-                    import torchport.auto  # noqa: F401
+                    from torchport.runtime import patch
+                    patch()
                 except Exception as e:  # never break the child: say why it is not patched
                     sys.stderr.write(f"torchport: this process is not patched: {e}\n")
 
@@ -47,7 +48,8 @@ def _chain():
 
 if os.environ.get("TORCHPORT_TARGET"):
     if "torch" in sys.modules:
-        import torchport.auto  # noqa: F401
+        from torchport.runtime import patch
+        patch()
     else:
         _install()
 _chain()

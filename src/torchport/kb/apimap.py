@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..backends import NameDecision, Target
-from ..kb import catalog
-from ..kb.packages import packages
+from . import catalog
+from .packages import packages
 
 MAP = "map"                  # rewrite to `new`
 ADAPT = "adapt"              # rewrite to `new` and adapt the call (insert the device)

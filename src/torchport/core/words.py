@@ -1,0 +1,40 @@
+"""Word lists as regular expressions: a trie-factored alternation, and the minimal set of trigger words."""
+from __future__ import annotations
+
+import re
+
+
+def trie_pattern(words) -> str:
+    """One regex alternation for many words, factored as a trie: each position is tested once."""
+    trie: dict = {}
+    for w in words:
+        node = trie
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node) -> str:
+        if not node:
+            return ""
+        branches = [re.escape(ch) + emit(sub) for ch, sub in sorted(node.items()) if ch]
+        optional = "" in node
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        if optional:
+            body = "(?:" + body + ")?"
+        return body
+
+    return emit(trie)
+
+
+def minimal_words(words) -> list:
+    """The words that hold no other word (finding the shorter one is enough), sorted.
+
+    Each word's substrings of the lengths other words have are looked up in the set: the work is linear
+    in the number of words (times the square of their length, which MAX_NAME bounds), where testing
+    every pair was quadratic (20,000 rules took minutes)."""
+    words = set(words)
+    lengths = sorted({len(w) for w in words})
+    return sorted(w for w in words
+                  if words.isdisjoint([w[i:i + n] for n in lengths if n < len(w) for i in range(len(w) - n + 1)]))
