@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..core import codes
+from ..core.codes import CATEGORIES
 from ..core.version import __version__
 from ..backends import available_targets, load_target
 from ..core import files as tree
@@ -39,17 +40,9 @@ from .scan import OPTIONAL, init_worker, scan_entry
 SCHEMA_VERSION = 1
 GRADES = ((1, "A"), (10, "B"), (50, "C"), (200, "D"))
 
-# Report groups of finding categories (the touchpoint categories first).
-TOUCHPOINT_GROUPS = {
-    "device-api": "device APIs", "rng": "device APIs", "stream": "device APIs", "memory": "device APIs",
-    "tensor-type": "device APIs", "unknown-api": "device APIs", "other": "device APIs",
-    "tensor-method": "tensor methods", "device-string": "device strings",
-    "distributed": "distributed", "nccl": "distributed", "data-parallel": "distributed",
-    "amp": "AMP", "env-var": "env vars", "profiler": "profiler", "cudnn": "cudnn flags",
-    "graphs": "CUDA graphs", "nvtx": "NVTX", "capability": "capability checks",
-    "extension": "C++/CUDA extensions", "third-party": "third-party packages", "tooling": "tools and scripts",
-}
-NOT_TOUCHPOINTS = ("import", "input", "user-rule")
+# Report groups of finding categories, from the one category table (core.codes.CATEGORIES).
+TOUCHPOINT_GROUPS = {category: group for category, group in CATEGORIES.items() if group}
+NOT_TOUCHPOINTS = tuple(category for category, group in CATEGORIES.items() if not group)
 
 
 @dataclass
