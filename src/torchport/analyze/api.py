@@ -35,7 +35,7 @@ from ..core.finding import ADVICE, CHANGES, ERROR, UNSUPPORTED
 from ..kb.operators import op_list
 from ..kb.packages import packages
 from ..porting.native import NATIVE_SUFFIXES, NativeScan
-from .scan import OPTIONAL, init_worker, scan_entry
+from .scan import OPTIONAL, guarded_scan, init_worker
 
 SCHEMA_VERSION = 1
 GRADES = ((1, "A"), (10, "B"), (50, "C"), (200, "D"))
@@ -228,7 +228,7 @@ def analyze(path, targets=None, *, torch_version: Optional[str] = None, output=N
 
     native_entries = [e for e in entries if is_native(e)]
     init_worker(tuple(names))
-    native_scans = [scan_entry(e) for e in native_entries]
+    native_scans = [guarded_scan(e) for e in native_entries]
     native = NativeScan()
     for s in native_scans:
         if s.native is not None:
@@ -236,7 +236,7 @@ def analyze(path, targets=None, *, torch_version: Optional[str] = None, output=N
     library = tuple((ns, tuple(sorted(ops))) for ns, ops in sorted(native.library_ops.items()) if ops)
     rest = [e for e in entries if not is_native(e)]
     init_args = (tuple(names), tuple(sorted(native.pybind_ops)), library, tree.own_packages(entries))
-    scans = native_scans + parallel.run(rest, init_worker, init_args, scan_entry, jobs or parallel.default_jobs(),
+    scans = native_scans + parallel.run(rest, init_worker, init_args, guarded_scan, jobs or parallel.default_jobs(),
                                         _weight, progress)
     scans.sort(key=lambda s: s.path)
     result = AnalysisResult(str(src), names, torch_version, scans, native=native,

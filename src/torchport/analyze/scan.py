@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from ..core import codes
+from ..core.pipeline import Outcome, guarded, outcome
 from ..converter import config
 from ..converter.python import SourceFile
 from ..core.words import trie_pattern
@@ -126,6 +127,11 @@ class FileScan:
     common: list = field(default_factory=list)        # target-independent findings
     native: NativeScan = None
     edits: dict = field(default_factory=dict)         # target -> [Edit] convert would make (keep_edits only)
+    trace: str = ""                                   # torchport failed on this file: the traceback
+
+    @property
+    def outcome(self) -> Outcome:
+        return outcome(self.status, self.common)
 
 
 class Analyzer:
@@ -267,3 +273,15 @@ def init_worker(targets: tuple, ext_ops: tuple = (), library_ops: tuple = (), ow
 
 def scan_entry(entry) -> FileScan:
     return _ANALYZER["a"].scan(entry)
+
+
+def _scan_failed(rel: str, finding, trace: str) -> FileScan:
+    return FileScan(rel, kind_of(rel), "error", common=[finding], trace=trace)
+
+
+def _entry_rel(entry) -> str:
+    return entry.rel
+
+
+# scan_entry for the pipeline: a file torchport fails on is that file's internal error; the run goes on
+guarded_scan = guarded(scan_entry, _scan_failed, _entry_rel)

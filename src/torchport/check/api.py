@@ -27,7 +27,7 @@ from typing import Optional, Sequence
 
 from ..core import codes
 from ..core.version import __version__
-from ..analyze.scan import init_worker, scan_entry
+from ..analyze.scan import guarded_scan, init_worker
 from ..backends import load_target
 from ..converter import config
 from ..converter.run import kind_of
@@ -303,7 +303,7 @@ def check(inputs, target: str, *, exclude: Sequence[str] = (), root: Optional[st
     top = find_root(inputs, root)
     entries = collect(inputs, top, exclude)
     own = _own_packages(top, [p for p in inputs if os.path.isdir(p)])
-    scans = parallel.run(entries, init_worker, ((ref,), (), (), own, keep_edits), scan_entry,
+    scans = parallel.run(entries, init_worker, ((ref,), (), (), own, keep_edits), guarded_scan,
                          jobs or parallel.default_jobs(), _weight, progress)
     found = [f for s in scans for f in s.per_target.get(ref, []) + [c for c in s.common
                                                                      if c.action == ERROR or c.rule == codes.TP000.id]]

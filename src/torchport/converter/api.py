@@ -14,6 +14,7 @@ from ..core import writes
 from ..core.errors import UsageError
 from ..core.finding import ADVICE, CHANGES, ERROR, UNSUPPORTED
 from ..core.parallel import default_jobs
+from ..core.pipeline import Mode
 from .run import FAILED, Converter, run_jobs, timer
 
 SCHEMA_VERSION = 1
@@ -133,14 +134,12 @@ def convert(path, target: str, output=None, *, rules: Sequence[str] = (), exclud
     and `dry_run` write nothing (reports only if `report_dir` is given).
     `distributed`: also make the training script `main` multi-device (see converter/multicard.py).
     """
-    if sum(map(bool, (in_place, diff, dry_run))) > 1:
-        raise UsageError("choose only one of --in-place, --diff, --dry-run")
+    mode = Mode.of(in_place, diff, dry_run)
     src = Path(path)
     if not src.exists():
         raise UsageError(f"input not found: {src}")
     conv = Converter(target, rules)  # validates the target and the rule files early
     target_name = conv.target.name
-    mode = "in-place" if in_place else "diff" if diff else "dry-run" if dry_run else "write"
     out = None
     if mode == "write":
         out = Path(output) if output else tree.default_output(src, target_name)

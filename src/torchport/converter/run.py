@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..core import codes
+from ..core.pipeline import Outcome, outcome
 from ..backends import load_target
 from ..core import files as tree
 from ..core import parallel, writes
@@ -43,6 +44,10 @@ class FileResult:
     new_text: Optional[str] = None    # diff / dry-run: the converted text (nothing is written; report.html shows it)
     trace: str = ""                   # a rule crashed on this file: the traceback, for torchport.log
     mentions_cuda: bool = False       # a file copied unscanned that mentions CUDA (counted in the summary)
+
+    @property
+    def outcome(self) -> Outcome:
+        return outcome(self.status, self.findings)
 
 
 class Converter:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..core import codes
+from ..core.pipeline import Outcome, guarded, outcome
 from . import native
 from ..analyze.scan import call_site_pattern, call_sites
 from ..backends import load_target
@@ -49,6 +50,11 @@ class FileResult:
     diff: str = ""
     defines: frozenset = frozenset()
     includes: list = field(default_factory=list)  # (line, path before, path after) of quoted includes
+    trace: str = ""                  # torchport failed on this file: the traceback
+
+    @property
+    def outcome(self) -> Outcome:
+        return outcome(self.status, self.findings)
 
 
 @dataclass
@@ -165,6 +171,18 @@ def _port_one(job) -> FileResult:
             "the original is unchanged" if _STATE["mode"] == "in-place" else "left out of the output")
         return FileResult(entry.rel, entry.rel, "error", [Finding(entry.rel, 1, 1, codes.TP000.id, "output", ERROR,
                                                                   message=what)])
+
+
+def _port_failed(rel: str, finding, trace: str) -> FileResult:
+    return FileResult(rel, rel, "error", [finding], trace=trace)
+
+
+def _job_rel(job) -> str:
+    return job[0].rel
+
+
+# _port_one for the pipeline: a file torchport fails on is that file's internal error; the run goes on
+_guarded_port = guarded(_port_one, _port_failed, _job_rel)
 
 
 def _port_entry(entry, dst, out_name, taken) -> FileResult:
@@ -307,7 +325,7 @@ def port(path, target: str, output=None, *, maps=(), ignore=None, in_place: bool
             roots = (src if src.is_dir() else src.parent, dst, backup)
             result.files = parallel.run([(e, dst, out_name, e.rel in taken) for e in entries], _init,
                                         (target, tuple(maps), rels, mode, port_data, roots),
-                                        _port_one, jobs or parallel.default_jobs(), _weight, progress)
+                                        _guarded_port, jobs or parallel.default_jobs(), _weight, progress)
             if backup is not None and writes.remove_empty_dirs(backup):
                 result.backup = str(backup)
         _drop_project_names(result.files)
