@@ -125,14 +125,13 @@ leaving them as they are; both are in port_report.md and port_stats.csv."""),
 
 
 TP000 = _define(
-    "TP000", "file-not-processed", "input", PIPELINE, ERROR,
-    what="A file that could not be read, converted or written; it is copied unchanged or left out, and named.",
+    'TP000', 'file-not-processed', 'input', PIPELINE, ERROR,
+    what='A file that could not be read, converted or written; it is copied unchanged or left out, and named.',
     why="""\
 The category says whose problem it is: `input` (not Python, not decodable, a syntax error: the user's file),
 `output` (the destination could not be written) or `failed` (torchport itself failed on the file: a bug,
 with the traceback in torchport.log).  The rest of the tree is still processed.""",
 )
-
 
 TP001 = _define(
     'TP001', 'register-import', 'import', CONVERT, REWRITE,
@@ -145,8 +144,11 @@ block (so after the docstring and `__future__` imports, never inside a string or
 rewritten to the target namespace.  Files that already import the package are
 left alone.  The import carries `# noqa: F401` so linters with autofix do not
 remove an import that nothing seems to use.  Targets built into PyTorch (xpu, mps, cpu, accelerator) need none.""",
-    example=('import torch\nx = torch.ones(2).cuda()\n',
-             'import torch\nimport torch_npu  # noqa: F401\nx = torch.ones(2).npu()\n'),
+    example=('import torch\n'
+             'x = torch.ones(2).cuda()\n',
+             'import torch\n'
+             'import torch_npu  # noqa: F401\n'
+             'x = torch.ones(2).npu()\n'),
 )
 
 TP002 = _define(
@@ -197,8 +199,12 @@ TP104 = _define(
     what='Streams and events: `Stream`, `stream(...)`, `current_stream`, `Event` -> target.',
     why="""\
 Arguments such as `record_stream(torch.cuda.current_stream())` follow the same rule.""",
-    example=('s = torch.cuda.Stream()\nwith torch.cuda.stream(s):\n    pass\n',
-             's = torch.npu.Stream()\nwith torch.npu.stream(s):\n    pass\n'),
+    example=('s = torch.cuda.Stream()\n'
+             'with torch.cuda.stream(s):\n'
+             '    pass\n',
+             's = torch.npu.Stream()\n'
+             'with torch.npu.stream(s):\n'
+             '    pass\n'),
 )
 
 TP105 = _define(
@@ -217,8 +223,10 @@ Targets with their own `amp` namespace get the same names there; the others get
 `GradScaler("xpu")`, `@custom_fwd(device_type="xpu")`), positional arguments turned
 into keywords where the signatures differ.  `torch.autocast("cuda")` and
 `torch.amp.GradScaler("cuda")` are device strings (TP201).""",
-    example=('with torch.cuda.amp.autocast(enabled=True):\n    pass\n',
-             'with torch.npu.amp.autocast(enabled=True):\n    pass\n'),
+    example=('with torch.cuda.amp.autocast(enabled=True):\n'
+             '    pass\n',
+             'with torch.npu.amp.autocast(enabled=True):\n'
+             '    pass\n'),
 )
 
 TP107 = _define(
@@ -266,7 +274,8 @@ total_memory carry over) with a note; `.major`/`.minor` on it are flagged (TP705
 
 TP112 = _define(
     'TP112', 'data-parallel', 'data-parallel', CONVERT, REPORT,
-    what='`torch.nn.DataParallel` where the target needs DistributedDataParallel: reported where it is used (built, subclassed); a type test (`isinstance(model, DataParallel)`) is not a use.',
+    what=('`torch.nn.DataParallel` where the target needs DistributedDataParallel: reported where it is '
+          'used (built, subclassed); a type test (`isinstance(model, DataParallel)`) is not a use.'),
     example=('model = torch.nn.DataParallel(model)\n',
              'model = torch.nn.DataParallel(model)\n'),
 )
@@ -280,7 +289,8 @@ TP113 = _define(
 
 TP114 = _define(
     'TP114', 'cuda-only-packages', 'third-party', CONVERT, REPORT,
-    what='Imports of CUDA-only packages (kb/packages.toml: apex, flash-attn, xformers, ...): reported with what the target offers instead.',
+    what=('Imports of CUDA-only packages (kb/packages.toml: apex, flash-attn, xformers, ...): reported with'
+          ' what the target offers instead.'),
     example=('import apex\n',
              'import apex\n'),
 )
@@ -306,7 +316,9 @@ TP117 = _define(
 
 TP118 = _define(
     'TP118', 'cuda-tensor-type-strings', 'tensor-type', CONVERT, MAPPED,
-    what='A string that is a CUDA tensor type\'s name (`x.type("torch.cuda.FloatTensor")`, `set_default_tensor_type("torch.cuda.HalfTensor")`) -> the target\'s type, as TP102 maps the name; reported where the target has none.',
+    what=('A string that is a CUDA tensor type\'s name (`x.type("torch.cuda.FloatTensor")`, '
+          '`set_default_tensor_type("torch.cuda.HalfTensor")`) -> the target\'s type, as TP102 maps the '
+          'name; reported where the target has none.'),
     example=('y = x.type("torch.cuda.FloatTensor")\n',
              'y = x.type("torch.npu.FloatTensor")\n'),
 )
@@ -321,25 +333,34 @@ Also defaults of lookups by a device-named key (`getattr(args, "device", "cuda")
 keyword named like a device (`device_type=`, `output_device=`, `pin_memory_device=`).
 In a `map_location` dict only the values change: the keys name where the
 checkpoint was saved.""",
-    example=('dev = torch.device("cuda", args.local_rank)\nx = x.to("cuda:0")\nckpt = torch.load(p, map_location="cuda:0")\n',
-             'dev = torch.device("npu", args.local_rank)\nx = x.to("npu:0")\nckpt = torch.load(p, map_location="npu:0")\n'),
+    example=('dev = torch.device("cuda", args.local_rank)\n'
+             'x = x.to("cuda:0")\n'
+             'ckpt = torch.load(p, map_location="cuda:0")\n',
+             'dev = torch.device("npu", args.local_rank)\n'
+             'x = x.to("npu:0")\n'
+             'ckpt = torch.load(p, map_location="npu:0")\n'),
 )
 
 TP202 = _define(
     'TP202', 'device-defaults', 'device-string', CONVERT, MAPPED,
     what='Default values of parameters named like a device (`device="cuda"`, `map_location="cuda:0"`).',
-    example=('def pyobj2tensor(obj, device="cuda"):\n    pass\n',
-             'def pyobj2tensor(obj, device="npu"):\n    pass\n'),
+    example=('def pyobj2tensor(obj, device="cuda"):\n'
+             '    pass\n',
+             'def pyobj2tensor(obj, device="npu"):\n'
+             '    pass\n'),
 )
 
 TP203 = _define(
     'TP203', 'device-variables', 'device-string', CONVERT, REWRITE,
-    what='Values assigned to device variables (`device = ...`, `self.device = ...`, `cfg["device"] = ...`, `{"device": ...}`).',
+    what=('Values assigned to device variables (`device = ...`, `self.device = ...`, `cfg["device"] = ...`,'
+          ' `{"device": ...}`).'),
     why="""\
 Also the "cuda" key of a dict looked up by a device type (`{"cuda": "nccl"}.get(device_type)`,
 timm's `dist_backends`); on the host target (cpu) that key stays.""",
-    example=('self.device = "cuda:{}".format(self.local_rank)\ncfg = {"device": "cuda"}\n',
-             'self.device = "npu:{}".format(self.local_rank)\ncfg = {"device": "npu"}\n'),
+    example=('self.device = "cuda:{}".format(self.local_rank)\n'
+             'cfg = {"device": "cuda"}\n',
+             'self.device = "npu:{}".format(self.local_rank)\n'
+             'cfg = {"device": "npu"}\n'),
 )
 
 TP204 = _define(
@@ -349,8 +370,12 @@ TP204 = _define(
 Also `"cuda" in str(device)`, `device in ("cuda", "cpu")`, `device.startswith("cuda")`.
 On the host target (cpu) they stay: no device is "cuda" there, so the project's CPU branch runs
 (turned into `== "cpu"` they would merge the two branches).""",
-    example=('if x.device.type == "cuda":\n    pass\nindex = device.replace("cuda:", "")\n',
-             'if x.device.type == "npu":\n    pass\nindex = device.replace("npu:", "")\n'),
+    example=('if x.device.type == "cuda":\n'
+             '    pass\n'
+             'index = device.replace("cuda:", "")\n',
+             'if x.device.type == "npu":\n'
+             '    pass\n'
+             'index = device.replace("npu:", "")\n'),
 )
 
 TP205 = _define(
@@ -359,8 +384,16 @@ TP205 = _define(
     why="""\
 `"cuda:{}".format(r)`, `f"cuda:{r}"`, `"cuda:%d" % r`, `"cuda:" + str(r)` (exactly these
 shapes, no other text) and `"cuda" if ... else "cpu"`.""",
-    example=('loc = "cuda:{}".format(rank)\nd = f"cuda:{rank}"\ne = "cuda:%d" % rank\nf = "cuda" if ok else "cpu"\ng = "cuda:" + str(rank)\n',
-             'loc = "npu:{}".format(rank)\nd = f"npu:{rank}"\ne = "npu:%d" % rank\nf = "npu" if ok else "cpu"\ng = "npu:" + str(rank)\n'),
+    example=('loc = "cuda:{}".format(rank)\n'
+             'd = f"cuda:{rank}"\n'
+             'e = "cuda:%d" % rank\n'
+             'f = "cuda" if ok else "cpu"\n'
+             'g = "cuda:" + str(rank)\n',
+             'loc = "npu:{}".format(rank)\n'
+             'd = f"npu:{rank}"\n'
+             'e = "npu:%d" % rank\n'
+             'f = "npu" if ok else "cpu"\n'
+             'g = "npu:" + str(rank)\n'),
 )
 
 TP206 = _define(
@@ -377,27 +410,51 @@ TP207 = _define(
 one function (see converter/flow.py for what local data flow follows).  An exact device string in a
 branch of a CUDA availability test (`if torch.cuda.is_available(): return "cuda"`) follows the
 test, which is rewritten too.""",
-    example=('def pick(i):\n    arg = f"cuda:{i}"\n    return torch.device(arg)\n\n\ndef index(device):\n    for prefix in "cuda:", "none":\n        device = device.replace(prefix, "")\n    return device\n',
-             'def pick(i):\n    arg = f"npu:{i}"\n    return torch.device(arg)\n\n\ndef index(device):\n    for prefix in "npu:", "none":\n        device = device.replace(prefix, "")\n    return device\n'),
+    example=('def pick(i):\n'
+             '    arg = f"cuda:{i}"\n'
+             '    return torch.device(arg)\n'
+             '\n'
+             '\n'
+             'def index(device):\n'
+             '    for prefix in "cuda:", "none":\n'
+             '        device = device.replace(prefix, "")\n'
+             '    return device\n',
+             'def pick(i):\n'
+             '    arg = f"npu:{i}"\n'
+             '    return torch.device(arg)\n'
+             '\n'
+             '\n'
+             'def index(device):\n'
+             '    for prefix in "npu:", "none":\n'
+             '        device = device.replace(prefix, "")\n'
+             '    return device\n'),
 )
 
 TP208 = _define(
     'TP208', 'oom-message', 'device-string', CONVERT, REWRITE,
-    what='`"CUDA out of memory" in str(e)` -> `"out of memory" in str(e)`: the targets word it "NPU out of memory", "MLU out of memory", ..., so the CUDA text never matches there (yolox, detectron2\'s retry_if_cuda_oom). Only `in` / `not in` tests change.',
-    example=('if "CUDA out of memory" not in str(e):\n    raise\n',
-             'if "out of memory" not in str(e):\n    raise\n'),
+    what=('`"CUDA out of memory" in str(e)` -> `"out of memory" in str(e)`: the targets word it "NPU out of'
+          ' memory", "MLU out of memory", ..., so the CUDA text never matches there (yolox, detectron2\'s '
+          'retry_if_cuda_oom). Only `in` / `not in` tests change.'),
+    example=('if "CUDA out of memory" not in str(e):\n'
+             '    raise\n',
+             'if "out of memory" not in str(e):\n'
+             '    raise\n'),
 )
 
 TP209 = _define(
     'TP209', 'cuda-requirement-on-host', 'device-api', CONVERT, MAPPED,
-    what="On targets that may run on the CPU (cpu; accelerator, where there is none): `assert torch.cuda.is_available()` (or any assert about CUDA's presence or device count) -> `pass`; `if not torch.cuda.is_available(): raise ...` is reported.",
+    what=('On targets that may run on the CPU (cpu; accelerator, where there is none): `assert '
+          "torch.cuda.is_available()` (or any assert about CUDA's presence or device count) -> `pass`; `if "
+          'not torch.cuda.is_available(): raise ...` is reported.'),
     why="""\
 The assertion only held on a CUDA machine; on the CPU it would stop a program that otherwise runs.""",
 )
 
 TP210 = _define(
     'TP210', 'guard-keeps-cuda-branch', 'device-api', CONVERT, REPORT,
-    what='A CUDA availability test whose branch still calls torch.cuda APIs the target lacks keeps asking about CUDA: `torch.cuda.get_device_capability() if torch.cuda.is_available() else None` stays as it is on npu.',
+    what=('A CUDA availability test whose branch still calls torch.cuda APIs the target lacks keeps asking '
+          'about CUDA: `torch.cuda.get_device_capability() if torch.cuda.is_available() else None` stays as'
+          ' it is on npu.'),
     why="""\
 Rewritten to the target's question, the test would send the target into code that calls CUDA (on an NPU
 host `torch.npu.is_available()` is true, and the kept `torch.cuda` call fails).  Kept, the branch is
@@ -416,15 +473,21 @@ comparisons with `get_backend()` or backend variables, combined specs
 that reach one of those through a local name, `or`, or a dict lookup
 (`{"npu": "hccl"}.get(kind, "nccl")`).  Any case ("NCCL").  Any other "nccl" text is left alone.
 On the host target (cpu) comparisons stay, like device comparisons: the NCCL-only branch is skipped.""",
-    example=('dist.init_process_group("nccl", init_method=url)\nif dist.get_backend() == "nccl":\n    pass\n',
-             'dist.init_process_group("hccl", init_method=url)\nif dist.get_backend() == "hccl":\n    pass\n'),
+    example=('dist.init_process_group("nccl", init_method=url)\n'
+             'if dist.get_backend() == "nccl":\n'
+             '    pass\n',
+             'dist.init_process_group("hccl", init_method=url)\n'
+             'if dist.get_backend() == "hccl":\n'
+             '    pass\n'),
 )
 
 TP302 = _define(
     'TP302', 'nccl-availability', 'distributed', CONVERT, REWRITE,
     what='`is_nccl_available()` -> `is_backend_available("<backend>")`; `Backend.NCCL` -> the backend string.',
-    example=('ok = dist.is_nccl_available()\nb = dist.Backend.NCCL\n',
-             'ok = dist.is_backend_available("hccl")\nb = "hccl"\n'),
+    example=('ok = dist.is_nccl_available()\n'
+             'b = dist.Backend.NCCL\n',
+             'ok = dist.is_backend_available("hccl")\n'
+             'b = "hccl"\n'),
 )
 
 TP303 = _define(
@@ -434,7 +497,11 @@ TP303 = _define(
 
 TP304 = _define(
     'TP304', 'ddp-device-ids', 'distributed', CONVERT, REWRITE,
-    what='On the host target (cpu): `DistributedDataParallel(..., device_ids=[rank], output_device=rank)` (or positional) -> `None`. PyTorch refuses device ids for a CPU module ("device_ids and output_device arguments only work with single-device/multiple-device GPU modules or CPU modules"). On the device-agnostic target (accelerator) they become `None` where there is no accelerator; the vendor targets keep them (their modules live on the indexed device).',
+    what=('On the host target (cpu): `DistributedDataParallel(..., device_ids=[rank], output_device=rank)` '
+          '(or positional) -> `None`. PyTorch refuses device ids for a CPU module ("device_ids and '
+          'output_device arguments only work with single-device/multiple-device GPU modules or CPU '
+          'modules"). On the device-agnostic target (accelerator) they become `None` where there is no '
+          'accelerator; the vendor targets keep them (their modules live on the indexed device).'),
 )
 
 TP401 = _define(
@@ -446,8 +513,10 @@ os.environ`, keys of dict literals and `environ.update(X=...)` keywords.  The
 target file maps each name (`CUDA_VISIBLE_DEVICES` -> `ASCEND_RT_VISIBLE_DEVICES`,
 `TORCH_NCCL_BLOCKING_WAIT` -> `TORCH_HCCL_BLOCKING_WAIT`, ...); names it cannot map
 are reported.""",
-    example=('os.environ["CUDA_VISIBLE_DEVICES"] = "0,1"\ngpus = os.getenv("CUDA_VISIBLE_DEVICES", "")\n',
-             'os.environ["ASCEND_RT_VISIBLE_DEVICES"] = "0,1"\ngpus = os.getenv("ASCEND_RT_VISIBLE_DEVICES", "")\n'),
+    example=('os.environ["CUDA_VISIBLE_DEVICES"] = "0,1"\n'
+             'gpus = os.getenv("CUDA_VISIBLE_DEVICES", "")\n',
+             'os.environ["ASCEND_RT_VISIBLE_DEVICES"] = "0,1"\n'
+             'gpus = os.getenv("ASCEND_RT_VISIBLE_DEVICES", "")\n'),
 )
 
 TP402 = _define(
@@ -457,7 +526,9 @@ TP402 = _define(
 
 TP403 = _define(
     'TP403', 'config-device-values', 'device-string', CONVERT, REPORT,
-    what='`device: cuda`, `"backend": "nccl"`, `device = "cuda:0"` in YAML/JSON/TOML/INI files: reported with file:line and the target\'s value (configs are the project\'s; convert copies them unchanged).',
+    what=('`device: cuda`, `"backend": "nccl"`, `device = "cuda:0"` in YAML/JSON/TOML/INI files: reported '
+          "with file:line and the target's value (configs are the project's; convert copies them "
+          'unchanged).'),
 )
 
 TP501 = _define(
@@ -468,8 +539,10 @@ Targets with their own method (npu, mlu, musa, xpu) keep every argument
 (`non_blocking=True`, `args.gpu`, `device=`).  The others get `.to(...)`: a
 positional device index is dropped where the target has one device (mps, cpu)
 and reported; `non_blocking` and `memory_format` are kept as keywords.""",
-    example=('x = x.cuda(non_blocking=True)\nmodel.cuda(args.gpu)\n',
-             'x = x.npu(non_blocking=True)\nmodel.npu(args.gpu)\n'),
+    example=('x = x.cuda(non_blocking=True)\n'
+             'model.cuda(args.gpu)\n',
+             'x = x.npu(non_blocking=True)\n'
+             'model.npu(args.gpu)\n'),
 )
 
 TP502 = _define(
@@ -481,8 +554,10 @@ A tensor's `is_cuda` cannot be assigned: where the file assigns `<receiver>.is_c
 and its reads stay as they are (the value assigned is converted by the device rules).
 On the host target (cpu) `is_cuda` stays: it is False there, so the project's CPU branch runs;
 an `assert x.is_cuda` is reported, since it now fails.""",
-    example=('if x.is_cuda:\n    pass\n',
-             'if x.is_npu:\n    pass\n'),
+    example=('if x.is_cuda:\n'
+             '    pass\n',
+             'if x.is_npu:\n'
+             '    pass\n'),
 )
 
 TP503 = _define(
@@ -492,7 +567,8 @@ TP503 = _define(
 
 TP504 = _define(
     'TP504', 'record-stream-on-host', 'tensor-method', CONVERT, MAPPED,
-    what='On the host target (cpu): `x.record_stream(stream)` -> `pass`; on accelerator it runs only where there is an accelerator.',
+    what=('On the host target (cpu): `x.record_stream(stream)` -> `pass`; on accelerator it runs only where'
+          ' there is an accelerator.'),
     why="""\
 A CPU tensor's memory is not tied to a stream, and PyTorch refuses the call on one ("unknown
 parameter type", torch 2.13.0), so a prefetcher that records its batches on the current stream (yolox)
@@ -507,8 +583,12 @@ TP601 = _define(
 `use_cuda` is deprecated in PyTorch; `use_device` names the device to profile.
 Sort keys `cuda_time_total`, `self_cuda_time_total`, `cuda_memory_usage` become
 `device_time_total`, ... which every backend understands.""",
-    example=('with torch.autograd.profiler.profile(use_cuda=True) as prof:\n    pass\nprint(prof.key_averages().table(sort_by="cuda_time_total"))\n',
-             'with torch.autograd.profiler.profile(use_device="npu") as prof:\n    pass\nprint(prof.key_averages().table(sort_by="device_time_total"))\n'),
+    example=('with torch.autograd.profiler.profile(use_cuda=True) as prof:\n'
+             '    pass\n'
+             'print(prof.key_averages().table(sort_by="cuda_time_total"))\n',
+             'with torch.autograd.profiler.profile(use_device="npu") as prof:\n'
+             '    pass\n'
+             'print(prof.key_averages().table(sort_by="device_time_total"))\n'),
 )
 
 TP701 = _define(
@@ -522,7 +602,8 @@ Its options and output format differ per vendor, so the command is not rewritten
 
 TP702 = _define(
     'TP702', 'cpp-extension-build', 'extension', CONVERT, REPORT,
-    what='JIT CUDA builds (`cpp_extension.load/load_inline` with `.cu` sources, `cuda_sources` or `with_cuda`): reported.',
+    what=('JIT CUDA builds (`cpp_extension.load/load_inline` with `.cu` sources, `cuda_sources` or '
+          '`with_cuda`): reported.'),
     why="""\
 Renaming `extra_cuda_cflags` would only produce a TypeError; the kernels need porting first
 (`torchport port-ext`).  nvcc flags alone with sources it cannot see (yolox's C++-only jit_ops) are
@@ -549,8 +630,10 @@ TP705 = _define(
 TP801 = _define(
     'TP801', 'shell-env-vars', 'env-var', CONVERT, MAPPED,
     what="CUDA/NCCL variables in launch scripts (`export X=`, `X=0 python ...`, `$X`) -> the target's names.",
-    example=('export CUDA_VISIBLE_DEVICES=0,1\nCUDA_VISIBLE_DEVICES=0 python train.py\n',
-             'export ASCEND_RT_VISIBLE_DEVICES=0,1\nASCEND_RT_VISIBLE_DEVICES=0 python train.py\n'),
+    example=('export CUDA_VISIBLE_DEVICES=0,1\n'
+             'CUDA_VISIBLE_DEVICES=0 python train.py\n',
+             'export ASCEND_RT_VISIBLE_DEVICES=0,1\n'
+             'ASCEND_RT_VISIBLE_DEVICES=0 python train.py\n'),
 )
 
 TP802 = _define(
@@ -601,12 +684,14 @@ Warp size and matrix units differ per vendor.""",
 
 TP906 = _define(
     'TP906', 'cuda-runtime-calls', 'extension', ANALYZE, REPORT,
-    what='CUDA runtime/library calls in C++ (`cudaMalloc`, `cublas*`, `at::cuda::...`): one finding per file with the count.',
+    what=('CUDA runtime/library calls in C++ (`cudaMalloc`, `cublas*`, `at::cuda::...`): one finding per '
+          'file with the count.'),
 )
 
 TP907 = _define(
     'TP907', 'exported-ops', 'extension', ANALYZE, REPORT,
-    what='Ops a C++ extension exports to Python (pybind11 `m.def`, `TORCH_LIBRARY`), with the Python call sites using them.',
+    what=('Ops a C++ extension exports to Python (pybind11 `m.def`, `TORCH_LIBRARY`), with the Python call '
+          'sites using them.'),
 )
 
 TP908 = _define(
@@ -616,12 +701,14 @@ TP908 = _define(
 
 TP909 = _define(
     'TP909', 'cuda-only-dependency', 'third-party', ANALYZE, REPORT,
-    what='A declared dependency (requirements, setup.py, setup.cfg, pyproject.toml) on a package from kb/packages.toml.',
+    what=('A declared dependency (requirements, setup.py, setup.cfg, pyproject.toml) on a package from '
+          'kb/packages.toml.'),
 )
 
 TP910 = _define(
     'TP910', 'cuda-torch-build', 'third-party', ANALYZE, REPORT,
-    what="A pinned CUDA build of PyTorch (`+cu118` versions, the cuXXX wheel index): install the target's build instead.",
+    what=("A pinned CUDA build of PyTorch (`+cu118` versions, the cuXXX wheel index): install the target's "
+          'build instead.'),
 )
 
 TP950 = _define(
@@ -644,17 +731,22 @@ TP952 = _define(
 
 TP955 = _define(
     'TP955', 'port-needs-review', 'port', PORT, REPORT,
-    what='Code no mapping can port faithfully, reported at file:line with the reason: inline PTX, `__CUDA_ARCH__`/`CUDA_VERSION` checks, warp intrinsics and masks, literal warp sizes, cooperative launches, tensor-core intrinsics (`wmma`, `mma.sync`).',
+    what=('Code no mapping can port faithfully, reported at file:line with the reason: inline PTX, '
+          '`__CUDA_ARCH__`/`CUDA_VERSION` checks, warp intrinsics and masks, literal warp sizes, '
+          'cooperative launches, tensor-core intrinsics (`wmma`, `mma.sync`).'),
 )
 
 TP956 = _define(
     'TP956', 'port-build-glue', 'port', PORT, REWRITE,
-    what="setup.py / `load()` / CMake: extension classes, compiler keys, env switches and renamed source names -> the target's build (MUSA: `torch_musa.utils.musa_extension.MUSAExtension`, `mcc`, `FORCE_MUSA`); CUDA-only CMake commands are reported.",
+    what=('setup.py / `load()` / CMake: extension classes, compiler keys, env switches and renamed source '
+          "names -> the target's build (MUSA: `torch_musa.utils.musa_extension.MUSAExtension`, `mcc`, "
+          '`FORCE_MUSA`); CUDA-only CMake commands are reported.'),
 )
 
 TP957 = _define(
     'TP957', 'port-include-check', 'port', PORT, REPORT,
-    what='After porting, every quoted `#include` that named a project file must still name it (under its new name); one that does not is reported as an error. Checked on every run.',
+    what=('After porting, every quoted `#include` that named a project file must still name it (under its '
+          'new name); one that does not is reported as an error. Checked on every run.'),
 )
 
 TP961 = _define(
