@@ -12,7 +12,7 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 from ..core import edits as edit_ops
 from ..core.edits import Edit
@@ -62,7 +62,7 @@ class FileContext:
         self.findings: list[Finding] = []     # findings without an edit
         self.parent: Optional[ast.AST] = None  # set by the walker before each check
         self.tree: Optional[ast.Module] = None
-        self.parents = dict                      # () -> {id(node): parent}, for the data-flow rules
+        self.parents: Callable[[], dict] = dict  # () -> {id(node): parent}, for the data-flow rules
         self.needs_imports: set = set()           # top-level packages a rewrite named but the file lacks
         self.needs_register = False
         self.first_torch_import: Optional[ast.stmt] = None

@@ -1,6 +1,8 @@
 """Launch scripts (*.sh): environment variables, backend flags and nvidia-smi, outside comments."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import re
 
 from ..core import edits as edit_ops
@@ -9,6 +11,9 @@ from .context import FileContext
 from ..core import codes
 from .checkers import Phase, checker
 from .rules.env import ENV_NAME, env_decision
+
+if TYPE_CHECKING:
+    from .context import FileContext
 
 SHELL_SUFFIXES = (".sh", ".bash")
 _ENV_WORD = re.compile(r"(?<![\w$])\$?\{?((?:CUDA|NCCL|TORCH_NCCL|NVIDIA|PYTORCH_CUDA|PYTORCH_NO_CUDA)_[A-Z0-9_]*)\b")
@@ -46,7 +51,7 @@ def code_spans(line: str):
 
 
 @checker(codes.TP801, phase=Phase.SHELL, triggers=("cuda_", "nccl_"))
-def shell_env_vars(ctx, start, code):
+def shell_env_vars(ctx: FileContext, start: int, code: str) -> None:
     r = codes.TP801
     for m in _ENV_WORD.finditer(code):
         name = m.group(1)
@@ -61,7 +66,7 @@ def shell_env_vars(ctx, start, code):
 
 
 @checker(codes.TP802, phase=Phase.SHELL, triggers=("nccl",))
-def shell_backend_flags(ctx, start, code):
+def shell_backend_flags(ctx: FileContext, start: int, code: str) -> None:
     if not ctx.target.backend or ctx.target.backend_expr:
         return
     for m in _BACKEND_FLAG.finditer(code):
@@ -73,7 +78,7 @@ _DEVICE_FLAG = re.compile(_flag("device") + r"(=|\s+)(['\"]?)(cuda(?::\d+)?)\3(?
 
 
 @checker(codes.TP804, phase=Phase.SHELL, triggers=("cuda",))
-def shell_device_flags(ctx, start, code):
+def shell_device_flags(ctx: FileContext, start: int, code: str) -> None:
     t = ctx.target
     if not t.device:
         return
@@ -85,7 +90,7 @@ def shell_device_flags(ctx, start, code):
 
 
 @checker(codes.TP803, phase=Phase.SHELL, triggers=("nvidia-smi",))
-def shell_nvidia_smi(ctx, start, code):
+def shell_nvidia_smi(ctx: FileContext, start: int, code: str) -> None:
     for m in _NVIDIA_SMI.finditer(code):
         tool = ctx.target.smi
         ctx.report_span(start + m.start(), start + m.end(), codes.TP803, ADVICE,

@@ -44,7 +44,8 @@ def interpreter(argv: list) -> Optional[str]:
 
 
 def _version_matches(word: str) -> bool:
-    named = _PYTHON.match(Path(word).name).group(1)
+    match = _PYTHON.match(Path(word).name)
+    named = match.group(1) if match else None
     ours = [str(n) for n in sys.version_info[:3]]
     return not named or named.split(".") == ours[:len(named.split("."))]
 

@@ -33,7 +33,7 @@ def json_kind(value) -> str:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
-    kinds = {str: "a string", list: "an array", dict: "an object"}
+    kinds: dict = {str: "a string", list: "an array", dict: "an object"}
     if type(value) in kinds:
         return kinds[type(value)]
     if isinstance(value, float) and not math.isfinite(value):

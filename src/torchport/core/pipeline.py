@@ -23,8 +23,11 @@ R = TypeVar("R")
 class _Words(str, enum.Enum):
     """Members are their words wherever they are printed or compared (`f"{mode}" == mode == "write"`)."""
 
-    __str__ = str.__str__
-    __format__ = str.__format__
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
 
 
 class Mode(_Words):

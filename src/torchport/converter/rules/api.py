@@ -9,6 +9,8 @@ the file can follow, so a file never mixes both meanings of one name.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import ast
 import re
 
@@ -16,6 +18,10 @@ from ...core.finding import ADVICE, UNSUPPORTED
 from ...core import codes
 from ...kb.apimap import ADAPT, KEEP, MAP
 from ..checkers import Phase, checker
+
+if TYPE_CHECKING:
+    from ..context import FileContext
+    from ..python import Ref
 
 # resolution category -> the code that reports it
 CATEGORY_CODE = {
@@ -148,7 +154,7 @@ def report_unconverted(ctx, node, res, r, why: str = "") -> None:
 
 
 @checker(*REFERENCE_CODES, phase=Phase.REFERENCE, triggers=("cuda", "cudnn", "nccl", "nvtx", "dataparallel", "cpp_extension"))
-def check_reference(ref, ctx):
+def check_reference(ref: Ref, ctx: FileContext) -> None:
     """Resolve every use of an imported name against the target; the category picks the code."""
     res = ctx.api.resolve(ref.qualname)
     if res is None:
@@ -311,7 +317,7 @@ TENSOR_TYPE_NAME = re.compile(r"torch\.cuda\.[A-Za-z0-9]*Tensor")
 
 
 @checker(codes.TP118, nodes=(ast.Constant,), triggers=("Tensor",))
-def tensor_type_string(node, ctx):
+def tensor_type_string(node: ast.Constant, ctx: FileContext) -> None:
     if not (isinstance(node.value, str) and TENSOR_TYPE_NAME.fullmatch(node.value)):
         return
     res = ctx.api.resolve(node.value)

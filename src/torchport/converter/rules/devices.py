@@ -8,6 +8,8 @@ messages, docstrings and other text are never touched.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import ast
 import re
 
@@ -16,6 +18,9 @@ from ..flow import lookups, loop_slot, reads, scope_of, sources, use_site
 from ...core import codes
 from ..checkers import Phase, checker
 from .api import device_argument, in_branch_of, in_fstring
+
+if TYPE_CHECKING:
+    from ..context import FileContext
 
 # "cuda", "cuda:0", index templates "cuda:{}", "cuda:{0}", "cuda:{rank}", "cuda:%d", "cuda:%s",
 # and the bare prefix "cuda:" ("cuda:" + str(rank), device.replace("cuda:", ""))
@@ -302,7 +307,7 @@ def device_slot(ctx, expr) -> str:
 
 
 @checker(codes.TP201, nodes=(ast.Call,), triggers=("cuda",))
-def device_arguments(node, ctx):
+def device_arguments(node: ast.Call, ctx: FileContext) -> None:
     r = codes.TP201
     spec = device_spec(ctx, node)
     if spec is not None:
@@ -336,7 +341,7 @@ def device_arguments(node, ctx):
 
 
 @checker(codes.TP202, nodes=(ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda), triggers=("cuda",))
-def device_defaults(node, ctx):
+def device_defaults(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, ctx: FileContext) -> None:
     for arg, default in param_defaults(node):
         if not DEVICE_NAME.search(arg.arg):
             continue
@@ -350,7 +355,7 @@ def device_defaults(node, ctx):
 
 
 @checker(codes.TP203, nodes=(ast.Assign, ast.AnnAssign, ast.Dict), triggers=("cuda",))
-def device_variables(node, ctx):
+def device_variables(node: ast.Assign | ast.AnnAssign | ast.Dict, ctx: FileContext) -> None:
     r = codes.TP203
     if isinstance(node, ast.Dict):
         for key, value in zip(node.keys, node.values):
@@ -370,7 +375,7 @@ def device_variables(node, ctx):
 
 
 @checker(codes.TP204, nodes=(ast.Compare, ast.Call), triggers=("cuda",))
-def device_comparisons(node, ctx):
+def device_comparisons(node: ast.Compare | ast.Call, ctx: FileContext) -> None:
     if isinstance(node, ast.Call):
         func = node.func
         if not (isinstance(func, ast.Attribute) and func.attr in STRING_QUERIES and node.args
@@ -397,7 +402,7 @@ def _device_choice(node) -> bool:
 
 
 @checker(codes.TP205, nodes=(ast.Call, ast.BinOp, ast.JoinedStr, ast.IfExp), triggers=("cuda",))
-def device_templates(node, ctx):
+def device_templates(node: ast.Call | ast.BinOp | ast.JoinedStr | ast.IfExp, ctx: FileContext) -> None:
     r = codes.TP205
     if isinstance(node, ast.IfExp):
         if _device_choice(node):
@@ -420,14 +425,17 @@ def device_templates(node, ctx):
 
 
 @checker(codes.TP207, nodes=(ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor), triggers=("cuda",))
-def device_data_flow(node, ctx):
+def device_data_flow(
+        node: ast.Assign | ast.AnnAssign | ast.NamedExpr | ast.For | ast.AsyncFor, ctx: FileContext) -> None:
+    targets: list
+    bound: list
     if isinstance(node, (ast.For, ast.AsyncFor)):
-        names = [node.target]
+        targets = [node.target]
         bound = node.iter.elts if isinstance(node.iter, (ast.Tuple, ast.List, ast.Set)) else []
     else:
-        names = node.targets if isinstance(node, ast.Assign) else [node.target]
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         bound = [node.value]
-    names = [t.id for t in names if isinstance(t, ast.Name) and not DEVICE_NAME.search(t.id)]
+    names = [t.id for t in targets if isinstance(t, ast.Name) and not DEVICE_NAME.search(t.id)]
     parents = ctx.parents()
     literals = [leaf for value in bound for leaf in sources(parents, value)
                 if id(leaf) not in ctx.handled and holds_device_string(leaf)]
@@ -457,7 +465,7 @@ def under_cuda_question(ctx, node) -> bool:
 
 
 @checker(codes.TP206, nodes=(ast.Constant,), triggers=("cuda",))
-def other_device_strings(node, ctx):
+def other_device_strings(node: ast.Constant, ctx: FileContext) -> None:
     if id(node) in ctx.handled or not isinstance(node.value, str) or not PLAIN_DEVICE.match(node.value):
         return
     parent = ctx.parent

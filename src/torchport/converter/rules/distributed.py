@@ -1,6 +1,8 @@
 """Collective backends: "nccl" -> the target's backend, in backend positions only."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import ast
 import re
 
@@ -10,6 +12,9 @@ from ...core import codes
 from ..checkers import Phase, checker
 from .api import guard_value
 from .devices import last_name, option_name, param_defaults
+
+if TYPE_CHECKING:
+    from ..context import FileContext
 
 BACKEND_NAME = re.compile(r"(?:^|_)backend$", re.IGNORECASE)
 BACKEND_CALLS = {  # callee -> positional index of its backend argument
@@ -34,9 +39,9 @@ def backend_text(ctx, value: str):
     if len(pairs) > 1 and all(_PAIR.fullmatch(p) for p in pairs) and "cuda:nccl" in value.replace(" ", "").lower():
         if not t.device:
             return None
-        out = {}
+        out: dict = {}
         for p in pairs:
-            dev, backend = _PAIR.fullmatch(p).groups()
+            dev, backend = _PAIR.fullmatch(p).groups()  # type: ignore[union-attr]  # every pair matched above
             if (dev, backend.lower()) == ("cuda", "nccl"):
                 dev, backend = t.device, t.backend
             out.setdefault(dev, backend)
@@ -105,7 +110,8 @@ def _is_backend_valued(node) -> bool:
 
 @checker(codes.TP301, nodes=(ast.Call, ast.Compare, ast.Assign, ast.AnnAssign, ast.FunctionDef, ast.AsyncFunctionDef, ast.Dict,
              ast.IfExp, ast.For), triggers=("nccl",))
-def backend_strings(node, ctx):
+def backend_strings(
+        node: ast.Call | ast.Compare | ast.Assign | ast.AnnAssign | ast.FunctionDef | ast.AsyncFunctionDef | ast.Dict | ast.IfExp | ast.For, ctx: FileContext) -> None:
     r = codes.TP301
     if isinstance(node, ast.Call):
         q = ctx.qualname(node.func)
@@ -164,7 +170,7 @@ def backend_strings(node, ctx):
 
 
 @checker(codes.TP302, nodes=(ast.Call, ast.Attribute), triggers=("nccl",))
-def nccl_availability(node, ctx):
+def nccl_availability(node: ast.Call | ast.Attribute, ctx: FileContext) -> None:
     r = codes.TP302
     if isinstance(node, ast.Call):
         q = ctx.qualname(node.func)
@@ -181,7 +187,7 @@ def nccl_availability(node, ctx):
 
 
 @checker(codes.TP303, nodes=(ast.Constant,), triggers=("nccl",))
-def nccl_other(node, ctx):
+def nccl_other(node: ast.Constant, ctx: FileContext) -> None:
     if id(node) in ctx.handled or not isinstance(node.value, str) or node.value.lower() != "nccl" \
             or isinstance(ctx.parent, ast.Expr):
         return
@@ -193,7 +199,7 @@ DDP = {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distribut
 
 
 @checker(codes.TP304, nodes=(ast.Call,), triggers=("device_ids", "output_device", "distributeddataparallel"))
-def ddp_device_ids(node, ctx):
+def ddp_device_ids(node: ast.Call, ctx: FileContext) -> None:
     t = ctx.target
     if not (t.host or not t.device) or ctx.qualname(node.func) not in DDP:
         return

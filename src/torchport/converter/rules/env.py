@@ -1,6 +1,8 @@
 """Environment variables: CUDA_VISIBLE_DEVICES & co. -> the target's variables, in env positions."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import ast
 import re
 
@@ -8,6 +10,9 @@ from ...core.finding import ADVICE
 from ...core import codes
 from ..checkers import Phase, checker
 from .devices import last_name
+
+if TYPE_CHECKING:
+    from ..context import FileContext
 
 ENV_NAME = re.compile(r"(?:CUDA_[A-Z0-9_]+|(?:TORCH_)?NCCL_[A-Z0-9_]+|NVIDIA_VISIBLE_DEVICES|"
                       r"PYTORCH_(?:NO_)?CUDA_[A-Z0-9_]+)\Z")
@@ -48,7 +53,7 @@ def _env_constant(node) -> bool:
 
 
 @checker(codes.TP401, nodes=(ast.Subscript, ast.Call, ast.Compare, ast.Dict), triggers=("cuda_", "nccl_", "nvidia_visible"))
-def env_vars(node, ctx):
+def env_vars(node: ast.Subscript | ast.Call | ast.Compare | ast.Dict, ctx: FileContext) -> None:
     r = codes.TP401
     if isinstance(node, ast.Subscript):
         if _env_constant(node.slice) and _is_env_holder(ctx, node.value):
@@ -56,11 +61,11 @@ def env_vars(node, ctx):
     elif isinstance(node, ast.Call):
         func = node.func
         q = ctx.qualname(func)
-        method = func.attr if isinstance(func, ast.Attribute) else ""
-        if q in ENV_FUNCS or (method in ("get", "setdefault", "pop") and _is_env_holder(ctx, func.value)):
+        method, holder = (func.attr, func.value) if isinstance(func, ast.Attribute) else ("", None)
+        if q in ENV_FUNCS or (method in ("get", "setdefault", "pop") and _is_env_holder(ctx, holder)):
             if node.args and _env_constant(node.args[0]):
                 _rewrite_name(ctx, node.args[0], r)
-        if method == "update" and _is_env_holder(ctx, func.value):
+        if method == "update" and _is_env_holder(ctx, holder):
             for k in node.keywords:
                 if k.arg and ENV_NAME.match(k.arg):
                     new, message = env_decision(ctx, k.arg)
@@ -80,7 +85,7 @@ def env_vars(node, ctx):
 
 
 @checker(codes.TP402, nodes=(ast.Constant,), triggers=("cuda_visible", "nccl_"))
-def env_vars_elsewhere(node, ctx):
+def env_vars_elsewhere(node: ast.Constant, ctx: FileContext) -> None:
     if id(node) in ctx.handled or not isinstance(node.value, str) or isinstance(ctx.parent, ast.Expr):
         return
     m = ENV_IN_TEXT.search(node.value)

@@ -8,6 +8,8 @@ converted program does runs there (yolox's distributed worker, on gloo).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import ast
 
 from ...core.finding import ADVICE, UNSUPPORTED
@@ -15,9 +17,12 @@ from ...core import codes
 from ..checkers import Phase, checker
 from .devices import asks_for_cuda
 
+if TYPE_CHECKING:
+    from ..context import FileContext
+
 
 @checker(codes.TP209, nodes=(ast.Assert, ast.If), triggers=("is_available", "device_count", "is_initialized"))
-def cuda_requirement(node, ctx):
+def cuda_requirement(node: ast.Assert | ast.If, ctx: FileContext) -> None:
     if not (ctx.target.host or not ctx.target.device):
         return
     r = codes.TP209
@@ -35,7 +40,7 @@ def _inside(f, node) -> bool:
 
 
 @checker(codes.TP210, phase=Phase.FILE, triggers=("is_available", "device_count"))
-def guard_keeps_cuda_branch(tree, ctx):
+def guard_keeps_cuda_branch(tree: ast.Module, ctx: FileContext) -> None:
     if ctx.target.host:
         return  # the host target keeps every such question anyway
     left = [f for f in ctx.findings if f.action == UNSUPPORTED and f.old.startswith("torch.cuda")]

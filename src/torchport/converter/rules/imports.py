@@ -5,6 +5,8 @@ import can change depends on every use of the names it binds.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import ast
 import re
 
@@ -13,6 +15,9 @@ from ...core.finding import ADVICE, UNSUPPORTED
 from ...kb.apimap import ADAPT, KEEP, MAP, UNSUPPORTED as RES_UNSUPPORTED
 from ..checkers import Phase, checker
 from .api import REFERENCE_CODES, adapt_call, can_adapt, guard_device_call, needs_guard, rename_chain, report_unconverted, rule_for
+
+if TYPE_CHECKING:
+    from ..context import FileContext
 
 _FROM_MODULE = re.compile(r"from\s+([\w.]+)")
 
@@ -25,7 +30,7 @@ def _follows(bres, ref, res) -> bool:
 
 
 @checker(*REFERENCE_CODES, phase=Phase.FILE)
-def finalize_bindings(tree, ctx):
+def finalize_bindings(tree: ast.Module, ctx: FileContext) -> None:
     """Rewrite imports from CUDA modules when every use of the name can follow (see the TP1 family)."""
     plans: dict = {}
     for b in ctx.all_bindings():
@@ -104,6 +109,7 @@ def _rewrite_import(ctx, stmt, by_local: dict) -> None:
         groups.setdefault(module, []).append(name if name == local else f"{name} as {local}")
     if len(groups) == 1 and not renamed:
         m = _FROM_MODULE.match(ctx.text(stmt))
+        assert m is not None  # the statement is a `from` import
         start = ctx.span(stmt)[0] + m.start(1)
         ctx.replace((start, start + len(m.group(1))), next(iter(groups)), r, message, first.category)
     else:
@@ -176,7 +182,7 @@ def _imports_module(ctx, module: str) -> bool:
 
 
 @checker(codes.TP001, phase=Phase.FILE)
-def add_registration_import(tree, ctx):
+def add_registration_import(tree: ast.Module, ctx: FileContext) -> None:
     module = ctx.target.register
     wanted = ctx.edits or ctx.launch or ctx.needs_register
     if not module or not wanted or _imports_module(ctx, module):
@@ -197,6 +203,6 @@ def add_registration_import(tree, ctx):
 
 
 @checker(codes.TP002, phase=Phase.FILE)
-def add_missing_imports(tree, ctx):
+def add_missing_imports(tree: ast.Module, ctx: FileContext) -> None:
     for module in sorted(ctx.needs_imports):
         _insert_at_top(ctx, tree, f"import {module}", codes.TP002, "needed by the rewritten code")

@@ -2,11 +2,16 @@
 message has, so recovery code (retry on out-of-memory) keeps working."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import ast
 import re
 
 from ...core import codes
 from ..checkers import Phase, checker
+
+if TYPE_CHECKING:
+    from ..context import FileContext
 
 # What each target's allocator says when it is out of memory ("NPU out of memory. Tried to allocate",
 # torch_npu NPUCachingAllocator; "MLU out of memory", torch_mlu; "MUSA out of memory", torch_musa;
@@ -15,7 +20,7 @@ CUDA_OOM = re.compile(r"CUDA (?=out of memory)")
 
 
 @checker(codes.TP208, nodes=(ast.Compare,), triggers=("out of memory",))
-def oom_message(node, ctx):
+def oom_message(node: ast.Compare, ctx: FileContext) -> None:
     if not all(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
         return
     literal = node.left

@@ -1,6 +1,8 @@
 """Tensor and Module methods: `.cuda(...)` and `.is_cuda`."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import ast
 import re
 
@@ -8,6 +10,9 @@ from ...core.finding import ADVICE
 from ...core import codes
 from ..checkers import Phase, checker
 from .api import device_argument, device_guard, guard_statement, statement_alone
+
+if TYPE_CHECKING:
+    from ..context import FileContext
 
 
 # `.is_cuda = ...` or `.is_cuda: bool = ...` (not `==`), from where a receiver ends (a lookahead: one
@@ -39,7 +44,7 @@ def _is_module_ref(ctx, node) -> bool:
 
 
 @checker(codes.TP501, nodes=(ast.Call,), triggers=("cuda",))
-def cuda_method(node, ctx):
+def cuda_method(node: ast.Call, ctx: FileContext) -> None:
     func = node.func
     if not (isinstance(func, ast.Attribute) and func.attr == "cuda") or _is_module_ref(ctx, func.value):
         return
@@ -90,7 +95,7 @@ def _tail(ctx, node, attr_start):
 
 
 @checker(codes.TP502, nodes=(ast.Attribute,), triggers=("is_cuda",))
-def is_cuda(node, ctx):
+def is_cuda(node: ast.Attribute, ctx: FileContext) -> None:
     if node.attr != "is_cuda" or not isinstance(node.ctx, ast.Load):
         return
     if ctx.target.host:
@@ -111,7 +116,7 @@ def is_cuda(node, ctx):
 
 
 @checker(codes.TP503, nodes=(ast.Attribute,), triggers=("cuda",))
-def cuda_method_reference(node, ctx):
+def cuda_method_reference(node: ast.Attribute, ctx: FileContext) -> None:
     if node.attr != "cuda" or not isinstance(node.ctx, ast.Load):
         return
     owner = ctx.qualname(node.value)
@@ -130,7 +135,7 @@ def cuda_method_reference(node, ctx):
 
 
 @checker(codes.TP504, nodes=(ast.Call,), triggers=("record_stream",))
-def record_stream_on_host(node, ctx):
+def record_stream_on_host(node: ast.Call, ctx: FileContext) -> None:
     func = node.func
     t = ctx.target
     if not (t.host or not t.device) or not (isinstance(func, ast.Attribute) and func.attr == "record_stream"):

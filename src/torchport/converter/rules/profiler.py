@@ -1,11 +1,16 @@
 """Profiler arguments: `use_cuda=True`, `sort_by="cuda_time_total"`."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import ast
 
 from ...core import codes
 from ..checkers import Phase, checker
 from .api import device_argument
+
+if TYPE_CHECKING:
+    from ..context import FileContext
 
 # CUDA-named profiler table keys and their device-neutral names (torch >= 2.4)
 SORT_KEYS = {
@@ -26,7 +31,7 @@ def _profiler_call(ctx, node) -> bool:
 
 
 @checker(codes.TP601, nodes=(ast.Call,), triggers=("use_cuda", "cuda_time", "cuda_memory"))
-def profiler_arguments(node, ctx):
+def profiler_arguments(node: ast.Call, ctx: FileContext) -> None:
     r = codes.TP601
     for k in node.keywords:
         if k.arg == "use_cuda" and _profiler_call(ctx, node):

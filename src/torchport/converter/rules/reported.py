@@ -1,15 +1,20 @@
 """Things converted by hand: reported with advice, never rewritten."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import ast
 
 from ...core.finding import ADVICE, UNSUPPORTED
 from ...core import codes
 from ..checkers import Phase, checker
 
+if TYPE_CHECKING:
+    from ..context import FileContext
+
 
 @checker(codes.TP701, nodes=(ast.Constant,), triggers=("nvidia-smi", "nvidia_smi", "pynvml"))
-def nvidia_smi(node, ctx):
+def nvidia_smi(node: ast.Constant, ctx: FileContext) -> None:
     if not isinstance(node.value, str) or "nvidia-smi" not in node.value or isinstance(ctx.parent, ast.Expr):
         return
     tool = ctx.target.smi
@@ -22,7 +27,7 @@ CUDA_BUILD_KEYWORDS = ("extra_cuda_cflags", "cuda_sources", "with_cuda")
 
 
 @checker(codes.TP702, nodes=(ast.Call,), triggers=("cuda", "cpp_extension"))
-def cpp_extension_build(node, ctx):
+def cpp_extension_build(node: ast.Call, ctx: FileContext) -> None:
     q = ctx.qualname(node.func) or ""
     if q not in ("torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"):
         return
@@ -39,7 +44,7 @@ def cpp_extension_build(node, ctx):
 
 
 @checker(codes.TP704, nodes=(ast.ImportFrom,), triggers=("cuda",))
-def cuda_star_import(node, ctx):
+def cuda_star_import(node: ast.ImportFrom, ctx: FileContext) -> None:
     if node.level == 0 and node.module and (node.module == "torch.cuda" or node.module.startswith("torch.cuda.")) \
             and any(a.name == "*" for a in node.names):
         ctx.report(node, codes.TP704, UNSUPPORTED,
@@ -50,7 +55,7 @@ CAPABILITY_FIELDS = ("major", "minor", "multi_processor_count", "gcnArchName")
 
 
 @checker(codes.TP705, nodes=(ast.Attribute,), triggers=("get_device_properties",))
-def device_properties_fields(node, ctx):
+def device_properties_fields(node: ast.Attribute, ctx: FileContext) -> None:
     call = node.value
     if node.attr not in CAPABILITY_FIELDS or not isinstance(call, ast.Call):
         return
