@@ -25,7 +25,7 @@ def run_program(args, before_retry=None, **kwargs) -> subprocess.CompletedProces
     for _ in range(2):
         if p.returncode == 0 or EXIT_RACE not in (p.stderr or ""):
             break
-        warnings.warn(f"{args[:4]} died of PyTorch's exit race; ran it again")
+        warnings.warn(f"{args[:4]} died of PyTorch's exit race; ran it again", stacklevel=2)
         if before_retry:
             before_retry()
         p = subprocess.run(args, **kwargs)

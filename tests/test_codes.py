@@ -1,7 +1,6 @@
 """The code catalogue: ids and names unique, every code documented, emitted by a checker on a fixture, examples
 that hold, generated docs in sync."""
 import ast
-import dataclasses
 import json
 import re
 from pathlib import Path

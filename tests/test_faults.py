@@ -100,7 +100,7 @@ def test_links_in_the_input_point_into_the_output_tree(tmp_path, how):
     target = (src / "a.py").resolve() if how == "absolute" else Path("../p/a.py")
     (src / "link.py").symlink_to(target)
     out = tmp_path / "o"
-    for attempt in range(2):  # the second run (--force) used to write the input through the copied link
+    for _attempt in range(2):  # the second run (--force) used to write the input through the copied link
         code, _out, err = run_cli("convert", str(src), "--to", "cpu", "-o", str(out), "--force")
         assert code == 0, err
     assert (src / "a.py").read_bytes() == CUDA, "the input was written through a link in the output"

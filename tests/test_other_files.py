@@ -37,4 +37,4 @@ def test_config_settings_are_reported_and_files_mentioning_cuda_counted(tmp_path
     report = (tmp_path / "out_report" / "report.md").read_text()
     assert "## Other files that mention CUDA (5)" in report and "`README.md`" in report and "LICENSE" not in report
     a = analyze(src, "npu", write_reports=False)
-    assert sorted((f.file, f.line) for f in a.target_findings("npu") if f.rule == "TP403") == [(f, l) for f, l, _ in found]
+    assert sorted((f.file, f.line) for f in a.target_findings("npu") if f.rule == "TP403") == [(f, line) for f, line, _ in found]

@@ -10,7 +10,6 @@ import os
 import re
 import shutil
 import sys
-from pathlib import Path
 
 import pytest
 from conftest import ROOT, run_program

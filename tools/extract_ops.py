@@ -501,7 +501,8 @@ def mlu_version(git: Git, branch: str, source: str) -> dict:
     if not all(mark in fallback for mark in ("cpu_fallback", "TORCH_LIBRARY_IMPL(_, PrivateUse1",
                                              "ENABLE_FALLBACK_TO_CPU")):
         print(f"warning: {branch}: {MLU_FALLBACK} has no PrivateUse1 CPU fallback; check 'fallback'", file=sys.stderr)
-    names = lambda section: {op_name(e["func"]) for e in data.get(section) or []}
+    def names(section):
+        return {op_name(e["func"]) for e in data.get(section) or []}
     return version_record(
         vendor or None, torch or None, f"{source}@{commit} (branch {branch})", files, set(keys), names("custom"),
         key_limited={op: ks for op, ks in keys.items() if limited(ks, "PrivateUse1")},

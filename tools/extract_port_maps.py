@@ -527,7 +527,7 @@ def cmd_musa(args) -> None:
         "tables": {name: {"entries": len(tables[name]), "use": "loaded by default"} for name in loaded},
         "not_loaded": not_loaded,
     }
-    for name, info in record["not_loaded"].items():
+    for info in record["not_loaded"].values():
         info["use"] = f"not loaded by SimplePorting (excluded in {PORTER})"
     write("musa", record)
 

@@ -97,7 +97,7 @@ for cfg in ("yolov8n.yaml", "yolo11n.yaml"):
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     data = {k: v.to(device) for k, v in batch().items()}
     losses = []
-    for step in range(3):
+    for _step in range(3):
         if world > 1:   # each rank its own half of the batch, through the wrapper's forward
             mine = {k: v[rank::world] if k == "img" else v for k, v in data.items()}
             keep = mine["batch_idx"] == rank

@@ -47,7 +47,7 @@ def run(exp, device, wrap=None) -> dict:
     ema = yu.ModelEMA(model, 0.9)
     losses = []
     model.train()
-    for step in range(3):
+    for _step in range(3):
         inputs, targets = exp.preprocess(images.to(device), labels.clone().to(device), (128, 128))
         loss = model(inputs, targets)["total_loss"]
         optimizer.zero_grad()

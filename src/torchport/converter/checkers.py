@@ -49,8 +49,8 @@ def checker(*codes, phase: Phase = Phase.NODE, nodes: tuple = (), triggers: tupl
         raise ValueError("a node checker needs the ast classes it receives")
 
     def wrap(fn: Callable) -> Callable:
-        setattr(fn, "checker", Checker(fn.__name__.replace("_", "-"), tuple(codes), phase, fn, tuple(nodes),
-                                       tuple(t.lower() for t in triggers)))
+        fn.checker = Checker(fn.__name__.replace("_", "-"), tuple(codes), phase, fn,  # type: ignore[attr-defined]
+                             tuple(nodes), tuple(t.lower() for t in triggers))
         return fn
     return wrap
 

@@ -41,12 +41,12 @@ def run(items: list, init: Callable, init_args: tuple, work: Callable, n_jobs: i
     threshold = PARALLEL_MIN_BYTES if min_bytes is None else min_bytes
     if n_jobs == 1 or total < threshold or len(items) < 8:
         init(*init_args)
-        results = []
+        done_here = []
         for item in items:
-            results.append(work(item))
+            done_here.append(work(item))
             if progress:
-                progress(len(results), len(items))
-        return results
+                progress(len(done_here), len(items))
+        return done_here
     # Round-robin the costly items over many chunks so every worker gets a share of them.
     order = sorted(range(len(items)), key=lambda i: -weights[i])
     n_chunks = n_jobs * 8

@@ -315,7 +315,7 @@ def port_text(rel: str, text: str, pmap: PortMap, resolve_include) -> FilePort:
             edits.append(edit_ops.Edit(m.start(1), m.end(1), pmap.dispatch_key, f))
             converted["TORCH_LIBRARY_IMPL(..., CUDA, ...)"] += 1
     seen = reviewed
-    for regex, why, m in reviews:  # strings count (PTX lives in asm strings), comments do not
+    for _regex, why, m in reviews:  # strings count (PTX lives in asm strings), comments do not
         line = bisect.bisect_right(starts, m.start())
         code = m.group(0).strip()
         if in_comment(m.start()) or (line, code) in seen:

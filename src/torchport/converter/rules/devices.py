@@ -16,7 +16,7 @@ import re
 from ...core.finding import ADVICE
 from ..flow import lookups, loop_slot, reads, scope_of, sources, use_site
 from ...core import codes
-from ..checkers import Phase, checker
+from ..checkers import checker
 from .api import device_argument, in_branch_of, in_fstring
 
 if TYPE_CHECKING:

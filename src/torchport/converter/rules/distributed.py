@@ -9,7 +9,7 @@ import re
 from ...core.finding import ADVICE
 from ..flow import lookups, loop_slot, reads, scope_of, sources, use_site
 from ...core import codes
-from ..checkers import Phase, checker
+from ..checkers import checker
 from .api import guard_value
 from .devices import last_name, option_name, param_defaults
 

@@ -8,7 +8,7 @@ import re
 
 from ...core.finding import ADVICE
 from ...core import codes
-from ..checkers import Phase, checker
+from ..checkers import checker
 from .devices import last_name
 
 if TYPE_CHECKING:

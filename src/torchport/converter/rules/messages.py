@@ -8,7 +8,7 @@ import ast
 import re
 
 from ...core import codes
-from ..checkers import Phase, checker
+from ..checkers import checker
 
 if TYPE_CHECKING:
     from ..context import FileContext

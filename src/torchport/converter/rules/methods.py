@@ -8,7 +8,7 @@ import re
 
 from ...core.finding import ADVICE
 from ...core import codes
-from ..checkers import Phase, checker
+from ..checkers import checker
 from .api import device_argument, device_guard, guard_statement, statement_alone
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 import ast
 
 from ...core import codes
-from ..checkers import Phase, checker
+from ..checkers import checker
 from .api import device_argument
 
 if TYPE_CHECKING:

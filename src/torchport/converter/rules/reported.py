@@ -7,7 +7,7 @@ import ast
 
 from ...core.finding import ADVICE, UNSUPPORTED
 from ...core import codes
-from ..checkers import Phase, checker
+from ..checkers import checker
 
 if TYPE_CHECKING:
     from ..context import FileContext
