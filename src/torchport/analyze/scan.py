@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from ..core import codes
-from ..core.pipeline import Outcome, guarded, outcome
+from ..core.pipeline import FileResult, guarded
 from ..converter import config
 from ..converter.python import SourceFile
 from ..core.words import trie_pattern
@@ -118,20 +118,23 @@ def call_sites(rel: str, text: str, pattern) -> list:
 
 
 @dataclass
-class FileScan:
-    path: str
-    kind: str                          # python | shell | native | deps | other
-    status: str                        # scanned | clean | error | skipped
+class FileScan(FileResult):
+    """status: scanned | clean | error | skipped; `findings` are the target-independent ones (`common`)."""
+
+    kind: str = "other"                # python | shell | native | deps | other
     lines: int = 0
     per_target: dict = field(default_factory=dict)    # target -> [Finding] (what convert reports)
-    common: list = field(default_factory=list)        # target-independent findings
-    native: NativeScan = None
+    native: Optional[NativeScan] = None
     edits: dict = field(default_factory=dict)         # target -> [Edit] convert would make (keep_edits only)
-    trace: str = ""                                   # torchport failed on this file: the traceback
 
     @property
-    def outcome(self) -> Outcome:
-        return outcome(self.status, self.common)
+    def common(self) -> list:
+        """Target-independent findings: packages, dependencies, C++ sources, errors."""
+        return self.findings
+
+    @common.setter
+    def common(self, value: list) -> None:
+        self.findings = value
 
 
 class Analyzer:
@@ -150,9 +153,9 @@ class Analyzer:
         rel = entry.rel
         problem = tree.problem_finding(entry)
         if problem is not None:
-            return FileScan(rel, "other", "error" if problem.action == ERROR else "skipped", common=[problem])
+            return FileScan(rel, "error" if problem.action == ERROR else "skipped", kind="other", findings=[problem])
         if entry.kind != "file" or entry.excluded:
-            return FileScan(rel, "other", "skipped")
+            return FileScan(rel, "skipped", kind="other")
         kind = kind_of(rel)
         if rel.endswith(NATIVE_SUFFIXES):
             kind = "native"
@@ -163,14 +166,14 @@ class Analyzer:
         try:
             data = tree.read_bytes(entry.src)
         except OSError as e:
-            return FileScan(rel, kind, "error", common=[tree.read_error(rel, e)])
+            return FileScan(rel, "error", kind=kind, findings=[tree.read_error(rel, e)])
         text = decode(data) if kind != "native" or b"\0" not in data else None  # NULs: UTF-16, or binary
         if text is None:
-            return FileScan(rel, kind, "error", data.count(b"\n") + 1,
-                            common=[Finding(rel, 1, 1, codes.TP000.id, "input", ERROR, message=(
-                                "cannot decode the file" if b"\0" not in data else
-                                "not scanned: the file holds NUL bytes (UTF-16 or binary, not source text)"))])
-        result = FileScan(rel, kind, "scanned", text.text.count("\n") + 1)
+            return FileScan(rel, "error", kind=kind, lines=data.count(b"\n") + 1, findings=[Finding(
+                rel, 1, 1, codes.TP000.id, "input", ERROR, message=(
+                    "cannot decode the file" if b"\0" not in data else
+                    "not scanned: the file holds NUL bytes (UTF-16 or binary, not source text)"))])
+        result = FileScan(rel, "scanned", kind=kind, lines=text.text.count("\n") + 1)
         if kind == "python":
             self._python(result, text)
             if is_dependency_file(rel):  # setup.py
@@ -200,7 +203,7 @@ class Analyzer:
 
     def _other(self, rel: str, path) -> FileScan:
         """A file convert copies: config settings reported for every target (converter/config.py)."""
-        result = FileScan(rel, "other", "skipped")
+        result = FileScan(rel, "skipped", kind="other")
         if not config.is_config(rel):
             return result
         try:
@@ -276,7 +279,7 @@ def scan_entry(entry) -> FileScan:
 
 
 def _scan_failed(rel: str, finding, trace: str) -> FileScan:
-    return FileScan(rel, kind_of(rel), "error", common=[finding], trace=trace)
+    return FileScan(rel, "error", kind=kind_of(rel), findings=[finding], trace=trace)
 
 
 def _entry_rel(entry) -> str:

@@ -29,7 +29,7 @@ class ConvertResult:
     output: Optional[str]
     report_dir: Optional[str]
     mode: str                         # write | in-place | diff | dry-run
-    files: list = field(default_factory=list)   # [FileResult]
+    files: list = field(default_factory=list)   # [ConvertedFile]
     elapsed: float = 0.0
     backup: Optional[str] = None
     rule_files: list = field(default_factory=list)
@@ -44,10 +44,10 @@ class ConvertResult:
         return "".join(r.diff for r in self.files)
 
     def texts(self, r) -> Optional[tuple]:
-        """(original text, converted text) of one FileResult of this run, or None when they cannot be read back.
+        """(original text, converted text) of one file of this run, or None when they cannot be read back.
 
         Read from where the run left them, one file at a time: the input, the converted tree, the backup
-        (--in-place); --diff and --dry-run keep the converted text in the FileResult.  A file the run
+        (--in-place); --diff and --dry-run keep the converted text in the ConvertedFile.  A file the run
         created has an empty original; a file it did not change has the same text twice."""
         from ..core.textfile import decode
 
@@ -227,11 +227,11 @@ class _Multicard:
 
     def finish(self, results: list, mode: str):
         """Fold the plan into the main file's result (its findings in original lines) and write the launcher;
-        returns the launcher's FileResult."""
+        returns the launcher's ConvertedFile."""
         from ..core.finding import INSERT, Finding
         from .multicard import LAUNCHER, line_map
         from ..core.textfile import unified_diff
-        from .run import FileResult
+        from .run import ConvertedFile
 
         main = next(r for r in results if r.path == self.rel)
         lines = line_map(self.original, self.plan.text)
@@ -245,7 +245,7 @@ class _Multicard:
             writes.write_text(self.launcher_path, self.launcher, mode=0o755 & ~writes.UMASK)
         finding = Finding(LAUNCHER, 1, 1, codes.TP966.id, "distributed-mode", INSERT, new=f"bash {LAUNCHER} -n N",
                           message=f"starts {self.rel} with torchrun, one process per device")
-        result = FileResult(LAUNCHER, "shell", "created", [finding], self.launcher.count("\n"))
+        result = ConvertedFile(LAUNCHER, "created", kind="shell", findings=[finding], lines=self.launcher.count("\n"))
         result.new_text = self.launcher
         if mode == "diff":
             result.diff = unified_diff("", self.launcher, "/dev/null", f"b/{LAUNCHER}")

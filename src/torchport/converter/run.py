@@ -11,11 +11,11 @@ import os
 import time
 import traceback
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
 
 from ..core import codes
-from ..core.pipeline import Outcome, outcome
+from ..core.pipeline import FileResult
 from ..backends import load_target
 from ..core import files as tree
 from ..core import parallel, writes
@@ -33,21 +33,13 @@ PY_SUFFIXES = (".py", ".pyw", ".pyi")
 
 
 @dataclass
-class FileResult:
-    path: str                         # relative posix path
-    kind: str                         # python | shell | other
-    status: str                       # converted | unchanged | copied | excluded | skipped | error
-    findings: list = field(default_factory=list)
-    lines: int = 0
-    diff: str = ""
-    message: str = ""
-    new_text: Optional[str] = None    # diff / dry-run: the converted text (nothing is written; report.html shows it)
-    trace: str = ""                   # a rule crashed on this file: the traceback, for torchport.log
-    mentions_cuda: bool = False       # a file copied unscanned that mentions CUDA (counted in the summary)
+class ConvertedFile(FileResult):
+    """status: converted | unchanged | copied | excluded | skipped | error (| created: the launcher)."""
 
-    @property
-    def outcome(self) -> Outcome:
-        return outcome(self.status, self.findings)
+    kind: str = "other"               # python | shell | notebook | other
+    lines: int = 0
+    new_text: Optional[str] = None    # diff / dry-run: the converted text (nothing is written; report.html shows it)
+    mentions_cuda: bool = False       # a file copied unscanned that mentions CUDA (counted in the summary)
 
 
 class Converter:
@@ -152,44 +144,45 @@ def _init_worker(target, rule_files, launch, mode, own_packages=(), roots=(None,
     _WORKER["roots"] = roots  # (input root, output root, backup root): where links point, writes may go
 
 
-def process(job) -> FileResult:
+def process(job) -> ConvertedFile:
     """Convert or copy one entry; job = (entry, dst path or None, backup path or None, source bytes to
     convert instead of the file's, or None).  Reading or writing failing is this file's error."""
     entry, dst, backup, pre = job
     try:
         return _process(entry, dst, backup, pre)
     except writes.Unreadable as e:
-        return FileResult(entry.rel, kind_of(entry.rel), "error", [tree.read_error(entry.rel, e)],
-                          message=f"cannot read: {e.strerror}")
+        return ConvertedFile(entry.rel, "error", kind=kind_of(entry.rel), findings=[tree.read_error(entry.rel, e)],
+                             message=f"cannot read: {e.strerror}")
     except OSError as e:
         what = f"cannot write this file ({e.strerror or e}); " + (
             "the original is unchanged" if _WORKER["mode"] == "in-place" else "left out of the output")
-        return FileResult(entry.rel, kind_of(entry.rel), "error",
-                          [Finding(entry.rel, 1, 1, codes.TP000.id, "output", ERROR, message=what)], message=what)
+        return ConvertedFile(entry.rel, "error", kind=kind_of(entry.rel), findings=[Finding(entry.rel, 1, 1,
+                             codes.TP000.id, "output", ERROR, message=what)], message=what)
 
 
-def _process(entry, dst, backup, pre) -> FileResult:
+def _process(entry, dst, backup, pre) -> ConvertedFile:
     conv, mode = _WORKER["conv"], _WORKER["mode"]
     src_root, out_root, backup_root = _WORKER["roots"]
     rel = entry.rel
     kind = kind_of(rel)
     problem = tree.problem_finding(entry)
     if problem is not None:
-        return FileResult(rel, kind, "error" if problem.action == ERROR else "skipped", [problem],
-                          message=problem.message)
+        return ConvertedFile(rel, "error" if problem.action == ERROR else "skipped", kind=kind, findings=[problem],
+                             message=problem.message)
     if entry.kind == "link-outside":
-        return FileResult(rel, kind, "skipped", message="symlink to outside the input: not followed, not copied")
+        return ConvertedFile(rel, "skipped", kind=kind,
+                             message="symlink to outside the input: not followed, not copied")
     if mode == "write":
         writes.make_dirs(out_root, dst.parent)
     if entry.kind == "link":
         if mode == "write":
             tree.copy_link(entry, dst, src_root, out_root)
-        return FileResult(rel, kind, "copied", message="symlink recreated")
+        return ConvertedFile(rel, "copied", kind=kind, message="symlink recreated")
     if kind == "other" or entry.excluded:
         if mode == "write":
             writes.copy_file(entry.src, dst)
         if entry.excluded:
-            return FileResult(rel, kind, "excluded")
+            return ConvertedFile(rel, "excluded", kind=kind)
         return other_file(rel, entry.src, conv.target)
     try:
         info = os.lstat(entry.src)
@@ -201,7 +194,8 @@ def _process(entry, dst, backup, pre) -> FileResult:
         if mode == "write":
             writes.write_file(dst, data, info)
         found = finding if isinstance(finding, list) else [finding]
-        return FileResult(rel, kind, "error", found, data.count(b"\n") + 1, message=what, trace=trace)
+        return ConvertedFile(rel, "error", kind=kind, findings=found, lines=data.count(b"\n") + 1, message=what,
+                             trace=trace)
 
     try:
         new, findings, lines = conv.convert_text(rel, data if pre is None else pre, kind)
@@ -227,8 +221,8 @@ def _process(entry, dst, backup, pre) -> FileResult:
     if new is None:
         if mode == "write":
             writes.write_file(dst, data, info)
-        return FileResult(rel, kind, "unchanged", findings, lines)
-    result = FileResult(rel, kind, "converted", findings, lines)
+        return ConvertedFile(rel, "unchanged", kind=kind, findings=findings, lines=lines)
+    result = ConvertedFile(rel, "converted", kind=kind, findings=findings, lines=lines)
     if mode == "write":
         writes.write_file(dst, new, info)
     elif mode == "in-place":
@@ -244,17 +238,17 @@ def _process(entry, dst, backup, pre) -> FileResult:
     return result
 
 
-def other_file(rel: str, path, target) -> FileResult:
+def other_file(rel: str, path, target) -> ConvertedFile:
     """A file convert copies unchanged: config settings reported (config.py), a mention of CUDA counted."""
     try:
         data = tree.read_bytes(path, config.MENTION_BYTES)
     except OSError:
-        return FileResult(rel, "other", "copied")
+        return ConvertedFile(rel, "copied", kind="other")
     findings, lowered = [], data.lower()
     if config.is_config(rel) and (b"cuda" in lowered or b"nccl" in lowered):
         text = decode(data)
         findings = config.config_settings(rel, text.text, target) if text is not None else []
-    return FileResult(rel, "other", "copied", findings, mentions_cuda=b"cuda" in lowered)
+    return ConvertedFile(rel, "copied", kind="other", findings=findings, mentions_cuda=b"cuda" in lowered)
 
 
 def broken_python(new: bytes, old: bytes):

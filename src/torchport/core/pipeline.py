@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 import traceback
+from dataclasses import dataclass, field
 from typing import Callable, Protocol, TypeVar
 
 from . import codes
@@ -92,6 +93,23 @@ class _Guarded:
         except (MemoryError, RecursionError, Exception) as e:  # noqa: B014 - named: they are the likely ones
             rel = self.rel_of(item)
             return self.failed(rel, internal_error(rel, e), traceback.format_exc())
+
+
+@dataclass
+class FileResult:
+    """One file of a run; each command adds its own fields (converter.run.ConvertedFile, porting.api.PortedFile,
+    analyze.scan.FileScan)."""
+
+    path: str                         # input-relative posix path
+    status: str                       # the command's word: converted, ported, scanned, copied, skipped, error...
+    findings: list = field(default_factory=list)
+    message: str = ""
+    diff: str = ""
+    trace: str = ""                   # torchport failed on this file: the traceback
+
+    @property
+    def outcome(self) -> Outcome:
+        return outcome(self.status, self.findings)
 
 
 class RunResult(Protocol):

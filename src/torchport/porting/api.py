@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..core import codes
-from ..core.pipeline import Outcome, guarded, outcome
+from ..core.pipeline import FileResult, guarded
 from . import native
 from ..analyze.scan import call_site_pattern, call_sites
 from ..backends import load_target
@@ -38,23 +38,16 @@ SCHEMA_VERSION = 1
 
 
 @dataclass
-class FileResult:
-    path: str
-    output: str
-    status: str                      # ported | unchanged | copied | ignored | error | skipped
-    findings: list = field(default_factory=list)
+class PortedFile(FileResult):
+    """status: ported | unchanged | copied | ignored | error | skipped | inventory."""
+
+    output: str = ""                 # the output's relative path (renamed: k.cu -> k.mu)
     converted: Counter = field(default_factory=Counter)
     left: Counter = field(default_factory=Counter)
     review: int = 0
     lines_changed: int = 0
-    diff: str = ""
     defines: frozenset = frozenset()
     includes: list = field(default_factory=list)  # (line, path before, path after) of quoted includes
-    trace: str = ""                  # torchport failed on this file: the traceback
-
-    @property
-    def outcome(self) -> Outcome:
-        return outcome(self.status, self.findings)
 
 
 @dataclass
@@ -92,7 +85,7 @@ class PortResult:
                 "elapsed_seconds": round(self.elapsed, 3)}
 
     def texts(self, r) -> Optional[tuple]:
-        """(original text, ported text) of one FileResult, read back from the input (or the backup after
+        """(original text, ported text) of one ported file, read back from the input (or the backup after
         --in-place) and the ported tree; None when they cannot be (--diff, inventory, unreadable)."""
         src = Path(self.input)
         base = src if src.is_dir() else src.parent
@@ -159,22 +152,22 @@ def _exists(base: str, name: str) -> bool:
     return resolver.find(f"{base}/_" if base else "_", name) is not None
 
 
-def _port_one(job) -> FileResult:
+def _port_one(job) -> PortedFile:
     """Port or copy one entry; reading or writing failing is this file's error, the run goes on."""
     entry = job[0]
     try:
         return _port_entry(*job)
     except writes.Unreadable as e:
-        return FileResult(entry.rel, entry.rel, "error", [tree.read_error(entry.rel, e)])
+        return PortedFile(entry.rel, "error", output=entry.rel, findings=[tree.read_error(entry.rel, e)])
     except OSError as e:
         what = f"cannot write this file ({e.strerror or e}); " + (
             "the original is unchanged" if _STATE["mode"] == "in-place" else "left out of the output")
-        return FileResult(entry.rel, entry.rel, "error", [Finding(entry.rel, 1, 1, codes.TP000.id, "output", ERROR,
-                                                                  message=what)])
+        return PortedFile(entry.rel, "error", output=entry.rel,
+                          findings=[Finding(entry.rel, 1, 1, codes.TP000.id, "output", ERROR, message=what)])
 
 
-def _port_failed(rel: str, finding, trace: str) -> FileResult:
-    return FileResult(rel, rel, "error", [finding], trace=trace)
+def _port_failed(rel: str, finding, trace: str) -> PortedFile:
+    return PortedFile(rel, "error", output=rel, findings=[finding], trace=trace)
 
 
 def _job_rel(job) -> str:
@@ -185,7 +178,7 @@ def _job_rel(job) -> str:
 _guarded_port = guarded(_port_one, _port_failed, _job_rel)
 
 
-def _port_entry(entry, dst, out_name, taken) -> FileResult:
+def _port_entry(entry, dst, out_name, taken) -> PortedFile:
     """out_name: the output file's name when INPUT is a single file; taken: the renamed name is another
     file of the input (k.cu next to k.mu): not renamed, not ported."""
     pmap, mode = _STATE["pmap"], _STATE["mode"]
@@ -195,9 +188,9 @@ def _port_entry(entry, dst, out_name, taken) -> FileResult:
     out_rel = out_name or (new_name(rel, pmap.suffixes) if source else rel)
     problem = tree.problem_finding(entry)
     if problem is not None:
-        return FileResult(rel, rel, "error" if problem.action == ERROR else "skipped", [problem])
+        return PortedFile(rel, "error" if problem.action == ERROR else "skipped", output=rel, findings=[problem])
     if entry.kind == "link-outside":
-        return FileResult(rel, rel, "skipped")
+        return PortedFile(rel, "skipped", output=rel)
     if taken:
         out_rel = rel
     if mode == "write":
@@ -205,22 +198,23 @@ def _port_entry(entry, dst, out_name, taken) -> FileResult:
     if entry.kind == "link":
         if mode == "write":
             tree.copy_link(entry, dst / rel, src_root, out_root)
-        return FileResult(rel, rel, "copied")
+        return PortedFile(rel, "copied", output=rel)
     build = not entry.excluded and (rel.endswith(".py") or rel.rsplit("/", 1)[-1] == "CMakeLists.txt"
                                     or rel.endswith(".cmake"))
     if taken or not (source or build):  # other files are only copied
         if mode == "write":
             writes.copy_file(entry.src, dst / out_rel)
         if taken:
-            return FileResult(rel, rel, "error", [Finding(rel, 1, 1, codes.TP000.id, "output", ERROR, message=(
-                f"not ported: its new name {new_name(rel, pmap.suffixes)} is another file of the input, which "
-                "renaming would overwrite; rename one of them and run again"))])
-        return FileResult(rel, out_rel, "ignored" if entry.excluded else "copied")
+            return PortedFile(rel, "error", output=rel, findings=[Finding(
+                rel, 1, 1, codes.TP000.id, "output", ERROR,
+                message=f"not ported: its new name {new_name(rel, pmap.suffixes)} is another file of the input, which "
+                "renaming would overwrite; rename one of them and run again")])
+        return PortedFile(rel, "ignored" if entry.excluded else "copied", output=out_rel)
     try:
         info = os.lstat(entry.src)
         data = tree.read_bytes(entry.src)
     except OSError as e:
-        return FileResult(rel, rel, "error", [tree.read_error(rel, e)])
+        return PortedFile(rel, "error", output=rel, findings=[tree.read_error(rel, e)])
     binary = b"\0" in data[:8192]
     text = decode(data) if not binary else None
     note = []
@@ -230,7 +224,7 @@ def _port_entry(entry, dst, out_name, taken) -> FileResult:
         text = Text(data.decode("latin-1"), "latin-1")
         note = [Finding(rel, 1, 1, codes.TP000.id, "input", ADVICE,
                         message="not UTF-8 or GBK: ported byte for byte, only ASCII identifiers replaced")]
-    result = FileResult(rel, out_rel, "ignored" if entry.excluded else "copied")
+    result = PortedFile(rel, "ignored" if entry.excluded else "copied", output=out_rel)
     new = None
     if text is not None and source:
         fp = port_text(rel, text.text, pmap, _STATE["resolver"])
@@ -308,7 +302,7 @@ def port(path, target: str, output=None, *, maps=(), ignore=None, in_place: bool
     result = PortResult(target, str(src), str(out) if out else None, mode, user_maps=[str(m) for m in maps])
     if mode == "inventory":
         result.inventory = inventory(entries)
-        result.files = [FileResult(e.rel, e.rel, "inventory") for e in entries
+        result.files = [PortedFile(e.rel, "inventory", output=e.rel) for e in entries
                         if e.kind == "file" and e.rel.endswith(SOURCE_SUFFIXES) and not e.excluded]
     else:
         result.map_source = pmap.source
