@@ -126,9 +126,9 @@ def test_cpu_settings():
 
 def test_required_env_from_target_data():
     rows = run_checks(NPU, good_npu(environ={"OMP_NUM_THREADS": "2"}))
-    for var in NPU.doctor.get("env", {}):
+    for var in NPU.doctor.env:
         assert by_name(rows)[var].status == FAIL
-    env = {var: "/usr/local/Ascend" for var in NPU.doctor.get("env", {})}
+    env = {var: "/usr/local/Ascend" for var in NPU.doctor.env}
     rows = run_checks(NPU, good_npu(environ={"OMP_NUM_THREADS": "2", **env}))
     assert all(by_name(rows)[var].status == OK for var in env)
 
@@ -153,7 +153,7 @@ def test_cli_with_a_fake_vendor_package_and_tool(tmp_path):
     (bindir / "npu-smi").chmod(0o755)
     env = dict(ENV, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), str(site)]),
                PATH=os.pathsep.join([str(bindir), os.environ.get("PATH", "")]), OMP_NUM_THREADS="2",
-               CUDA_VISIBLE_DEVICES="3", **{var: "/opt/x" for var in NPU.doctor.get("env", {})})
+               CUDA_VISIBLE_DEVICES="3", **{var: "/opt/x" for var in NPU.doctor.env})
     p = subprocess.run([sys.executable, "-m", "torchport", "doctor", "--to", "npu"], capture_output=True, text=True,
                        env=env)
     assert p.returncode == 1, p.stdout

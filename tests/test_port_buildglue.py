@@ -4,7 +4,7 @@ import ast
 from torchport.backends import load_target
 from torchport.porting.buildglue import is_build_file, port_build_file
 
-MUSA = dict(load_target("musa").port)
+MUSA = load_target("musa").port
 SUFFIXES = {".cu": ".mu", ".cuh": ".muh"}
 FILES = {"csrc/a.cu", "csrc/b.cu"}
 

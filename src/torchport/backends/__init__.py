@@ -26,7 +26,7 @@ import string
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from ..core.errors import UsageError
 
@@ -37,6 +37,22 @@ except ModuleNotFoundError:  # pragma: no cover - exercised on 3.9/3.10
 
 HERE = Path(__file__).resolve().parent
 KB_API = HERE.parent / "kb" / "api"
+
+# What each kind of target is: one table, read by the queries below and by `torchport targets`.
+TARGET_KINDS = {
+    "vendor": "a vendor's PyTorch plug-in: importing its package registers the device",
+    "builtin": "a device built into PyTorch",
+    "host": "no accelerator: the CPU",
+    "agnostic": "device-agnostic code (torch.accelerator, torch.amp)",
+    "port-only": "only C++ extensions need porting: its PyTorch runs torch.cuda code unchanged",
+}
+CONVERTED_KINDS = ("vendor", "builtin", "host", "agnostic")   # the kinds convert, check and analyze write for
+# What port-ext does with a target's CUDA kernels (the `cuda_kernels` key).
+KERNEL_HANDLING = {
+    "port": "port-ext ports them",
+    "inventory": "they are rewritten by hand; port-ext lists them",
+    "rewrite": "they are rewritten by hand; port-ext does not cover this target",
+}
 
 # Decision kinds a [names] entry may carry (exactly one of them).
 NAME_DECISIONS = ("new", "unsupported", "keep", "same")
@@ -53,10 +69,68 @@ class NameDecision:
 
 
 @dataclass(frozen=True)
+class PortGlue:
+    """[port]: port-ext's build glue for the target (setup.py / load() scripts)."""
+
+    title: str = ""                     # the target's name in build messages ("MUSA")
+    extension_module: str = ""          # the module with the target's CUDAExtension counterpart
+    home: str = ""                      # the toolkit's home variable (CUDA_HOME's counterpart)
+    force_env: str = ""                 # FORCE_CUDA's counterpart
+    compiler_key: str = ""              # extra_compile_args key of the device compiler ("nvcc"'s counterpart)
+    names: dict = field(default_factory=dict)      # torch.utils.cpp_extension name -> name in extension_module
+    keywords: dict = field(default_factory=dict)   # keyword arguments of those calls -> the target's
+
+
+@dataclass(frozen=True)
+class RuntimeSettings:
+    """[runtime]: what `torchport run` does differently on the target (defaults: nothing)."""
+
+    noop: tuple = ()                    # CUDA calls that run as counted no-ops
+    amp_dtype: str = ""                 # float16 autocast runs as this dtype ("": as asked)
+    bf16: bool = False                  # the answer to torch.cuda.is_bf16_supported() where the host answers
+    pinned_memory: bool = True          # False: pin_memory is dropped
+    sync_batchnorm: bool = True         # False: SyncBatchNorm runs as BatchNorm per process
+
+
+@dataclass(frozen=True)
+class DoctorSettings:
+    """[doctor]: what `torchport doctor` checks for the target."""
+
+    version_rule: str = ""              # "same-minor": the vendor package X.Y is built for torch X.Y
+    smi_args: tuple = ()                # arguments of the management tool listing the devices
+    env: dict = field(default_factory=dict)  # variable -> fix, or {contains, fix}
+
+
+@dataclass(frozen=True)
+class SimSettings:
+    """[sim]: how `torchport sim`'s simulated device presents itself (presentation only)."""
+
+    label: str = ""                     # the vendor's name in operator messages ("": device in upper case)
+    device_name: str = ""               # get_device_name() ("": the target's title)
+    memory_gib: int = 32
+    amp_dtypes: tuple = ("float16", "bfloat16")
+    capability: Optional[tuple] = None  # None: get_device_capability is not modelled; (): it returns None
+    properties: dict = field(default_factory=dict)  # extra get_device_properties() fields
+    version: str = ""
+    source: str = ""
+
+
+# The typed sections of a target file: table name -> the class its values fill.
+SECTIONS = {"port": PortGlue, "runtime": RuntimeSettings, "doctor": DoctorSettings, "sim": SimSettings}
+
+
+def _section(cls, table: dict):
+    """A section's object from its (checked) table: lists become tuples, tables stay dicts."""
+    return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in table.items()})
+
+
+@dataclass(frozen=True)
 class Target:
     name: str
     title: str
     namespace: str                      # torch.npu, torch.accelerator, ...
+    kind: str = "vendor"                # a key of TARGET_KINDS
+    aliases: tuple = ()                 # other names users give it (ascend, cambricon, ...), lower case
     device: str = ""                    # "npu"; empty when device_expr is used
     device_expr: str = ""               # expression naming the device type; {torch} = the module's torch alias
     register: str = ""                  # module to import so the device exists ("torch_npu")
@@ -72,12 +146,12 @@ class Target:
                                         # asking, the host answers no, and the project's own CPU path runs
     ops: str = ""                       # kb/ops/<ops>.json: the aten ops the target implements
     dispatch_key: str = ""              # or: its dispatch key in kb/ops/aten.json (built-in backends)
-    cuda_kernels: str = "rewrite"       # "port": a tool ports CUDA kernels (musa); "rewrite": by hand
+    cuda_kernels: str = "rewrite"       # a key of KERNEL_HANDLING: port (musa, hip), inventory (npu, mlu), rewrite
     torch_install: str = ""             # how to install PyTorch for this target (advice)
-    port: dict = field(default_factory=dict)         # port-ext build glue: extension class/module, env, compiler key
-    runtime: dict = field(default_factory=dict)      # torchport run: noop, amp_dtype, bf16, pinned_memory, sync_batchnorm
-    doctor: dict = field(default_factory=dict)       # torchport doctor: env = {VAR = fix}, smi_args = [...]
-    sim: dict = field(default_factory=dict)          # torchport sim: how the simulated device presents itself
+    port: Optional[PortGlue] = None                  # [port]: port-ext build glue (None: no table)
+    runtime: RuntimeSettings = RuntimeSettings()     # [runtime]: torchport run
+    doctor: DoctorSettings = DoctorSettings()        # [doctor]: torchport doctor
+    sim: Optional[SimSettings] = None                # [sim]: torchport sim (None: not simulated)
     api_names: frozenset = frozenset()  # names of the namespace (from kb/api)
     api_modules: dict = field(default_factory=dict)  # submodule -> frozenset of names
     api_source: str = ""
@@ -87,6 +161,15 @@ class Target:
     device_guard: str = ""                            # the question guarding them (default <namespace>.is_available)
     no_arguments: dict = field(default_factory=dict)  # CUDA name -> why its counterpart is called only without arguments
     path: str = ""
+
+    @property
+    def kernel_advice(self) -> str:
+        """What to do with a project's CUDA kernels for this target, in a sentence's words."""
+        if self.cuda_kernels == "port":
+            return f"port them with `torchport port-ext --to {self.name}`"
+        if self.cuda_kernels == "inventory":
+            return f"rewrite them for {self.title} (`torchport port-ext --to {self.name}` lists them)"
+        return f"rewrite them for {self.title} by hand (port-ext does not cover {self.name})"
 
     def has(self, attr: str, sub: Optional[str] = None) -> bool:
         """Does `<namespace>.attr` (or `<namespace>.sub.attr`) exist on this target?"""
@@ -427,6 +510,7 @@ def fields(spec: dict):
             if k not in spec:
                 raise BadValue(f"has the unknown key {_show(k)} (known: {', '.join(sorted(spec))})")
             _at(k, spec[k], v)
+    run.keys = frozenset(spec)  # type: ignore[attr-defined]  # what the table may hold (tests/test_targets.py)
     return run
 
 
@@ -460,7 +544,8 @@ _TARGET_KEYS = {
     "backend": optional(word), "backend_expr": optional(torch_expression),
     "tensor_method": optional(identifier), "is_attr": optional(identifier),
     "visible_devices_env": optional(env_name), "smi": optional(program),
-    "amp": one_of("namespace", "torch.amp"), "cuda_kernels": one_of("port", "rewrite"),
+    "amp": one_of("namespace", "torch.amp"), "cuda_kernels": one_of(*KERNEL_HANDLING),
+    "kind": one_of(*TARGET_KINDS), "aliases": list_of(label),
     "device_index": boolean, "host": boolean,
     "api": optional(text), "ops": optional(label), "dispatch_key": optional(word),
     "env": table_of(env_name, optional(env_name)),
@@ -503,7 +588,8 @@ def _parse(path: Path) -> Target:
         names[qualname] = NameDecision(kind, entry[kind], entry.get("note", ""))
     api_names, api_modules, api_source = _load_api(path, data.get("api", ""))
     return Target(
-        name=data["name"], title=data["title"], namespace=data["namespace"],
+        name=data["name"], title=data["title"], namespace=data["namespace"], kind=data.get("kind", "vendor"),
+        aliases=tuple(a.lower() for a in data.get("aliases", ())),
         device=data.get("device", ""), device_expr=data.get("device_expr", ""),
         register=data.get("register", ""), backend=data.get("backend", "gloo"),
         backend_expr=data.get("backend_expr", ""),
@@ -513,8 +599,10 @@ def _parse(path: Path) -> Target:
         host=data.get("host", False),
         ops=data.get("ops", ""), dispatch_key=data.get("dispatch_key", ""),
         cuda_kernels=data.get("cuda_kernels", "rewrite"), torch_install=data.get("torch_install", ""),
-        port=dict(data.get("port", {})), runtime=dict(data.get("runtime", {})), doctor=dict(data.get("doctor", {})),
-        sim=dict(data.get("sim", {})),
+        port=_section(PortGlue, data["port"]) if "port" in data else None,
+        runtime=_section(RuntimeSettings, data.get("runtime", {})),
+        doctor=_section(DoctorSettings, data.get("doctor", {})),
+        sim=_section(SimSettings, data["sim"]) if "sim" in data else None,
         api_names=api_names, api_modules=api_modules, api_source=api_source,
         env=dict(data.get("env", {})), names=names, needs_device=dict(data.get("needs_device", {})),
         device_guard=data.get("device_guard", ""), no_arguments=dict(data.get("no_arguments", {})), path=str(path),
@@ -542,8 +630,48 @@ def _load_api(path: Path, api: str):
     _fail(path, f"API list '{api}' not found (looked in {', '.join(str(c) for c in candidates)})")
 
 
-def available_targets() -> list[str]:
+def bundled_names() -> list:
+    """Every bundled target file's name."""
     return sorted(p.stem for p in HERE.glob("*.toml"))
+
+
+def target_names(kinds=CONVERTED_KINDS, where: Optional[Callable] = None) -> list:
+    """The bundled targets of these kinds (default: those convert writes for) for which `where(target)` holds."""
+    return [n for n in bundled_names() if load_target(n).kind in kinds and (where is None or where(load_target(n)))]
+
+
+def device_types() -> set:
+    """The device types the bundled targets name ("npu", "cpu", "cuda" for hip, ...)."""
+    return {load_target(n).device for n in bundled_names()} - {""}
+
+
+def available_targets() -> list:
+    """The targets convert, check and analyze write for."""
+    return target_names()
+
+
+def resolve_target_name(text: str) -> str:
+    """A bundled target's name from its name or an alias in any case (`NPU`, `ascend`, `Cambricon`); a .toml
+    path unchanged.  Anything else is a one-line UsageError with the closest name."""
+    if text.endswith(".toml"):
+        if Path(text).is_file():
+            return text
+        raise UsageError(f"unknown target '{text}': not a target file (a regular .toml file)")
+    key = text.strip().lower()
+    names = bundled_names()
+    if key in names:
+        return key
+    known = {}
+    for name in names:
+        for alias in load_target(name).aliases:
+            known[alias] = name
+    if key in known:
+        return known[key]
+    import difflib
+
+    close = difflib.get_close_matches(key, names + sorted(known), n=1, cutoff=0.6)
+    hint = f" (did you mean {known.get(close[0], close[0])}?)" if close else ""
+    raise UsageError(f"unknown target '{text}'{hint}; targets: {', '.join(names)}, or a target .toml file")
 
 
 _CACHE: dict = {}
@@ -556,9 +684,10 @@ def load_target(name_or_path: str) -> Target:
         return _CACHE[key]
     path = Path(key)
     if not (key.endswith(".toml") and path.is_file()):
+        key = resolve_target_name(key)  # a bundled name or alias, in any case; else a UsageError
+        if key in _CACHE:
+            return _CACHE[key]
         path = HERE / f"{key}.toml"
-        if not path.is_file():
-            raise UsageError(f"unknown target '{key}' (choose from {', '.join(available_targets())}, or give a .toml file)")
     target = _parse(path)
     _CACHE[key] = target
     return target

@@ -16,7 +16,8 @@ from typing import Optional
 
 from ..core import codes
 from ..core.pipeline import FileResult
-from ..backends import load_target
+from ..backends import CONVERTED_KINDS, TARGET_KINDS, load_target
+from ..core.errors import UsageError
 from ..core import files as tree
 from ..core import parallel, writes
 from ..core.finding import ADVICE, ERROR, FAILED, Finding
@@ -47,6 +48,9 @@ class Converter:
 
     def __init__(self, target: str, rule_files=(), launch: Optional[str] = None, own_packages=()):
         self.target = load_target(target)
+        if self.target.kind not in CONVERTED_KINDS:
+            raise UsageError(f"{self.target.name}: {TARGET_KINDS[self.target.kind]}; nothing to convert in Python "
+                             f"(C++ extensions: torchport port-ext --to {self.target.name})")
         self.user = load_rule_files(rule_files, self.target.name)
         self.api = ApiMap(self.target, self.user.decisions, own_packages)
         checkers = builtin_checkers() + self.user.checkers()

@@ -166,7 +166,7 @@ def check_vendor(probe: Probe, target) -> Check:
             return Check(name, FAIL, detail + ": built for another torch",
                          f"install the {target.register} release made for torch {torch_version}, or torch {wanted}")
         return Check(name, OK, detail)
-    if target.doctor.get("version_rule") == "same-minor":  # the package's X.Y is the torch X.Y it was built for
+    if target.doctor.version_rule == "same-minor":  # the package's X.Y is the torch X.Y it was built for
         if _minor(version) != _minor(torch_version):
             return Check(name, FAIL, detail.replace("for torch ?", f"for torch {'.'.join(map(str, _minor(version) or ()))}")
                          + f": {target.register}'s version must match torch's",
@@ -215,7 +215,7 @@ def check_required_env(probe: Probe, target) -> list:
     """Variables the target's toolkit needs (target file: [doctor] env = {VAR = "fix"}, or
     {VAR = {contains = "part", fix = "..."}} when the value must contain something)."""
     rows = []
-    for var, need in sorted(target.doctor.get("env", {}).items()):
+    for var, need in sorted(target.doctor.env.items()):
         value = probe.environ.get(var)
         part, fix = (need.get("contains"), need.get("fix", "")) if isinstance(need, dict) else (None, need)
         if not value:
@@ -234,7 +234,7 @@ def check_tool(probe: Probe, target) -> Check:
     if path is None:
         return Check(target.smi, FAIL, f"{target.smi} is not on PATH",
                      f"install the {target.title} driver and put its tools on PATH")
-    args = target.doctor.get("smi_args", [])
+    args = list(target.doctor.smi_args)
     code, line = probe.run([path, *args])
     if code != 0:
         return Check(target.smi, FAIL, f"`{target.smi} {' '.join(args)}` failed: {line or 'no output'}",

@@ -67,7 +67,8 @@ class ApiMap:
     def fmt(self, text: str) -> str:
         t = self.target
         return text.format(title=t.title, name=t.name, device=t.device or "the device",
-                           namespace=t.namespace, smi=t.smi or "the vendor tool", backend=t.backend)
+                           namespace=t.namespace, smi=t.smi or "the vendor tool", backend=t.backend,
+                           kernels=t.kernel_advice)
 
     def category(self, qualname: str) -> str:
         if any(p in self.package_decisions for p in _prefixes(qualname)):

@@ -36,7 +36,7 @@ def is_build_file(rel: str, text: str) -> bool:
     return name.endswith(".py") and "cpp_extension" in text
 
 
-def port_build_file(rel: str, text: str, port: dict, suffixes: dict, exists) -> tuple:
+def port_build_file(rel: str, text: str, port, suffixes: dict, exists) -> tuple:
     """(new text or None, findings).  `exists(rel_dir, name)` says whether a source name refers to a
     file of the tree (so only real renamed files are renamed)."""
     if rel.endswith((".py",)):
@@ -108,9 +108,9 @@ def _python(rel, text, port, suffixes, exists):
             i = raw.index(node.value)
             replace((s + i, s + i + len(node.value)), new, message)
 
-    module = port.get("extension_module", "")
-    moving = dict(port.get("names", {})) if module else {}   # cpp_extension name -> name in `module`
-    keywords = port.get("keywords", {})
+    module = port.extension_module
+    moving = dict(port.names) if module else {}   # cpp_extension name -> name in `module`
+    keywords = port.keywords
     local = {}                                               # name bound in this file -> cpp_extension name
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module == CPP_EXTENSION:
@@ -129,7 +129,7 @@ def _python(rel, text, port, suffixes, exists):
                     joiner = "\n" + indent if not indent.strip() else "; "
                     stmt = (f"from {CPP_EXTENSION} import "
                             f"{', '.join(a.name + (f' as {a.asname}' if a.asname else '') for a in kept)}{joiner}{stmt}")
-                replace(node, stmt, f"{module} builds for {port.get('title', 'the target')}")
+                replace(node, stmt, f"{module} builds for {port.title or 'the target'}")
         elif isinstance(node, ast.Name) and local.get(node.id) == node.id:
             replace(node, moving[node.id])
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in local:
@@ -139,16 +139,16 @@ def _python(rel, text, port, suffixes, exists):
                     replace((s, s + len(kw.arg)), keywords[kw.arg], f"keyword of {moving[local[node.func.id]]}")
         elif isinstance(node, ast.Attribute) and node.attr in moving and _dotted(node.value) == CPP_EXTENSION:
             findings.append(_finding(rel, line_of, *span(node), ADVICE, f"{CPP_EXTENSION}.{node.attr}",
-                                     message=f"use {module}.{moving[node.attr]} to build for {port.get('title')}"))
+                                     message=f"use {module}.{moving[node.attr]} to build for {port.title}"))
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             value = node.value
-            if value == "FORCE_CUDA" and port.get("force_env"):
-                swap(node, port["force_env"], "the target's switch to build without a visible device")
-            elif value == "nvcc" and port.get("compiler_key"):
-                swap(node, port["compiler_key"], "extra_compile_args key of the target's device compiler")
+            if value == "FORCE_CUDA" and port.force_env:
+                swap(node, port.force_env, "the target's switch to build without a visible device")
+            elif value == "nvcc" and port.compiler_key:
+                swap(node, port.compiler_key, "extra_compile_args key of the target's device compiler")
             elif value == "CUDA_HOME":
                 findings.append(_finding(rel, line_of, *span(node), ADVICE, value,
-                                         message=f"use the target toolkit's home ({port.get('home', 'see the vendor docs')})"))
+                                         message=f"use the target toolkit's home ({port.home or 'see the vendor docs'})"))
             else:
                 new = _renamed(value, suffixes)
                 if new and ("*" in value or exists(base, value)):

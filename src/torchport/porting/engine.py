@@ -92,10 +92,6 @@ def _read_map(path: Path) -> dict:
     return data
 
 
-def port_targets() -> list:
-    return sorted(p.stem for p in KB_PORT.glob("*.json"))  # musa.pytorch.toml is a supplement, not a target
-
-
 @lru_cache(maxsize=None)
 def _bundled(name: str) -> dict:
     path = KB_PORT / f"{name}.json"

@@ -20,27 +20,26 @@ import os
 import threading
 from typing import Optional
 
-from ..backends import load_target
+from ..backends import load_target, target_names
 from ..core.errors import UsageError
 from . import environment
 from .callers import POLICIES
 from .session import Session, TorchportUnsupported, TorchportWarning
 
 ON_MISSING = ("neutral", "warn", "raise")   # the first is the default (docs/run.md)
-VENDOR_TARGETS = ("npu", "mlu", "musa")   # detected by their packages, in this order
 _LOCK = threading.Lock()
 _SESSION: Optional[Session] = None
 _ENV_CHANGES: dict = {}
 
 
 def detect_target() -> str:
-    """The first installed vendor stack, else an available xpu/mps, else cpu."""
-    for name in VENDOR_TARGETS:
+    """The first installed vendor stack (by name), else an available built-in device (xpu, mps), else cpu."""
+    for name in target_names(kinds=("vendor",)):
         if importlib.util.find_spec(load_target(name).register) is not None:
             return name
     import torch
 
-    for name in ("xpu", "mps"):
+    for name in target_names(kinds=("builtin",)):
         module = getattr(torch, name, None) if name == "xpu" else getattr(torch.backends, name, None)
         if module is not None and module.is_available():
             return name

@@ -123,7 +123,7 @@ def patch_namespace(s: Session) -> None:
     torch = s.torch
     api_map = ApiMap(s.target)
     cat = catalog()
-    noop = set(s.target.runtime.get("noop", ()))
+    noop = set(s.target.runtime.noop)
     host = s.host
     modules = {"": torch.cuda}
     for sub in cat.cuda_modules:
@@ -199,7 +199,7 @@ def _amp_dtype(s: Session, chosen):
     are slow) float16 becomes that, said once."""
     torch = s.torch
     chosen = torch.float16 if chosen is None else chosen
-    name = s.target.runtime.get("amp_dtype")
+    name = s.target.runtime.amp_dtype
     if name and chosen == torch.float16:
         new = getattr(torch, name)
         text = (f"CUDA autocast float16 runs as {name} on {s.title} "
@@ -381,7 +381,7 @@ def patch_tensor(s: Session) -> None:
             return original_record(self, stream)
 
         s.patcher.set(Tensor, "record_stream", record_stream)
-    if not s.target.runtime.get("pinned_memory", True):
+    if not s.target.runtime.pinned_memory:
         def pin_memory(self, device=None):
             s.count("torch.Tensor.pin_memory", "noop", f"no pinned memory on {s.title}: the tensor is returned as is")
             return self
@@ -435,7 +435,7 @@ def patch_module(s: Session) -> None:
 
     s.patcher.set(nn.Module, "to", to)
     s.patcher.set(nn.Module, "cuda", cuda)
-    if not s.target.runtime.get("sync_batchnorm", True):
+    if not s.target.runtime.sync_batchnorm:
         _patch_sync_batchnorm(s)
 
 

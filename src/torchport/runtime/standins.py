@@ -107,7 +107,7 @@ def _summary(ctx: Host):
 
 
 def _bf16(ctx: Host):
-    answer = bool(ctx.runtime.get("bf16", False))
+    answer = ctx.runtime.bf16
 
     def is_bf16_supported(including_emulation=True):
         return answer

@@ -142,7 +142,7 @@ def install(target: Optional[str] = None, *, devices: Optional[int] = None, cpu_
         t = load_target(name)
         if not (t.sim and t.register):
             raise UsageError(f"'{t.name}' has no simulated device (simulated targets: {', '.join(simulated_targets())}): "
-                             f"{'run it directly, no simulation is needed' if t.name in ('cpu', 'mps', 'xpu', 'accelerator') else 'add a [sim] table'}")
+                             f"{'run it directly, no simulation is needed' if t.kind != 'vendor' else 'add a [sim] table'}")
         try:
             count = int(_option(devices, "devices", 1))
         except ValueError:
@@ -166,7 +166,7 @@ def _start(t, count: int, fallback: bool, rng_mode: str, torch_version: Optional
     if torch._C._get_privateuse1_backend_name() not in ("privateuseone", t.device):
         raise UsageError(f"PrivateUse1 is already taken by '{torch._C._get_privateuse1_backend_name()}' in this process")
     ext = build.load()
-    ext.configure(count, int(t.sim.get("memory_gib", 32)) << 30, t.sim.get("label", t.device.upper()),
+    ext.configure(count, t.sim.memory_gib << 30, t.sim.label or t.device.upper(),
                   rng_mode == "device")
     if torch._C._get_privateuse1_backend_name() != t.device:
         torch.utils.rename_privateuse1_backend(t.device)

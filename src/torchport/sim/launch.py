@@ -30,7 +30,7 @@ def environment(target: str, *, devices: int = 1, cpu_fallback: bool = False, rn
 
         t = load_target(target)   # an unknown name fails here with the list of targets
         raise UsageError(f"'{t.name}' has no simulated device (simulated targets: {', '.join(simulated_targets())})"
-                         + ("; it runs here as it is" if t.name in ("cpu", "mps", "xpu", "accelerator") else ""))
+                         + ("; it runs here as it is" if t.kind != "vendor" else ""))
     if not 1 <= devices <= 16:
         raise UsageError(f"--devices must be between 1 and 16 (got {devices})")
     if rng not in RNG_MODES:

@@ -162,9 +162,9 @@ def build(target, ext, rng_per_device: bool) -> VendorModule:
     subs = {k: frozenset(v) for k, v in api_list.get("modules", {}).items()}
     mod = VendorModule(target.namespace, listed, subs, api_list.get("version", target.api_source))
     sim = target.sim
-    capacity = int(sim.get("memory_gib", 32)) << 30
-    amp_dtypes = [getattr(torch, d) for d in sim.get("amp_dtypes", ["float16", "bfloat16"])]
-    label = f"{sim.get('device_name', target.title)} (torchport simulated)"
+    capacity = sim.memory_gib << 30
+    amp_dtypes = [getattr(torch, d) for d in sim.amp_dtypes]
+    label = f"{sim.device_name or target.title} (torchport simulated)"
 
     def index(device=None) -> int:
         """The device index `device` names (None: the current device), checked against the count."""
@@ -204,14 +204,14 @@ def build(target, ext, rng_per_device: bool) -> VendorModule:
 
     def get_device_properties(device=None):
         index(device)
-        extra = dict(sim.get("properties", {}))
+        extra = dict(sim.properties)
         return SimulatedDeviceProperties(label, capacity, extra=extra)
 
     f["get_device_properties"] = get_device_properties
 
     def get_device_capability(device=None):
         index(device)
-        cap = sim.get("capability")
+        cap = sim.capability
         if cap is None:
             raise NotModelled(f"{target.namespace}.get_device_capability is not modelled by the torchport simulator "
                               f"for {target.name}: capability numbers are the vendor's own")

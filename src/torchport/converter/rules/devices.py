@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING
 
 import ast
 import re
+from functools import lru_cache
 
 from ...core.finding import ADVICE
 from ..flow import lookups, loop_slot, reads, scope_of, sources, use_site
+from ...backends import device_types
 from ...core import codes
 from ..checkers import checker
 from .api import device_argument, in_branch_of, in_fstring
@@ -29,7 +31,14 @@ PLAIN_DEVICE = re.compile(r"cuda(?::\d+)?\Z")
 # names of variables, parameters, keywords and options that hold a device
 DEVICE_NAME = re.compile(r"(?:^|_)(?:device|devices|dev|map_location|loc|location)(?:_type|_str|_name|_map)?$",
                          re.IGNORECASE)
-OTHER_DEVICES = {"cpu", "mps", "xpu", "npu", "mlu", "musa", "meta", "hpu", "xla", "cuda"}
+# device types torch knows besides the targets' (the targets' own come from their files: other_devices())
+TORCH_DEVICES = frozenset({"cpu", "cuda", "meta", "hpu", "xla", "mps", "xpu"})
+
+
+@lru_cache(maxsize=1)
+def other_devices() -> frozenset:
+    """Device type words: torch's and every bundled target's (read once, when a rule first needs them)."""
+    return TORCH_DEVICES | device_types()
 # callee -> (positional index, keyword) of its device argument
 DEVICE_CALLS = {
     "torch.device": (0, "type"),
@@ -397,7 +406,7 @@ def _device_choice(node) -> bool:
     """`"cuda" if cond else "cpu"`: both branches device strings."""
     def device_like(e):
         return isinstance(e, ast.Constant) and isinstance(e.value, str) and \
-            (DEVICE_STRING.match(e.value) or e.value.split(":")[0] in OTHER_DEVICES)
+            (DEVICE_STRING.match(e.value) or e.value.split(":")[0] in other_devices())
     return device_like(node.body) and device_like(node.orelse)
 
 

@@ -40,7 +40,7 @@ def cpp_extension_build(node: ast.Call, ctx: FileContext) -> None:
     if cuda or sources:
         what = ", ".join(cuda + sources[:3])
         ctx.report(node, codes.TP702, ADVICE,
-                   f"CUDA extension build ({what}): port the kernels with `torchport port-ext --to {ctx.target.name}`")
+                   f"CUDA extension build ({what}): {ctx.target.kernel_advice}")
 
 
 @checker(codes.TP704, nodes=(ast.ImportFrom,), triggers=("cuda",))
