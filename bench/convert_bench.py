@@ -1,9 +1,16 @@
 """Speed of `torchport convert`, printed as ratios from one run.
 
 1. transformers 4.46.3 sdist: wall time of the `torchport convert` process (default
-   jobs) against plain `ast.parse` of the same .py files in one process.  Target: <= 1.0.
+   jobs) against plain `ast.parse` of the same .py files in one process.  Target: <= 0.5.
 2. the same tree through `torchport analyze` for all seven targets.  Target: no slower than convert.
 3. yolox 0.3.0 (~8k lines): end-to-end wall time including process start.  Target: <= 0.25 s.
+4. with --regex-converter PATH (Cambricon/torch_mlu's public tools/torch_gpu2mlu/torch_gpu2mlu.py,
+   measured against, never vendored): that script as a whole process on a copy of the same
+   yolox tree, against `torchport convert --to mlu`, CPU (user+sys of the child, from
+   getrusage(RUSAGE_CHILDREN) deltas) and wall.  Target: torchport / regex <= 1.0.
+   The script's options: `--input/-i DIR` (required; it writes DIR_mlu/ next to DIR, with a
+   report.md) and `--strict/-s` (also rewrites CUDA/gpu/GPU).  It imports torch and torch_mlu
+   and uses neither: PYTHONPATH points at bench/regex_stubs/ so both resolve to empty stubs.
 
 Each figure is the median of --repeat runs.  Needs the network once (PyPI sdists, cached).
 """
@@ -13,6 +20,7 @@ import argparse
 import ast
 import compileall
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -53,11 +61,41 @@ def command_time(command: str, src: Path, target: str, repeat: int) -> list:
     return times
 
 
+def child_run(cmd: list, env=None) -> tuple:
+    """(cpu, wall) of one whole child process: user+sys from RUSAGE_CHILDREN deltas."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, wall
+
+
+def regex_versus(tree: Path, script: Path, repeat: int) -> dict:
+    """Median (cpu, wall) of the regex converter and of `torchport convert --to mlu` on tree."""
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent / "regex_stubs"))
+    runs: dict = {"regex": [], "torchport": []}
+    for _ in range(repeat):
+        work = Path(tempfile.mkdtemp(prefix="tp-bench-"))
+        copy = work / "src"
+        shutil.copytree(tree, copy)
+        runs["regex"].append(child_run([sys.executable, str(script), "-i", str(copy)], env))
+        runs["torchport"].append(child_run([*TORCHPORT, "convert", str(tree), "--to", "mlu",
+                                            "-o", str(work / "out")]))
+        shutil.rmtree(work)
+    return {k: (statistics.median(c for c, _ in v), statistics.median(w for _, w in v))
+            for k, v in runs.items()}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--target", default="npu")
+    ap.add_argument("--regex-converter", type=Path, metavar="PATH",
+                    help="Cambricon's tools/torch_gpu2mlu/torch_gpu2mlu.py, to compare on yolox")
     args = ap.parse_args()
+    if args.regex_converter and not args.regex_converter.is_file():
+        ap.error(f"no such file: {args.regex_converter}")
     # Byte-compile torchport first, as `pip install` does: an editable checkout under
     # PYTHONDONTWRITEBYTECODE would otherwise recompile every module on every start.
     compileall.compile_dir(str(Path(__file__).resolve().parents[1] / "src" / "torchport"), quiet=1)
@@ -76,11 +114,18 @@ def main() -> int:
     print(f"transformers 4.46.3: {len(files)} files, {lines} lines")
     print(f"  torchport convert (process, default jobs): {conv:.2f} s")
     print(f"  ast.parse, one process:                    {parse:.2f} s")
-    print(f"  ratio convert / parse:                     {conv / parse:.2f}   (target <= 1.0)")
+    print(f"  ratio convert / parse:                     {conv / parse:.2f}   (target <= 0.5)")
     print(f"  torchport analyze, all 7 targets:          {analysis:.2f} s")
     print(f"  ratio analyze / convert:                   {analysis / conv:.2f}   (target <= 1.0)")
     print(f"yolox 0.3.0: {len(python_files(yolox))} files, {ylines} lines")
     print(f"  torchport convert end to end:              {y:.3f} s   (target <= 0.25 s)")
+    if args.regex_converter:
+        both = regex_versus(yolox, args.regex_converter, args.repeat * 2)
+        (tc, tw), (rc, rw) = both["torchport"], both["regex"]
+        print("  torchport convert --to mlu vs the regex converter (whole processes):")
+        print(f"    torchport: cpu {tc:.3f} s, wall {tw:.3f} s")
+        print(f"    regex:     cpu {rc:.3f} s, wall {rw:.3f} s")
+        print(f"    ratio torchport / regex: cpu {tc / rc:.2f}, wall {tw / rw:.2f}   (target <= 1.0)")
     return 0
 
 

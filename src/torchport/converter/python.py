@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import collections
 import re
 from dataclasses import dataclass
 from typing import Optional
@@ -45,6 +46,27 @@ def lower_text(source: str) -> str:
         lowered = "".join(c if len(c.lower()) != 1 else c.lower() for c in source)
     return lowered
 
+
+
+def _parent_map(tree: ast.AST) -> dict:
+    """{id(child): parent}, in `ast.walk`'s breadth-first order (shared Load/Store nodes keep its last
+    parent), without `iter_child_nodes`' generators: the same map at half the cost."""
+    parents: dict = {}
+    queue = collections.deque([tree])
+    pop, push, node_type = queue.popleft, queue.append, ast.AST
+    while queue:
+        node = pop()
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, node_type):
+                        parents[id(item)] = node
+                        push(item)
+            elif isinstance(value, node_type):
+                parents[id(value)] = node
+                push(value)
+    return parents
 
 class SourceFile:
     """One Python source and what several targets' converters can share about it (all computed lazily):
@@ -93,7 +115,7 @@ class SourceFile:
     def parents(self) -> dict:
         """{id(node): parent node} over the whole tree (built on first use: data flow needs it)."""
         if self._parents is None:
-            self._parents = {id(child): node for node in ast.walk(self.tree) for child in ast.iter_child_nodes(node)}
+            self._parents = _parent_map(self.tree)
         return self._parents
 
     def walk_plan(self, lines: list) -> list:

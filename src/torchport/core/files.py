@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional
 
-from . import codes
 from .errors import UsageError
 from .finding import ADVICE, ERROR, Finding
 from . import writes
@@ -178,6 +177,8 @@ def _special_kind(info) -> str:
 def problem_finding(entry: Entry):
     """The finding every command reports for an entry it cannot read (None for ordinary entries):
     a special file is skipped (advice: opening a FIFO would wait forever), an unreadable one is an error."""
+    from . import codes  # (the catalogue loads only when a command meets such a file: a cheap start)
+
     if entry.kind == "special":
         return Finding(entry.rel, 1, 1, codes.TP000.id, "input", ADVICE, message=f"{entry.problem}: skipped, not opened")
     if entry.kind == "unreadable":
@@ -187,6 +188,8 @@ def problem_finding(entry: Entry):
 
 def read_error(rel: str, e: OSError) -> Finding:
     """A file that could not be read when its turn came (deleted, permissions changed, a FIFO swapped in)."""
+    from . import codes
+
     return Finding(rel, 1, 1, codes.TP000.id, "input", ERROR, message=f"cannot read: {e.strerror or e}; left out of this run")
 
 

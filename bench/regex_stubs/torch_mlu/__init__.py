@@ -1,0 +1,1 @@
+"""Stub torch_mlu for bench/convert_bench.py: the regex converter imports it and uses nothing."""
