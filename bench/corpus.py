@@ -36,10 +36,11 @@ from port_checks import check_tree, decode, files_of  # noqa: E402
 from pypi_cache import sdist  # noqa: E402
 
 import torchport  # noqa: E402
-from torchport.analyze.api import analyze  # noqa: E402
+from torchport.api import analyze  # noqa: E402
 from torchport.backends import available_targets, load_target  # noqa: E402
 from torchport.core.files import _excluded  # noqa: E402
-from torchport.porting.api import DEFAULT_IGNORES, port  # noqa: E402
+from torchport.api import port_ext as port  # noqa: E402
+from torchport.porting.api import DEFAULT_IGNORES  # noqa: E402
 from torchport.porting.engine import load_map  # noqa: E402
 
 PROJECTS = [("yolox", "0.3.0"), ("ultralytics", "8.4.190"), ("timm", "1.0.31"), ("transformers", "4.46.3"),

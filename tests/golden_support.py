@@ -42,7 +42,7 @@ PORT_TARGETS = ("musa", "hip")
 
 def port_example(target: str, out: Path):
     """Port the example into `out`; (result, findings text with file names)."""
-    from torchport.porting.api import port
+    from torchport.api import port_ext as port
 
     result = port(PORT_EXAMPLE, target, out, write_reports=False, jobs=1)
     by_file = {}

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, tree_digest
 
-from torchport.analyze.api import analyze
+from torchport.api import analyze
 from torchport.backends import available_targets
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "analyze_project" / "proj"
@@ -91,7 +91,7 @@ def test_read_only_and_no_torch(tmp_path):
     proj = tmp_path / "proj"
     shutil.copytree(FIXTURE, proj)
     before = tree_digest(proj)
-    code = ("import sys; from torchport.analyze.api import analyze; analyze(sys.argv[1], 'npu,xpu'); "
+    code = ("import sys; from torchport.api import analyze; analyze(sys.argv[1], 'npu,xpu'); "
             "bad = [m for m in sys.modules if m == 'torch' or m.startswith(('torch.', 'torch_'))]; assert not bad, bad")
     p = subprocess.run([sys.executable, "-c", code, str(proj)], capture_output=True, text=True,
                        env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))

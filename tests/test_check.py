@@ -16,7 +16,7 @@ import pytest
 from conftest import ROOT, tree_digest
 
 import torchport
-from torchport.analyze.api import analyze
+from torchport.api import analyze
 from torchport.backends import available_targets
 from torchport.check.api import check
 from torchport.check.sarif import to_sarif
@@ -446,7 +446,7 @@ def test_analyze_convert_and_check_count_the_same(tmp_path, target):
     convert and check are the same findings, on a project with a touchpoint of every category."""
     from collections import Counter
 
-    from torchport.analyze.api import analyze
+    from torchport.api import analyze
 
     proj = Path(__file__).resolve().parent / "fixtures" / "analyze_project" / "proj"
 

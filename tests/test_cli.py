@@ -219,3 +219,95 @@ def test_progress_bar_only_on_a_tty(project, tmp_path):
     assert p.returncode == 0
     assert b"\r[" in seen and b"6/6 files" in seen
     assert b"\r" not in out
+
+
+# ------------------------------------------------------------------ the command line itself (torchport.cli)
+# A usage error is one line on stderr, naming the wrong word and the closest known one, and exit 2.
+@pytest.mark.parametrize("args, line", [
+    (["convert", "--too", "npu", "x"], "unknown option --too (did you mean --to?)"),           # unknown option
+    (["convert", "x", "--to", "npu", "--dyr=o"], "unknown option --dyr (see `torchport convert --help`)"),
+    (["--verison"], "unknown option --verison (did you mean --version?)"),
+    (["conver", "x"], "unknown command 'conver' (did you mean convert?)"),                      # unknown command
+    (["ops", "chek", "f.json"], "unknown ops command 'chek' (did you mean check?)"),
+    (["debug", "nann", "--", "python", "x.py"], "unknown debug command 'nann' (did you mean nan?)"),
+    (["convert", "x", "--to", "ascnd"], "unknown target 'ascnd' (did you mean npu?)"),          # bad --to
+    (["check", "x", "--to", "cambrcon"], "unknown target 'cambrcon' (did you mean mlu?)"),
+    (["analyze", "x", "--to", "npu,moorethread"], "unknown target 'moorethread' (did you mean musa?)"),
+    (["convert", "x"], "the following arguments are required: -t/--to (see `torchport convert --help`)"),  # missing
+    (["run", "--policy", "sometimes", "x.py"], "invalid choice: 'sometimes'"),                  # bad choice
+    (["targets", "npu"], "unexpected argument 'npu' (see `torchport targets --help`)"),
+])
+def test_usage_error_is_one_line_with_a_hint(args, line):
+    code, out, err = run_cli(*args)
+    assert code == 2 and out == "", err
+    assert err.count("\n") == 1 and err.startswith("torchport: error: ") and line in err, err
+
+
+def test_help_is_argparse_usage_and_exit_0():
+    code, out, err = run_cli("convert", "--help")
+    assert code == 0 and err == "" and out.startswith("usage: torchport convert ") and "--to TARGET" in out
+    code, out, err = run_cli("--help")
+    assert code == 0 and "convert" in out and "port-ext" in out
+
+
+@pytest.mark.parametrize("line", [["convert", "x"], ["check", "x"], ["port-ext", "x"], ["doctor"], ["explain", "e"],
+                                  ["ops", "check", "f.json"], ["run", "--", "x.py"], ["sim", "--", "x.py"],
+                                  ["profile", "-o", "d", "--", "x.py"], ["debug", "nan", "--", "x.py"]])
+def test_every_to_takes_vendor_aliases_in_any_case(line):
+    from torchport.cli import parse
+
+    for spelling, name in (("Ascend", "npu"), ("huawei", "npu"), ("CAMBRICON", "mlu"), ("moorethreads", "musa"),
+                           ("npu", "npu")):
+        head = line[:2] if line[:2] in (["ops", "check"], ["debug", "nan"]) else line[:1]
+        assert parse(head + ["--to", spelling] + line[len(head):]).to == name, (line, spelling)
+
+
+def test_analyze_to_takes_a_list_of_aliases():
+    from torchport.cli import parse
+
+    assert parse(["analyze", "x", "--to", "ascend, Cambricon,cpu"]).to == "npu,mlu,cpu"
+
+
+@pytest.mark.parametrize("line", [["run"], ["sim"], ["profile", "-o", "d"], ["ops", "record", "-o", "f"],
+                                  ["debug", "dump", "-o", "d"], ["debug", "nan"]])
+@pytest.mark.parametrize("dash", [True, False])
+def test_the_program_keeps_its_own_options(line, dash):
+    """The command's options come first; from `--` (or, without it, the first other word) every word is the
+    program's, even one spelled like the command's own option; an unknown option before it is a usage error."""
+    from torchport.cli import parse
+
+    program = ["python", "train.py", "--to", "x", "-o", "y", "--", "z"]
+    args = parse(line + ["--to", "mlu"] + (["--"] if dash else []) + program)
+    assert args.to == "mlu" and args.program == program
+    code, out, err = run_cli(*line, "--tooo", "mlu", *(["--"] if dash else []), "python", "train.py")
+    assert code == 2 and err == "torchport: error: unknown option --tooo (did you mean --to?)\n", err
+
+
+ENGINES = ("api", "converter", "porting", "analyze", "check", "runtime", "sim", "debug", "profile", "doctor",
+           "report", "kb")
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["targets"], ["convert", "--help"], ["run", "--help"]])
+def test_fast_commands_import_no_engine(argv):
+    """Building the parser and running `--version`, `targets` or a command's --help imports no engine (the start-up
+    time of the command line); each command imports its engine when it runs."""
+    code = ("import sys, contextlib, io\nfrom torchport.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    try:\n        main(sys.argv[1:])\n    except SystemExit:\n        pass\n"
+            "print('\\n'.join(sorted(m for m in sys.modules if m.startswith('torchport'))))\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    p = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, env=env)
+    loaded = p.stdout.split()
+    assert p.returncode == 0 and "torchport.cli" in loaded, p.stderr
+    engines = [m for m in loaded if (m.split(".") + [""])[1] in ENGINES]
+    assert engines == [], engines
+
+
+def test_a_command_imports_its_engine_when_it_runs(project, tmp_path):
+    """The check above could fail: running convert does load the converter."""
+    code = ("import sys\nfrom torchport.cli import main\nmain(sys.argv[1:])\n"
+            "print('torchport.converter' in sys.modules, 'torchport.runtime' in sys.modules)\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    p = subprocess.run([sys.executable, "-c", code, "convert", str(project), "--to", "npu", "--dry-run", "--json"],
+                       capture_output=True, text=True, env=env)
+    assert p.stdout.rstrip().endswith("True False"), p.stderr

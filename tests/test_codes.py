@@ -196,3 +196,14 @@ def test_cpp_extension_build_is_reported_only_with_cuda_sources():
               'd = load(name="d", sources=src, with_cuda=True)\n')
     _, findings, _ = Converter("npu").convert_text("x.py", source.encode(), "python")
     assert [f.line for f in findings if f.rule == "TP702"] == [3, 5]
+
+
+def test_rules_command_shows_one_code_in_full(capsys):
+    from torchport.cli import main
+
+    assert main(["rules", "tp201"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("TP201 device-arguments") and "After (cpu):" in out and codes.TP201.why.split("\n")[0] in out
+    assert main(["rules", "TP9999"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown code 'TP9999'" in err

@@ -10,7 +10,7 @@ import pytest
 from conftest import ROOT, run_program
 
 from torchport.backends import load_target
-from torchport.converter.api import convert
+from torchport.api import convert
 from torchport.converter.multicard import Refusal, line_map, plan
 
 FIXTURE = ROOT / "tests" / "fixtures" / "distributed"

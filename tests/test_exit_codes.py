@@ -105,7 +105,7 @@ COMMANDS = {
     "explain": (["explain", "CUDA error: out of memory"], "torchport.doctor.explain.explain"),
     "compare": (["compare", "{tmp}", "{tmp}"], "torchport.debug.runs.compare_runs"),
     "rules": (["rules"], "torchport.converter.rules_doc.rules_table"),
-    "targets": (["targets"], "torchport.backends.available_targets"),
+    "targets": (["targets"], "torchport.backends.target_names"),
 }
 
 
@@ -316,3 +316,13 @@ def test_analyze_exits_1_on_a_file_it_could_not_analyse(files, capsys):
     assert "  error: bad.py:2: syntax error" in capsys.readouterr().out
     assert main(["analyze", str(proj), "--to", "npu", "--json"]) == 1
     json.loads(capsys.readouterr().out)
+
+
+def test_the_documented_codes_are_the_policys():
+    """docs/cli.md's table and cli/exits.py name the same codes."""
+    from torchport.cli import exits
+
+    table = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8").split("## Exit codes", 1)[1].split("\n## ", 1)[0]
+    documented = {int(line.split("|")[1]) for line in table.splitlines() if line.split("|")[1:2] != []
+                  and line.split("|")[1].strip().isdigit()}
+    assert documented == {exits.OK, exits.FINDINGS, exits.USAGE, exits.INTERNAL, exits.INTERRUPTED}

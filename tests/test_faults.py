@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from torchport.converter.api import convert
+from torchport.api import convert
 from torchport.core import files, writes
 from torchport.core.errors import UsageError
-from torchport.porting.api import port
+from torchport.api import port_ext as port
 
 ROOT = Path(__file__).resolve().parents[1]
 CUDA = b"import torch\nLR = 0.0001\nx = torch.zeros(2).cuda()\n"

@@ -12,8 +12,8 @@ import pytest
 
 import torchport
 from conftest import ROOT
-from torchport.analyze.api import analyze
-from torchport.porting.api import port
+from torchport.api import analyze
+from torchport.api import port_ext as port
 from torchport.report import FILES
 from torchport.report import html as page
 

@@ -11,7 +11,8 @@ import sys
 import pytest
 from conftest import ROOT, run_program
 
-from torchport.cli import split_script_argv
+from torchport.cli import build_parser, parse
+from torchport.cli.common import split_program
 from torchport.core.command import child_command, is_this_interpreter, require_this_interpreter
 from torchport.core.errors import UsageError
 
@@ -105,14 +106,34 @@ def test_forgotten_double_dash_still_works(project, args, tmp_path):
     assert (tmp_path / "o.json").is_file() or (tmp_path / "o" / "profile.json").is_file()
 
 
-def test_split_script_argv_reads_own_options_then_the_command():
-    assert split_script_argv(["profile", "-o", "d", "--steps=2", "x.py", "--steps", "9"]) == (
-        ["profile", "-o", "d", "--steps=2"], ["x.py", "--steps", "9"])
-    assert split_script_argv(["ops", "record", "-o", "f", "-m", "pkg", "-o", "g"]) == (
-        ["ops", "record", "-o", "f"], ["-m", "pkg", "-o", "g"])
-    assert split_script_argv(["profile", "-o", "d", "--", "python", "x.py", "--", "a"]) == (
-        ["profile", "-o", "d"], ["python", "x.py", "--", "a"])
-    assert split_script_argv(["profile", "--bogus", "x.py"]) == (["profile", "--bogus"], ["x.py"])
+def _sub(*words):
+    parser = build_parser()
+    for w in words:
+        parser = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction").choices[w]
+    return parser
+
+
+def test_split_program_reads_own_options_then_the_program():
+    """One rule for every command that runs a program: its own options (those taking a value are read from its
+    parser), then `--` or the first other word; the rest is the program's, however much it looks like options."""
+    profile, record, run = _sub("profile"), _sub("ops", "record"), _sub("run")
+    assert split_program(profile, ["-o", "d", "--steps=2", "x.py", "--steps", "9"]) == (
+        ["-o", "d", "--steps=2"], ["x.py", "--steps", "9"])
+    assert split_program(record, ["-o", "f", "-m", "pkg", "-o", "g"]) == (["-o", "f"], ["-m", "pkg", "-o", "g"])
+    assert split_program(profile, ["-o", "d", "--", "python", "x.py", "--", "a"]) == (
+        ["-o", "d"], ["python", "x.py", "--", "a"])
+    assert split_program(profile, ["--bogus", "x.py"]) == (["--bogus"], ["x.py"])
+    assert split_program(run, ["--to", "cpu", "--simulate", "--devices", "2", "train.py", "--to", "x"]) == (
+        ["--to", "cpu", "--simulate", "--devices", "2"], ["train.py", "--to", "x"])
+
+
+@pytest.mark.parametrize("line", [["run", "--to", "cpu"], ["sim", "--to", "npu"], ["ops", "record", "-o", "f"],
+                                  ["profile", "-o", "d"], ["debug", "dump", "-o", "d"], ["debug", "nan"]])
+def test_every_program_command_parses_with_and_without_the_double_dash(line):
+    for program in (["--", "python", "x.py", "-o", "y"], ["python", "x.py", "-o", "y"]):
+        args = parse(line + program)
+        assert args.program == ["python", "x.py", "-o", "y"], (line, program)
+    assert parse(line + ["-m", "pkg.mod", "--flag"]).program == ["-m", "pkg.mod", "--flag"]
 
 
 # ------------------------------------------------------------------ another Python

@@ -5,7 +5,7 @@ import json
 import pytest
 
 import torchport
-from torchport.analyze.api import analyze
+from torchport.api import analyze
 from torchport.check.api import check
 
 CELLS = [

@@ -1,7 +1,7 @@
 """Files convert copies unchanged: device and backend settings in configs are reported with file:line (by
 convert and analyze alike), and every other file that mentions CUDA is counted and listed."""
 import torchport
-from torchport.analyze.api import analyze
+from torchport.api import analyze
 
 
 def _project(tmp_path):

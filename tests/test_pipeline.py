@@ -1,13 +1,12 @@
 """The tree pipeline shared by convert, analyze, check and port-ext: a file torchport fails on is that file's
 internal error (named, with its traceback), never the user's input error, and never the end of the run."""
-import dataclasses
-
 import pytest
+
+from test_convert_safety import _patch_reference_checker
 
 import torchport
 from torchport.analyze.api import analyze
 from torchport.check.api import check
-from torchport.converter.rules import api as reference_rules
 from torchport.core import codes
 from torchport.core.errors import UsageError
 from torchport.core.finding import FAILED
@@ -20,14 +19,13 @@ CUDA = "import torch\ntorch.cuda.synchronize()\n"
 @pytest.fixture
 def crashing_checker(monkeypatch):
     """The checker of imported names raises on bad.py (a torchport bug, simulated)."""
-    fn = reference_rules.check_reference
-
-    def crashing(ref, ctx):
-        if ctx.path == "bad.py":
-            raise KeyError("simulated bug")
-        return fn.checker.check(ref, ctx)
-    crashing.checker = dataclasses.replace(fn.checker, check=crashing)
-    monkeypatch.setattr(reference_rules, "check_reference", crashing)
+    def wrap(original):
+        def crashing(ref, ctx):
+            if ctx.path == "bad.py":
+                raise KeyError("simulated bug")
+            return original(ref, ctx)
+        return crashing
+    _patch_reference_checker(monkeypatch, wrap)
 
 
 def _project(tmp_path, files):

@@ -6,7 +6,7 @@ import pytest
 from conftest import ROOT
 from golden_support import PORT_EXAMPLE
 
-from torchport.porting.api import port
+from torchport.api import port_ext as port
 from torchport.porting.consistency import check_includes
 from torchport.porting.engine import load_map
 

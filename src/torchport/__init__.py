@@ -1,15 +1,16 @@
 """torchport: move CUDA PyTorch projects to other accelerators.
 
-The static tools (convert) never import torch; runtime tools do.
+`torchport.convert(...)` converts a project as `torchport convert` does; `torchport.api` has analyze, check and
+port_ext too.  The static tools never import torch; the run-time ones do.
 """
 from .core.version import __version__
 
 
 def convert(path, target, output=None, **options):
-    """Convert a file or directory for `target`; see torchport.converter.api.convert."""
-    from .converter.api import convert as _convert
+    """Convert a file or directory for `target` and write the reports; see torchport.converter.api.convert."""
+    from .api import convert as run
 
-    return _convert(path, target, output, **options)
+    return run(path, target, output, **options)
 
 
 __all__ = ["convert", "__version__"]

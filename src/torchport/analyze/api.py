@@ -194,9 +194,8 @@ class AnalysisResult:
 def parse_targets(spec) -> list:
     if not spec:
         return available_targets()
-    names = [t.strip() for t in (spec.split(",") if isinstance(spec, str) else spec) if t.strip()]
-    for n in names:
-        load_target(n)  # raises UsageError for unknown targets
+    names = [load_target(t.strip()).name if not t.strip().endswith(".toml") else t.strip()
+             for t in (spec.split(",") if isinstance(spec, str) else spec) if t.strip()]  # UsageError: unknown
     return names
 
 
@@ -249,11 +248,7 @@ def analyze(path, targets=None, *, torch_version: Optional[str] = None, output=N
                              "ops": (f"{ops.vendor_version or 'torch'} (torch {ops.torch_version})" if ops else None),
                              "note": ops.note if ops else "no operator data"}
     result.elapsed = time.perf_counter() - start
-    if write_reports:
-        from ..report.analysis import write_analysis
-
-        write_analysis(result, out)
-    return result
+    return result  # the reports (result.output) are written by the caller: torchport.analyze, the cli
 
 
 def _merge(into: NativeScan, part: NativeScan) -> None:

@@ -195,11 +195,7 @@ def _convert(src, conv, target, target_name, mode, out, reports, launch_rel, mul
     result = ConvertResult(target_name, str(src), str(out) if out else None, str(reports) if reports else None,
                            mode, results, clock(), str(backup) if backup else None,
                            list(conv.user.paths), started)
-    if reports is not None:
-        from ..report import write_all
-
-        write_all(result, reports)
-    return result
+    return result  # the reports (result.report_dir) are written by the caller: torchport.convert, the cli
 
 
 def _inside_input(src: Path, name: str, what: str) -> str:

@@ -20,7 +20,7 @@ from ..core import codes
 from ..core.pipeline import FileResult, guarded
 from . import native
 from ..analyze.scan import call_site_pattern, call_sites
-from ..backends import load_target
+from ..backends import TARGET_KINDS, PortGlue, load_target, resolve_target_name, target_names
 from ..core import files as tree
 from ..core import parallel, writes
 from ..core.errors import UsageError
@@ -28,12 +28,11 @@ from ..core.finding import ADVICE, ERROR, Finding
 from ..core.textfile import Text, decode, unified_diff
 from .buildglue import is_build_file, port_build_file
 from .consistency import check_includes, quoted_includes
-from .engine import IncludeResolver, load_map, new_name, port_targets, port_text
+from .engine import IncludeResolver, load_map, new_name, port_text
 
 SOURCE_SUFFIXES = native.NATIVE_SUFFIXES
 
 DEFAULT_IGNORES = tuple(p for d in ("mlu", "npu", "mps", "parrots") for p in (f"{d}/*", f"*/{d}/*"))
-INVENTORY_TARGETS = ("npu", "mlu")
 SCHEMA_VERSION = 1
 
 
@@ -271,16 +270,20 @@ def _weight(job) -> int:
 def port(path, target: str, output=None, *, maps=(), ignore=None, in_place: bool = False, diff: bool = False,
          force: bool = False, report_dir=None, jobs: Optional[int] = None, write_reports: bool = True,
          progress=None) -> PortResult:
-    """Port `path` (a file or folder) for `target` (musa, hip; npu and mlu get an inventory)."""
-    names = sorted(set(port_targets()) | set(INVENTORY_TARGETS))
+    """Port `path` (a file or folder) for `target`: a target whose `cuda_kernels` is "port" (musa, hip) is
+    ported; "inventory" (npu, mlu) gets an inventory of the kernels to rewrite."""
+    target = resolve_target_name(target)
+    names = port_ext_targets()
     if target not in names:
-        raise UsageError(f"port-ext target must be one of {', '.join(names)} (got '{target}')")
+        raise UsageError(f"port-ext does not cover {target}: its CUDA kernels are rewritten by hand (port-ext "
+                         f"targets: {', '.join(names)})")
     src = Path(path)
     if not src.exists():
         raise UsageError(f"input not found: {src}")
     if in_place and diff:
         raise UsageError("choose only one of --in-place and --diff")
-    mode = "inventory" if target in INVENTORY_TARGETS else "in-place" if in_place else "diff" if diff else "write"
+    inventory_only = load_target(target).cuda_kernels == "inventory"
+    mode = "inventory" if inventory_only else "in-place" if in_place else "diff" if diff else "write"
     if mode == "inventory" and (in_place or diff):
         raise UsageError(f"--to {target} writes an inventory only: --in-place and --diff do not apply")
     pmap = load_map(target, maps) if mode != "inventory" else None  # bad maps fail before anything is written
@@ -313,7 +316,7 @@ def port(path, target: str, output=None, *, maps=(), ignore=None, in_place: bool
             if mode == "in-place":
                 dst = src if src.is_dir() else src.parent
                 backup = tree.backup_dir(src)
-            port_data = dict(load_target(target).port) if target in available_port_targets() else {}
+            port_data = load_target(target).port or PortGlue()
             rels = tuple(e.rel for e in entries if e.kind == "file")
             taken = _renames_onto_input(entries, pmap.suffixes, source_suffixes(pmap)) if src.is_dir() else set()
             roots = (src if src.is_dir() else src.parent, dst, backup)
@@ -330,10 +333,7 @@ def port(path, target: str, output=None, *, maps=(), ignore=None, in_place: bool
                                                      f"include no longer resolves; it named {expected}"))
     result.elapsed = time.perf_counter() - start
     if reports is not None:
-        from ..report.port import write_port
-
-        write_port(result, reports)
-        result.report_dir = str(reports)
+        result.report_dir = str(reports)  # written by the caller: torchport.port_ext, the cli
     return result
 
 
@@ -358,11 +358,10 @@ def _drop_project_names(files: list) -> None:
             del r.left[name]
 
 
-def available_port_targets() -> set:
-    """Targets whose file has a [port] table (build glue data)."""
-    from ..backends import available_targets
-
-    return {t for t in available_targets() if load_target(t).port}
+def port_ext_targets() -> list:
+    """The targets port-ext writes for (kernels ported, or listed for rewriting), from the target files;
+    each one it ports has a mapping table (kb/port/<name>.json, tests/test_targets.py)."""
+    return target_names(kinds=TARGET_KINDS, where=lambda t: t.cuda_kernels in ("port", "inventory"))
 
 
 _LAUNCH = re.compile(r"\b([A-Za-z_]\w*)\s*(?:<[^<>;{}]*>\s*)?<<<")  # one blank run per place: linear

@@ -1,0 +1,46 @@
+"""The Python API: each function runs a command and writes its reports, as the command line does, and returns the
+same result the command line prints.  (The commands themselves, in converter.api, analyze.api, porting.api and
+check.api, write no report: the writers are a layer above them.)"""
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def convert(path, target, output=None, **options):
+    """Convert a file or directory for `target` and write the reports; see torchport.converter.api.convert."""
+    from .converter.api import convert as command
+    from .report import write_all
+
+    result = command(path, target, output, **options)
+    if result.report_dir:
+        write_all(result, Path(result.report_dir))
+    return result
+
+
+def analyze(path, targets=None, **options):
+    """Assess a project for targets and write the reports; see torchport.analyze.api.analyze."""
+    from .analyze.api import analyze as command
+    from .report.analysis import write_analysis
+
+    result = command(path, targets, **options)
+    if result.output:
+        write_analysis(result, Path(result.output))
+    return result
+
+
+def port_ext(path, target, output=None, **options):
+    """Port CUDA C++ extension sources for `target` and write the reports; see torchport.porting.api.port."""
+    from .porting.api import port as command
+    from .report.port import write_port
+
+    result = command(path, target, output, **options)
+    if result.report_dir:
+        write_port(result, Path(result.report_dir))
+    return result
+
+
+def check(inputs, target, **options):
+    """What convert would still change in these files (writes nothing); see torchport.check.api.check."""
+    from .check.api import check as command
+
+    return command(inputs, target, **options)

@@ -1,0 +1,56 @@
+"""`torchport check`: exit 1 when files still need converting (CI, pre-commit)."""
+from __future__ import annotations
+
+import json
+import sys
+
+from ..core.names import printable
+from .common import target_name, jobs, progress, write_out
+
+
+def run(args) -> int:
+    from ..check.api import check, write_baseline, write_output
+
+    result = check(args.inputs, args.to, exclude=args.exclude or (), root=args.root, baseline=args.baseline,
+                   jobs=args.jobs, keep_edits=args.format == "sarif", progress=progress())
+    if args.format == "sarif":
+        from ..check.sarif import to_sarif
+
+        report = json.dumps(to_sarif(result), indent=1, ensure_ascii=False) + "\n"
+    elif args.format == "json":
+        report = json.dumps(result.to_dict(), indent=1, ensure_ascii=False) + "\n"
+    else:
+        report = result.text()
+    if args.output:
+        write_output(result, args.output, report)
+        print(result.summary_line())
+    else:
+        write_out(report)
+    if args.write_baseline:
+        n = write_baseline(result, args.write_baseline)
+        print(f"  baseline: {n} findings recorded in {printable(args.write_baseline)}", file=sys.stderr)
+        return 1 if result.summary()["errors"] else 0
+    return result.exit_code
+
+
+def add(sub) -> None:
+    k = sub.add_parser("check", help="exit 1 when files still need converting for a target (CI, pre-commit; "
+                                     "read-only)",
+                       description="Report what `convert --to TARGET` would change or cannot move in the given files "
+                                   "and folders, and exit 1 if there is any (advice is shown as notes and does not "
+                                   "fail; files that cannot be parsed do). Writes nothing but -o and --write-baseline. "
+                                   "See docs/check.md.")
+    k.add_argument("inputs", nargs="+", metavar="INPUT", help="files and folders (Python and shell scripts are checked)")
+    k.add_argument("-t", "--to", required=True, metavar="TARGET", type=target_name,
+                   help="npu, mlu, musa, xpu, mps, cpu, accelerator, or a target .toml file")
+    k.add_argument("--format", choices=("text", "json", "sarif"), default="text", help="report format (default: text)")
+    k.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE (the summary line still goes "
+                                                          "to stdout)")
+    k.add_argument("--baseline", metavar="FILE", help="suppress the findings recorded in FILE")
+    k.add_argument("--write-baseline", metavar="FILE", help="record the current findings in FILE (exit 0 unless a "
+                                                           "file cannot be parsed)")
+    k.add_argument("-e", "--exclude", action="append", metavar="GLOB", help="skip matching files; repeatable")
+    k.add_argument("--root", metavar="DIR", help="report paths relative to DIR (default: the current folder when "
+                                                 "it holds every INPUT)")
+    k.add_argument("-j", "--jobs", type=jobs, metavar="N", help="worker processes (default: CPU count)")
+    k.set_defaults(func=run)

@@ -1,0 +1,68 @@
+"""`torchport compare` and `debug dump|nan`: dump runs, compare them, find the first NaN/Inf."""
+from __future__ import annotations
+
+import os
+import sys
+
+from ..core.names import printable
+from .common import target_name
+
+
+def run_compare(args) -> int:
+    from ..debug.runs import compare_runs, summary, write_comparison
+
+    result = compare_runs(args.a, args.b, rank=args.rank, rtol=args.rtol)
+    print(f"torchport compare: {len(result.compared)} aligned outputs, {len(result.failed)} failed, "
+          f"{result.only_a} only in A, {result.only_b} only in B")
+    for line in summary(result, printable):
+        print(f"  {line}")
+    if args.output:
+        folder = write_comparison(result, args.output, args.a, args.b)
+        print(f"  report: {printable(os.path.join(folder, 'compare.md'))} (+ compare.csv)")
+    return 1 if result.failed or not result.compared else 0
+
+
+def run_debug(args) -> int:
+    from ..debug import script
+
+    if args.debug_command == "dump":
+        code, dumper, step = script.dump_script(args.program, args.output, tensors=args.tensors,
+                                                steps=args.steps, target=args.to)
+        print(f"torchport debug dump: {dumper.entries} entries (op outputs, parameters, gradients) in "
+              f"{dumper.steps_dumped} steps (a step: {step}) -> {printable(str(dumper.folder / 'ops.jsonl'))}",
+              file=sys.stderr)
+        print(f"  next: torchport compare A_DUMP {printable(args.output)}", file=sys.stderr)
+        return code
+    code, tracker, step = script.nan_script(args.program, steps=args.steps, check_every=args.check_every,
+                                            target=args.to)
+    print(f"torchport debug nan: {printable(tracker.describe())}; {tracker.nonfinite_outputs} op calls output "
+          f"NaN/Inf (a step: {step})", file=sys.stderr)
+    return code or (1 if tracker.first is not None or tracker.nonfinite_outputs else 0)
+
+
+def add(sub) -> None:
+    cmp = sub.add_parser("compare", help="compare two runs dumped with torchport.debug.dump (GPU vs target)")
+    cmp.add_argument("a", metavar="A", help="dump folder of the reference run")
+    cmp.add_argument("b", metavar="B", help="dump folder of the run under test")
+    cmp.add_argument("-o", "--output", metavar="DIR", help="write compare.csv and compare.md there")
+    cmp.add_argument("--rank", type=int, default=0)
+    cmp.add_argument("--rtol", type=float, metavar="X", help="the relative error allowed everywhere (default: by "
+                                                             "dtype, docs/debug.md)")
+    cmp.set_defaults(func=run_compare)
+    dbg = sub.add_parser("debug", help="dump a run (for compare) or find its first NaN/Inf, without editing the script")
+    dsub = dbg.add_subparsers(dest="debug_command", metavar="DEBUG_COMMAND", required=True)
+    for name, text in (("dump", "dump op outputs, parameters and gradients per step (for `torchport compare`)"),
+                       ("nan", "name the first op making NaN/Inf from finite inputs: op, module, phase, step")):
+        d = dsub.add_parser(name, help=text, description=text + "; the script runs in this process. See docs/debug.md.",
+                            usage=f"torchport debug {name} " + ("-o DIR [--tensors] " if name == "dump" else
+                                                                "[--check-every N] ")
+                                  + "[--steps A-B] [--to TARGET] -- python script.py [ARGS...]")
+        if name == "dump":
+            d.add_argument("-o", "--output", required=True, metavar="DIR", help="dump folder")
+            d.add_argument("--tensors", action="store_true", help="also save the tensors (else statistics only)")
+        else:
+            d.add_argument("--check-every", type=int, default=256, metavar="N", help="ops between host checks")
+        d.add_argument("--steps", metavar="A-B", help="only steps A to B (from 0; A- or A also), then end the script")
+        d.add_argument("-t", "--to", metavar="TARGET", type=target_name, help="apply `torchport run --to TARGET` first")
+        d.set_defaults(func=run_debug, program=[])
+        d.takes_program = True

@@ -1,0 +1,55 @@
+"""`torchport explain`: known error messages -> cause and fix."""
+from __future__ import annotations
+
+import json
+import sys
+
+from ..core.names import printable
+from .common import target_name
+
+
+def run(args) -> int:
+    from ..doctor.explain import explain
+
+    if args.to:
+        from ..backends import load_target
+
+        load_target(args.to)  # an unknown target is a usage error, not a filter that matches nothing
+    if args.file:
+        from ..core.files import read_data
+
+        text = read_data(args.file, "log", pipes=True).decode("utf-8", errors="replace")
+    else:
+        text = " ".join(args.text)
+    matches, nearest = explain(text, target=args.to)
+    if args.json:
+        rows = [{"id": m.error.id, "line": m.line, "text": m.text, "score": m.score, "title": m.error.title,
+                 "cause": m.error.cause, "fix": m.error.fix, "source": m.error.source} for m in matches or nearest]
+        json.dump({"known": bool(matches), "matches": rows}, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0 if matches else 1
+    for m in matches:
+        e = m.error
+        where = f" (line {m.line})" if args.file else ""
+        print(f"{e.title} [{e.id}, {e.target}]{where}")
+        if args.file:
+            print(f"  > {printable(m.text[:200])}")
+        print(f"  cause: {e.cause}")
+        print(f"  fix:   {e.fix}")
+        print(f"  source: {e.source}" + ("  (weak: the source shows this error only as a screenshot or without a "
+                                         "cause; the advice is ours)" if e.confidence == "weak" else ""))
+    if not matches:
+        print("not a known error; the nearest known ones:")
+        for m in nearest:
+            print(f"  {m.score:.2f}  {m.error.title} [{m.error.id}]")
+            print(f"        fix: {m.error.fix}")
+    return 0 if matches else 1
+
+
+def add(sub) -> None:
+    ex = sub.add_parser("explain", help="known error messages -> cause and fix (text or --file LOG)")
+    ex.add_argument("text", nargs="*", help="the error text")
+    ex.add_argument("-f", "--file", metavar="LOG", help="a log file to search")
+    ex.add_argument("-t", "--to", metavar="TARGET", type=target_name, help="only this target's errors (and generic ones)")
+    ex.add_argument("--json", action="store_true")
+    ex.set_defaults(func=run)

@@ -1,0 +1,72 @@
+"""`torchport port-ext`: port CUDA C++ extensions and their build glue."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from ..core.errors import UsageError
+from ..core.names import printable
+from .common import target_name, jobs, print_errors, progress, write_out
+
+
+def run(args) -> int:
+    from ..api import port_ext as port
+
+    path = args.input or args.input_opt
+    if not path:
+        raise UsageError("port-ext needs an INPUT file or folder")
+    result = port(path, args.to, args.output, maps=args.map or (), ignore=args.ignore, in_place=args.in_place,
+                  diff=args.diff, force=args.force, report_dir=args.report_dir, jobs=args.jobs,
+                  progress=None if args.json or args.diff else progress())
+    errors = [f for f in result.findings if f.action == "error"]
+    if args.diff:
+        write_out("".join(r.diff for r in result.files))
+        return 1 if errors else 0
+    if args.json:
+        json.dump(result.to_dict(), sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return 1 if errors else 0
+    if result.mode == "inventory":
+        inv = result.inventory
+        print(f"torchport port-ext --to {printable(result.target)}: inventory only (kernels must be rewritten): "
+              f"{len(inv['kernels'])} kernels in {inv['cuda_files']} CUDA files, {len(inv['launches'])} launch sites, "
+              f"{len(inv['pybind_ops']) + sum(len(v) for v in inv['library_ops'].values())} exported ops, "
+              f"{len(inv['python_calls'])} Python call sites")
+    else:
+        t = result.totals()
+        print(f"torchport port-ext --to {printable(result.target)}: {t['files']} files, {t['converted_refs']} references converted, "
+              f"{t['left_refs']} left, {t['unsupported']} unsupported, {t['needs_review']} to review, "
+              f"{t['renamed_files']} files renamed in {t['elapsed_seconds']:.2f} s")
+        print(f"  project includes: {t['includes_checked']} checked, "
+              + (f"{t['includes_broken']} NO LONGER RESOLVE (see the report)" if t["includes_broken"] else "all resolve"))
+        if result.output:
+            print(f"  ported copy: {printable(result.output)}")
+        if result.backup:
+            print(f"  originals backed up in: {printable(result.backup)}")
+    if result.report_dir:
+        print(f"  report: {printable(os.path.join(result.report_dir, 'port_report.md'))} (+ report.html, "
+              "port_report.json, port_stats.csv)")
+    print_errors(errors)
+    return 1 if errors else 0
+
+
+def add(sub) -> None:
+    p = sub.add_parser("port-ext", help="port CUDA C++ extension sources and their build glue",
+                       description="Port CUDA C/C++ extension sources (.cu .cuh .cpp .h ...), CMake and setup.py "
+                                   "to MUSA or HIP; for npu/mlu write an inventory of the kernels to rewrite.")
+    p.add_argument("input", nargs="?", help="file or folder")
+    p.add_argument("-i", "--input", dest="input_opt", metavar="INPUT", help="same as the positional INPUT")
+    p.add_argument("-t", "--to", required=True, metavar="TARGET", type=target_name, help="musa, hip, npu or mlu")
+    p.add_argument("-o", "--output", help="output folder (default: <name>_<target> next to INPUT)")
+    p.add_argument("-m", "--map", action="append", metavar="MAP.json", help="extra mapping table; repeatable")
+    p.add_argument("--ignore", action="append", metavar="GLOB",
+                   help="copy matching files unchanged (default: other vendors' mlu/ npu/ mps/ parrots/ subtrees)")
+    p.add_argument("-j", "--jobs", type=jobs, metavar="N")
+    p.add_argument("--report-dir", metavar="DIR")
+    pm = p.add_mutually_exclusive_group()
+    pm.add_argument("--in-place", action="store_true", help="rewrite INPUT itself, keeping a backup")
+    pm.add_argument("--diff", action="store_true", help="print a unified diff, write nothing")
+    p.add_argument("--force", action="store_true")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run)

@@ -1,0 +1,42 @@
+"""`torchport rules [CODE]`: the code catalogue; one code in full with its example converted for every target."""
+from __future__ import annotations
+
+import json
+import sys
+
+from ..core.errors import UsageError
+from .common import write_out
+
+
+def run(args) -> int:
+    from ..converter.rules_doc import rule_text, rules_markdown, rules_table
+    from ..core.codes import CODES
+
+    if args.code:
+        code = CODES.get(args.code.upper())
+        if code is None:
+            import difflib
+
+            close = difflib.get_close_matches(args.code.upper(), list(CODES), n=1, cutoff=0.6)
+            raise UsageError(f"unknown code '{args.code}'" + (f" (did you mean {close[0]}?)" if close else "")
+                             + "; `torchport rules` lists them")
+        write_out(rule_text(code))
+    elif args.markdown:
+        write_out(rules_markdown())
+    elif args.json:
+        json.dump(rules_table(), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        for r in rules_table():
+            print(f"{r['id']:6} {r['category']:14} {r['name']:26} {r['summary']}")
+    return 0
+
+
+def add(sub) -> None:
+    r = sub.add_parser("rules", help="list the codes torchport reports, or show one in full",
+                       description="Without CODE: one line per code. With CODE (TP201): its documentation and its "
+                                   "example converted for every target.")
+    r.add_argument("code", nargs="?", metavar="CODE", help="one code to show in full (e.g. TP201)")
+    r.add_argument("--markdown", action="store_true", help="print the full reference (docs/rules.md)")
+    r.add_argument("--json", action="store_true")
+    r.set_defaults(func=run)
