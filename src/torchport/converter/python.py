@@ -47,7 +47,6 @@ def lower_text(source: str) -> str:
     return lowered
 
 
-
 def _parent_map(tree: ast.AST) -> dict:
     """{id(child): parent}, in `ast.walk`'s breadth-first order (shared Load/Store nodes keep its last
     parent), without `iter_child_nodes`' generators: the same map at half the cost."""

@@ -90,7 +90,7 @@ class _Guarded:
     def __call__(self, item):
         try:
             return self.work(item)
-        except (MemoryError, RecursionError, Exception) as e:  # noqa: B014 - named: they are the likely ones
+        except Exception as e:  # MemoryError and RecursionError included: that file's failure, not the run's
             rel = self.rel_of(item)
             return self.failed(rel, internal_error(rel, e), traceback.format_exc())
 

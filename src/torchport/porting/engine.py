@@ -592,7 +592,6 @@ _REVIEW = tuple((re.compile(_PREFILTER[rule]), regex, why) for regex, rule, why 
     (re.compile(r"[%/+&=][ \t]*3[12]\b"), _WARP_SIZE, "a literal warp size of 32: the target's warp size may differ"))
 
 
-
 def new_name(rel: str, suffixes: dict) -> str:
     """The output path of a file: `.cu` -> `.mu` and so on."""
     for old, new in suffixes.items():
