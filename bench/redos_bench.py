@@ -225,8 +225,9 @@ CASES = [
     regex("converter.python._NEWLINES", python._NEWLINES, "finditer", repeated("\r\n\r")),
     regex("converter.python.PythonConverter.trigger (musa)", MUSA.python.trigger, "finditer", repeated("cud"),
           repeated("cuda"), repeated("torch.cud")),
-    regex("converter.python.PythonConverter.import_trigger (musa)", MUSA.python.import_trigger, "search",
-          repeated("import "), around("", " ", "import"), repeated("from apex\n")),
+    function("converter.python.PythonConverter.imports_cuda_package (musa)", MUSA.python.imports_cuda_package,
+             repeated("import "), around("", " ", "import"), repeated("from apex\n"), repeated("\n import apex_"),
+             patterns=(MUSA.python.import_line,)),
     regex("converter.python: imported names (musa)", re.compile(r"\b(?:" + words.trie_pattern(
         ["amp", "amp_c", "autocast", "grad_scaler"]) + r")\b"), "finditer", repeated("amp_"), repeated("autocas")),
     regex("converter.shell._ENV_WORD", shell._ENV_WORD, "finditer", repeated("CUDA_"), around("CUDA_", "A", "a"),

@@ -245,7 +245,7 @@ class Analyzer:
             _new, kept, result.per_target[t] = conv.python.convert(rel, source, text.newline, src=src, wanted=True)
             if self.keep_edits:
                 result.edits[t] = kept
-        if python.import_trigger is not None and python.import_trigger.search(src.lowered):
+        if python.imports_cuda_package(src.lowered):
             result.common += self._package_imports(rel, src)
 
     def _package_imports(self, rel: str, src) -> list:

@@ -13,7 +13,9 @@ its calling convention:
   (see `converter.multicard`).
 
 `triggers` are lowercase words a line must hold for the checker to care about
-it; a file without any of them is copied, not parsed.  The decorator only
+it.  `needs` (by default the triggers) are words the file must hold for the
+checker to run on it at all: a file holding no checker's needs is copied, not
+parsed, and a checker whose needs a file lacks is not called there.  The decorator only
 attaches the Checker to its function: nothing is registered globally.
 `converter.rules.builtin_checkers()` is the one place that assembles them.
 """
@@ -40,17 +42,25 @@ class Checker:
     phase: Phase
     check: Callable
     nodes: tuple = ()             # Phase.NODE: the ast classes it receives
-    triggers: tuple = ()          # lowercase words
+    triggers: tuple = ()          # lowercase words: the lines it looks at hold one
+    needs: tuple = ()             # lowercase words: the files it runs on hold one (default: the triggers)
+
+    def __post_init__(self):
+        if not self.needs:
+            object.__setattr__(self, "needs", self.triggers)
 
 
-def checker(*codes, phase: Phase = Phase.NODE, nodes: tuple = (), triggers: tuple = ()) -> Callable:
-    """Make the decorated function a Checker (kept as its `.checker` attribute)."""
+def checker(*codes, phase: Phase = Phase.NODE, nodes: tuple = (), triggers: tuple = (),
+            needs: tuple = ()) -> Callable:
+    """Make the decorated function a Checker (kept as its `.checker` attribute); `needs` defaults to
+    `triggers`."""
     if phase is Phase.NODE and not nodes:
         raise ValueError("a node checker needs the ast classes it receives")
 
     def wrap(fn: Callable) -> Callable:
         fn.checker = Checker(fn.__name__.replace("_", "-"), tuple(codes), phase, fn,  # type: ignore[attr-defined]
-                             tuple(nodes), tuple(t.lower() for t in triggers))
+                             tuple(nodes), tuple(t.lower() for t in triggers),
+                             tuple(t.lower() for t in needs))
         return fn
     return wrap
 

@@ -150,23 +150,54 @@ class PythonConverter:
 
     def __init__(self, api: ApiMap, rules: list, import_words=()):
         self.api = api
-        self.rules = rules
-        self.words = minimal_words({w for r in rules for w in r.triggers})
-        self.trigger = re.compile(trie_pattern(self.words))  # matched on lowercased text
-        # names that matter only when imported (CUDA-only packages): a file is parsed for them
-        # only when one follows `import`/`from` on some line
+        # names that matter only when imported (CUDA-only packages): a file is parsed for them only
+        # when one follows `import`/`from` at the start of a line; the reference checker then runs
         self.import_words = sorted({w.lower() for w in import_words})
-        self.import_trigger = re.compile(r"^[ \t]*(?:from|import)[ \t]+(?:" + trie_pattern(self.import_words) + r")\b",
-                                         re.MULTILINE) if self.import_words else None
-        self.dispatch: dict = {}
-        for r in rules:
-            for kind in (r.nodes if r.phase is Phase.NODE else (r.phase,)):
-                self.dispatch.setdefault(kind, []).append(r)
+        self.import_line = re.compile(r"[ \t]*(?:from|import)[ \t]+(?:" + trie_pattern(self.import_words) + r")\b") \
+            if self.import_words else None
+        self.rules = rules
+        self.words = minimal_words({w for r in rules for w in r.needs})   # a file holds one: parsed
+        self.trigger = re.compile(trie_pattern(minimal_words({w for r in self.rules for w in r.triggers})))
+        self._dispatch: dict = {}   # the checkers that run on a file (by their indexes) -> their dispatch table
 
     def wants(self, lowered: str) -> bool:
-        if any(w in lowered for w in self.words):
-            return True
-        return self.import_trigger is not None and self.import_trigger.search(lowered) is not None
+        return any(w in lowered for w in self.words) or self.imports_cuda_package(lowered)
+
+    def imports_cuda_package(self, lowered: str) -> bool:
+        """Does a line start with `import <word>`/`from <word>`?  Found from each `import`: a literal
+        search is much faster than a line-anchored pattern over the whole text."""
+        if self.import_line is None:
+            return False
+        at = lowered.find("import")
+        while at != -1:
+            if self.import_line.match(lowered, lowered.rfind("\n", 0, at) + 1):
+                return True
+            at = lowered.find("import", at + 6)
+        return False
+
+    def dispatch_for(self, lowered: str) -> dict:
+        """{ast class or Phase: [checkers]} of the checkers whose needs the file holds (and the reference
+        checkers wherever a CUDA-only package is imported)."""
+        imports: list = []
+
+        def runs(r) -> bool:
+            if not r.needs or any(w in lowered for w in r.needs):
+                return True
+            if r.phase is Phase.REFERENCE:
+                if not imports:
+                    imports.append(self.imports_cuda_package(lowered))
+                return imports[0]
+            return False
+
+        active = tuple(i for i, r in enumerate(self.rules) if runs(r))
+        table = self._dispatch.get(active)
+        if table is None:
+            table = self._dispatch[active] = {}
+            for i in active:
+                r = self.rules[i]
+                for kind in (r.nodes if r.phase is Phase.NODE else (r.phase,)):
+                    table.setdefault(kind, []).append(r)
+        return table
 
     def convert(self, path: str, source: str, newline: str = "\n", launch: bool = False,
                 src: Optional[SourceFile] = None, wanted: bool = False):
@@ -183,10 +214,11 @@ class PythonConverter:
         ctx.launch = launch
         ctx.tree, ctx.parents = tree, src.parents
         ctx.user_codes = self.user_codes
+        dispatch = self.dispatch_for(src.lowered)
         self._collect_imports(ctx, src)
         lines = self._relevant_lines(ctx, src)
-        self._walk(ctx, src, lines)
-        for r in self.dispatch.get(Phase.FILE, ()):
+        self._walk(ctx, src, lines, dispatch)
+        for r in dispatch.get(Phase.FILE, ()):
             r.check(tree, ctx)
         new_source, kept, dropped = edit_ops.apply(source, ctx.edits)
         findings = [e.finding for e in kept if e.finding is not None] + ctx.findings
@@ -205,8 +237,8 @@ class PythonConverter:
         key = ("relevant", self.trigger.pattern)
         if key not in src._relevant:
             words = sorted({b.local.lower() for b in ctx.all_bindings()
-                            if b.kind != "package" and (self.trigger.search(b.qualname.lower())
-                                                        or self.api.resolve(b.qualname))})
+                            if b.kind != "package" and self.trigger.search(b.qualname.lower())
+                            or self.api.resolve(b.qualname)})  # `import bitsandbytes as bnb`: bnb
             lines = src.lines_matching(self.trigger)
             if words:
                 extra = src.lines_matching(re.compile(r"\b(?:" + trie_pattern(words) + r")\b"))
@@ -230,8 +262,7 @@ class PythonConverter:
                 scope = (node.lineno, node.end_lineno)
             stack.extend((child, scope) for child in ast.iter_child_nodes(node))
 
-    def _walk(self, ctx: FileContext, src: "SourceFile", lines: list) -> None:
-        dispatch = self.dispatch
+    def _walk(self, ctx: FileContext, src: "SourceFile", lines: list, dispatch: dict) -> None:
         refs = dispatch.get(Phase.REFERENCE, ())
         for node, parent, chain in src.walk_plan(lines):
             ctx.parent = parent

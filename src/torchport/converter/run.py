@@ -123,7 +123,8 @@ class Converter:
 def _with_triggers(r, words):
     from dataclasses import replace
 
-    return replace(r, triggers=tuple(sorted(set(r.triggers) | set(words))))
+    return replace(r, triggers=tuple(sorted(set(r.triggers) | set(words))),
+                   needs=tuple(sorted(set(r.needs) | set(words))))
 
 
 def kind_of(rel: str) -> str:

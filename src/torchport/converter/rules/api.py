@@ -316,7 +316,7 @@ def guard_device_call(ctx, ref, res, r) -> None:
 TENSOR_TYPE_NAME = re.compile(r"torch\.cuda\.[A-Za-z0-9]*Tensor")
 
 
-@checker(codes.TP118, nodes=(ast.Constant,), triggers=("Tensor",))
+@checker(codes.TP118, nodes=(ast.Constant,), triggers=("cuda",))  # names "torch.cuda.*Tensor"
 def tensor_type_string(node: ast.Constant, ctx: FileContext) -> None:
     if not (isinstance(node.value, str) and TENSOR_TYPE_NAME.fullmatch(node.value)):
         return

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from ..context import FileContext
 
 
-@checker(codes.TP209, nodes=(ast.Assert, ast.If), triggers=("is_available", "device_count", "is_initialized"))
+@checker(codes.TP209, nodes=(ast.Assert, ast.If), triggers=("is_available", "device_count", "is_initialized"),
+         needs=("cuda",))  # what it asks about is torch.cuda
 def cuda_requirement(node: ast.Assert | ast.If, ctx: FileContext) -> None:
     if not (ctx.target.host or not ctx.target.device):
         return
@@ -39,7 +40,7 @@ def _inside(f, node) -> bool:
     return start <= (f.line, f.col) < end
 
 
-@checker(codes.TP210, phase=Phase.FILE, triggers=("is_available", "device_count"))
+@checker(codes.TP210, phase=Phase.FILE, triggers=("is_available", "device_count"), needs=("cuda",))
 def guard_keeps_cuda_branch(tree: ast.Module, ctx: FileContext) -> None:
     if ctx.target.host:
         return  # the host target keeps every such question anyway
