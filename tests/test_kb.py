@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from torchport.backends import available_targets, load_target, tomllib
+from torchport.backends import available_targets, load_target
+from torchport.core.tomlfile import tomllib
 from torchport.kb.operators import COMPOSITE, FALLBACK, MISSING, SUPPORTED, UNKNOWN, check, classify, op_list
 from torchport.kb.packages import packages
 

@@ -17,7 +17,7 @@ import pytest
 torch = pytest.importorskip("torch")
 torchgen_gen = pytest.importorskip("torchgen.gen")
 
-from torchport.backends import tomllib  # noqa: E402
+from torchport.core.tomlfile import tomllib  # noqa: E402
 from torchport.cli import main  # noqa: E402
 
 KB = Path(__file__).resolve().parents[1] / "src" / "torchport" / "kb"

@@ -22,7 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from torchport.backends import tomllib  # noqa: E402
+from torchport.core.tomlfile import tomllib  # noqa: E402
 from torchport.porting.engine import KB_PORT, load_map, port_text  # noqa: E402
 
 PROBE = ROOT / "tests" / "fixtures" / "port_compile" / "receivers.cu"

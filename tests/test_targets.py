@@ -181,7 +181,7 @@ def test_analyze_convert_and_port_ext_agree_on_what_happens_to_kernels(name, tmp
 
 
 # ------------------------------------------------------------------ typed sections, more queries
-from torchport.backends import tomllib  # noqa: E402
+from torchport.core.tomlfile import tomllib  # noqa: E402
 
 HEAD = 'name = "x"\ntitle = "x"\nnamespace = "torch.x"\ndevice = "x"\n'
 

@@ -12,7 +12,7 @@ import configparser
 import re
 
 from ..core import codes
-from ..backends import tomllib
+from ..core.tomlfile import tomllib
 from ..core.finding import ADVICE, Finding
 
 

@@ -28,12 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
+from ..core.cache import cached_data
 from ..core.errors import UsageError
-
-try:  # Python 3.11+
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - exercised on 3.9/3.10
-    import tomli as tomllib
 
 HERE = Path(__file__).resolve().parent
 KB_API = HERE.parent / "kb" / "api"
@@ -201,6 +197,8 @@ def parse_data(text: str, path, fmt: str = "", parse_json=None):
     """The TOML (`fmt` "toml", or a .toml path) or JSON in `text`, checked by `check_plain`.  A syntax
     error, a number with more digits than Python converts, or nesting deeper than the parser's recursion
     is a UsageError naming the file.  `parse_json(text, path)` may replace json.loads."""
+    from ..core.tomlfile import tomllib
+
     fmt = fmt or ("toml" if Path(path).suffix == ".toml" else "json")
     try:
         if fmt == "toml":
@@ -570,7 +568,8 @@ def _fail(path: Path, msg: str) -> None:
     raise UsageError(f"{path}: {msg}")
 
 
-def _parse(path: Path) -> Target:
+def _read_target(path: Path) -> dict:
+    """A target file's checked table (plain data: see core/cache.py)."""
     data = parse_data(read_text(path, "target file"), path, "toml")
     unknown = set(data) - set(_TARGET_KEYS)
     if unknown:
@@ -582,6 +581,16 @@ def _parse(path: Path) -> Target:
         checked(str(path), (key,), _TARGET_KEYS[key], value)
     if bool(data.get("device")) == bool(data.get("device_expr")):
         _fail(path, "give exactly one of 'device' (a string) or 'device_expr' (an expression)")
+    return data
+
+
+def _bundled(path: Path) -> bool:
+    return path.parent in (HERE, KB_API)
+
+
+def _parse(path: Path) -> Target:
+    data = cached_data(path, _read_target) if _bundled(path) else _read_target(path)
+    assert isinstance(data, dict)
     names = {}
     for qualname, entry in data.get("names", {}).items():
         kind = next(k for k in NAME_DECISIONS if k in entry)
@@ -613,18 +622,25 @@ def _parse(path: Path) -> Target:
 _API_KEYS = {"names": list_of(text), "modules": table_of(text, list_of(text)), "version": text}
 
 
+def _read_api(path: Path) -> dict:
+    """An API list's checked record (plain data: see core/cache.py)."""
+    record = parse_data(read_text(path, "API list"), path, "json")
+    if not isinstance(record, dict) or "names" not in record:
+        _fail(path, "an API list must be a JSON object with 'names' (a list of names)")
+    for key, check in _API_KEYS.items():
+        if key in record:
+            checked(str(path), (key,), check, record[key])
+    return record
+
+
 def _load_api(path: Path, api: str):
     if not api:
         return frozenset(), {}, ""
     candidates = [path.parent / api, KB_API / f"{api}.json"]
     for cand in candidates:
         if cand.is_file():
-            record = parse_data(read_text(cand, "API list"), cand, "json")
-            if not isinstance(record, dict) or "names" not in record:
-                _fail(cand, "an API list must be a JSON object with 'names' (a list of names)")
-            for key, check in _API_KEYS.items():
-                if key in record:
-                    checked(str(cand), (key,), check, record[key])
+            record = cached_data(cand, _read_api) if _bundled(cand) else _read_api(cand)
+            assert isinstance(record, dict)
             modules = {k: frozenset(v) for k, v in record.get("modules", {}).items()}
             return frozenset(record["names"]), modules, record.get("version", str(cand))
     _fail(path, f"API list '{api}' not found (looked in {', '.join(str(c) for c in candidates)})")

@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
-from ..backends import tomllib
+from ..core.tomlfile import tomllib
 from ..core.errors import UsageError
 
 KB = Path(__file__).resolve().parents[1] / "kb" / "errors.toml"

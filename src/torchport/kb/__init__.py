@@ -10,9 +10,25 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from ..backends import NameDecision, tomllib
+from ..backends import NameDecision
+from ..core.cache import cached_data
 
 HERE = Path(__file__).resolve().parent
+
+
+def _read(path: Path):
+    """A bundled TOML or JSON file's data."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".toml":
+        from ..core.tomlfile import tomllib
+
+        return tomllib.loads(text)
+    return json.loads(text)
+
+
+def bundled_data(name: str):
+    """The data of a file under kb/ (`cuda_names.toml`, `api/cuda.json`), through the cache."""
+    return cached_data(HERE / name, _read)
 
 
 @dataclass(frozen=True)
@@ -31,12 +47,12 @@ class Catalog:
 
 @lru_cache(maxsize=None)
 def catalog() -> Catalog:
-    data = tomllib.loads((HERE / "cuda_names.toml").read_text(encoding="utf-8"))
+    data = bundled_data("cuda_names.toml")
     names = {}
     for qualname, entry in data.get("names", {}).items():
         (kind, value), = [(k, v) for k, v in entry.items() if k != "note"]
         names[qualname] = NameDecision(kind, value, entry.get("note", ""))
-    cuda = json.loads((HERE / "api" / "cuda.json").read_text(encoding="utf-8"))
+    cuda = bundled_data("api/cuda.json")
     return Catalog(
         categories=tuple(data["category"].items()),
         aliases=dict(data.get("aliases", {})),

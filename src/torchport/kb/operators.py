@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
-from ..backends import tomllib
+from ..core.tomlfile import tomllib
 from ..core.errors import UsageError
 from ..core.jsonfile import Fields, as_count, as_text, json_kind, read_json, short
 

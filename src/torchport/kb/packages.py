@@ -12,7 +12,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
-from ..backends import tomllib
 
 HERE = Path(__file__).resolve().parent
 
@@ -75,7 +74,9 @@ class Packages:
 
 @lru_cache(maxsize=None)
 def packages() -> Packages:
-    data = tomllib.loads((HERE / "packages.toml").read_text(encoding="utf-8"))
+    from . import bundled_data
+
+    data = bundled_data("packages.toml")
     out = []
     for name, entry in data.get("packages", {}).items():
         out.append(Package(

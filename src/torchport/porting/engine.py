@@ -105,7 +105,7 @@ def _toml(name: str) -> dict:
     """kb/port/<target>.pytorch.toml: curated PyTorch C++ names the vendor tables lack, `methods` (renamed
     only on receivers whose class has the new method) and `kept`: patterns of CUDA-looking names that are
     valid on the target unchanged (not counted as left).  kb/port/receivers.toml: how a receiver's class is read."""
-    from ..backends import tomllib
+    from ..core.tomlfile import tomllib
 
     path = KB_PORT / name
     return tomllib.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}

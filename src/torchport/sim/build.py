@@ -4,7 +4,7 @@ The first use compiles it with torch.utils.cpp_extension (about a minute on 2 co
 import the cached library directly.  The cache folder's name holds the torch version, the Python
 version and a hash of the source, so a different torch or a changed source builds anew; a
 `build.json` beside the library records what it was built for and is checked before loading.
-Cache root: $TORCHPORT_CACHE, else $XDG_CACHE_HOME/torchport, else ~/.cache/torchport.
+Cache root: core.cache.cache_root().
 """
 from __future__ import annotations
 
@@ -21,16 +21,10 @@ import sys
 import time
 from pathlib import Path
 
+from ..core.cache import cache_root
 from ..core.errors import UsageError
 
 SOURCE = Path(__file__).resolve().parent / "csrc" / "simdevice.cpp"
-
-
-def cache_root() -> Path:
-    if os.environ.get("TORCHPORT_CACHE"):
-        return Path(os.environ["TORCHPORT_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "torchport"
 
 
 def _identity(torch_version: str) -> dict:

@@ -1,0 +1,133 @@
+"""core/cache.py: bundled data read once per change, never stale, and never in the way."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from torchport import backends
+from torchport.core import cache
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def fresh(tmp_path, monkeypatch):
+    """An empty cache folder, and this process's copy of the cache file forgotten (as in a new process)."""
+    monkeypatch.setenv("TORCHPORT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("TORCHPORT_NO_CACHE", raising=False)
+
+    def forget():
+        cache._LOADED.clear()
+        cache._STATE["read"] = False
+    forget()
+    yield forget
+    forget()
+
+
+def counting_reader(calls):
+    def read(path):
+        calls.append(path)
+        return {"text": Path(path).read_text(), "names": frozenset({"a", "b"}), "n": [1, 2.5, None, True]}
+    return read
+
+
+def test_a_second_process_reads_the_cache_not_the_file(tmp_path, fresh):
+    data = tmp_path / "d.toml"
+    data.write_text("x = 1\n")
+    calls: list = []
+    read = counting_reader(calls)
+    first = cache.cached_data(data, read)
+    fresh()  # a new process
+    assert cache.cached_data(data, read) == first
+    assert calls == [data]
+
+
+def test_a_changed_file_is_read_again(tmp_path, fresh):
+    data = tmp_path / "d.toml"
+    data.write_text("x = 1\n")
+    calls: list = []
+    read = counting_reader(calls)
+    cache.cached_data(data, read)
+    data.write_text("x = 22\n")
+    os.utime(data, ns=(1, 1))
+    fresh()
+    assert cache.cached_data(data, read)["text"] == "x = 22\n"
+    assert len(calls) == 2
+
+
+def test_a_corrupt_cache_file_is_ignored(tmp_path, fresh):
+    data = tmp_path / "d.toml"
+    data.write_text("x = 1\n")
+    calls: list = []
+    cache.cached_data(data, counting_reader(calls))
+    cache._cache_file().write_bytes(b"\x00garbage")
+    fresh()
+    assert cache.cached_data(data, counting_reader(calls))["text"] == "x = 1\n"
+    assert len(calls) == 2
+
+
+def test_no_cache_folder_means_no_cache(tmp_path, fresh, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("TORCHPORT_CACHE", str(blocker / "cache"))  # under a file: cannot be created
+    data = tmp_path / "d.toml"
+    data.write_text("x = 1\n")
+    calls: list = []
+    for _ in range(2):
+        assert cache.cached_data(data, counting_reader(calls))["text"] == "x = 1\n"
+    assert len(calls) == 2
+
+
+def test_what_marshal_cannot_keep_is_read_every_time(tmp_path, fresh):
+    data = tmp_path / "d.toml"
+    data.write_text("x = 1\n")
+    calls: list = []
+
+    def read(path):
+        calls.append(path)
+        return {"object": object()}
+    cache.cached_data(data, read)
+    cache.cached_data(data, read)
+    assert len(calls) == 2
+
+
+def test_switched_off(tmp_path, fresh, monkeypatch):
+    monkeypatch.setenv("TORCHPORT_NO_CACHE", "1")
+    data = tmp_path / "d.toml"
+    data.write_text("x = 1\n")
+    calls: list = []
+    cache.cached_data(data, counting_reader(calls))
+    fresh()
+    cache.cached_data(data, counting_reader(calls))
+    assert len(calls) == 2 and not cache._cache_file().exists()
+
+
+def test_targets_from_the_cache_equal_targets_read_anew(tmp_path):
+    """Every bundled target, loaded in a process that fills the cache, one that reads it, and one without it."""
+    code = ("import sys; from torchport import backends; "
+            "print(repr([backends.load_target(n) for n in backends.bundled_names()]))")
+    env = dict(os.environ, TORCHPORT_CACHE=str(tmp_path / "c"), PYTHONPATH=str(ROOT / "src"), PYTHONHASHSEED="0")
+    env.pop("TORCHPORT_NO_CACHE", None)
+    runs = [subprocess.run([sys.executable, "-c", code], env=e, capture_output=True, text=True, check=True).stdout
+            for e in (env, env, dict(env, TORCHPORT_NO_CACHE="1"))]
+    assert (tmp_path / "c").is_dir() and any((tmp_path / "c").iterdir())
+    assert runs[0] == runs[1] == runs[2]
+    assert "Target(name='npu'" in runs[0]
+
+
+def test_a_bad_bundled_target_is_still_refused_after_a_good_one_was_cached(tmp_path, fresh, monkeypatch):
+    """The cache is keyed by the file's size and time: an edited bundled file is checked again."""
+    here = tmp_path / "targets"
+    here.mkdir()
+    good = (ROOT / "src/torchport/backends/cpu.toml").read_text()
+    (here / "cpu.toml").write_text(good)
+    monkeypatch.setattr(backends, "HERE", here)
+    monkeypatch.setattr(backends, "_CACHE", {})
+    assert backends.load_target("cpu").name == "cpu"
+    (here / "cpu.toml").write_text(good + "\nbogus_key = 1\n")
+    monkeypatch.setattr(backends, "_CACHE", {})
+    fresh()
+    with pytest.raises(backends.UsageError, match="bogus_key"):
+        backends.load_target("cpu")
