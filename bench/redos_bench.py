@@ -227,7 +227,7 @@ CASES = [
           repeated("cuda"), repeated("torch.cud")),
     function("converter.python.PythonConverter.imports_cuda_package (musa)", MUSA.python.imports_cuda_package,
              repeated("import "), around("", " ", "import"), repeated("from apex\n"), repeated("\n import apex_"),
-             patterns=(MUSA.python.import_line,)),
+             patterns=(python._IMPORT_LINE,)),
     regex("converter.python: imported names (musa)", re.compile(r"\b(?:" + words.trie_pattern(
         ["amp", "amp_c", "autocast", "grad_scaler"]) + r")\b"), "finditer", repeated("amp_"), repeated("autocas")),
     regex("converter.shell._ENV_WORD", shell._ENV_WORD, "finditer", repeated("CUDA_"), around("CUDA_", "A", "a"),

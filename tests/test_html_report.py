@@ -378,3 +378,12 @@ def test_csp_hashes_match_the_inline_css_and_js():
         return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
 
     assert (html.CSS_HASH, html.JS_HASH) == (sha(html.CSS), sha(html.JS)), "CSS or JS changed: update the hashes"
+
+
+@pytest.mark.parametrize("text", ["", "a < b && c > d", "\"quoted\" 'single'", "&amp; already", "<script>alert('x')</script>",
+                                  "ünïcode ✓ \u2028", "x=\"1\"&y='2'<>"])
+def test_escape_is_html_escape(text):
+    import html
+
+    from torchport.report.html import escape
+    assert escape(text) == html.escape(text) and escape(text, quote=False) == html.escape(text, quote=False)

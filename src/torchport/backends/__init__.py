@@ -17,13 +17,11 @@ one-line UsageError naming the file and the key.
 from __future__ import annotations
 
 import ast
-import io
 import json
 import keyword
 import math
 import re
 import string
-import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
@@ -435,6 +433,9 @@ def expression(value) -> ast.Expression:
         tree = ast.parse(value, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         raise BadValue(f"is not a Python expression: {_show(value)}") from None
+    import io
+    import tokenize
+
     if any(t.type == tokenize.COMMENT for t in tokenize.generate_tokens(io.StringIO(value).readline)):
         raise BadValue(f"must not hold a comment ('#'), it would hide the rest of the line: {_show(value)}")
     if any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in ast.walk(tree)):

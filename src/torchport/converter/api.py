@@ -138,8 +138,8 @@ def convert(path, target: str, output=None, *, rules: Sequence[str] = (), exclud
     src = Path(path)
     if not src.exists():
         raise UsageError(f"input not found: {src}")
-    conv = Converter(target, rules)  # validates the target and the rule files early
-    target_name = conv.target.name
+    loaded, user = Converter.inputs(target, rules)  # the target and the rule files, checked early
+    target_name = loaded.name
     out = None
     if mode == "write":
         out = Path(output) if output else tree.default_output(src, target_name)
@@ -155,17 +155,17 @@ def convert(path, target: str, output=None, *, rules: Sequence[str] = (), exclud
     launch_rel = _inside_input(src, launch, "launch script") if launch else None
     multi = None
     if distributed:
-        multi = _multicard(src, main, conv.target, model_var, loader_var, out if mode == "write" else
+        multi = _multicard(src, main, loaded, model_var, loader_var, out if mode == "write" else
                            src if mode == "in-place" else None, force)
     elif main or loader_var or model_var != "model":
         raise UsageError("--main, --model-var and --loader-var go with --distributed")
 
     with tree.hold_output(src, out, mode, force):
-        return _convert(src, conv, target, target_name, mode, out, reports, launch_rel, multi, rules, exclude, jobs,
-                        progress, force)
+        return _convert(src, user.paths, target, target_name, mode, out, reports, launch_rel, multi, rules, exclude,
+                        jobs, progress, force)
 
 
-def _convert(src, conv, target, target_name, mode, out, reports, launch_rel, multi, rules, exclude, jobs,
+def _convert(src, rule_paths, target, target_name, mode, out, reports, launch_rel, multi, rules, exclude, jobs,
              progress, force) -> ConvertResult:
     clock = timer()
     started = time.strftime("%Y-%m-%dT%H:%M:%S")
@@ -194,7 +194,7 @@ def _convert(src, conv, target, target_name, mode, out, reports, launch_rel, mul
         backup = None
     result = ConvertResult(target_name, str(src), str(out) if out else None, str(reports) if reports else None,
                            mode, results, clock(), str(backup) if backup else None,
-                           list(conv.user.paths), started)
+                           list(rule_paths), started)
     return result  # the reports (result.report_dir) are written by the caller: torchport.convert, the cli
 
 

@@ -23,6 +23,7 @@ from .checkers import Phase
 from .context import Binding, FileContext
 
 _IMPORT_WORD = re.compile(r"import\b")
+_IMPORT_LINE = re.compile(r"[ \t]*(?:from|import)[ \t]+(\w+)")  # on a lowercased line: the module's first name
 _NEWLINES = re.compile(r"\r\n|\r|\n")
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
@@ -152,9 +153,7 @@ class PythonConverter:
         self.api = api
         # names that matter only when imported (CUDA-only packages): a file is parsed for them only
         # when one follows `import`/`from` at the start of a line; the reference checker then runs
-        self.import_words = sorted({w.lower() for w in import_words})
-        self.import_line = re.compile(r"[ \t]*(?:from|import)[ \t]+(?:" + trie_pattern(self.import_words) + r")\b") \
-            if self.import_words else None
+        self.import_words = frozenset(w.lower() for w in import_words)
         self.rules = rules
         self.words = minimal_words({w for r in rules for w in r.needs})   # a file holds one: parsed
         self.trigger = re.compile(trie_pattern(minimal_words({w for r in self.rules for w in r.triggers})))
@@ -164,13 +163,14 @@ class PythonConverter:
         return any(w in lowered for w in self.words) or self.imports_cuda_package(lowered)
 
     def imports_cuda_package(self, lowered: str) -> bool:
-        """Does a line start with `import <word>`/`from <word>`?  Found from each `import`: a literal
-        search is much faster than a line-anchored pattern over the whole text."""
-        if self.import_line is None:
+        """Does a line start with `import <word>` or `from <word>` (<word> a CUDA-only package)?  Looked for
+        from each `import`: a literal search is much faster than a line-anchored pattern over the text."""
+        if not self.import_words:
             return False
         at = lowered.find("import")
         while at != -1:
-            if self.import_line.match(lowered, lowered.rfind("\n", 0, at) + 1):
+            found = _IMPORT_LINE.match(lowered, lowered.rfind("\n", 0, at) + 1)
+            if found is not None and found.group(1) in self.import_words:
                 return True
             at = lowered.find("import", at + 6)
         return False

@@ -9,7 +9,6 @@ from __future__ import annotations
 import ast
 import os
 import time
-import traceback
 import warnings
 from dataclasses import dataclass
 from typing import Optional
@@ -47,11 +46,7 @@ class Converter:
     """Everything one run needs to convert one file, built once per process."""
 
     def __init__(self, target: str, rule_files=(), launch: Optional[str] = None, own_packages=()):
-        self.target = load_target(target)
-        if self.target.kind not in CONVERTED_KINDS:
-            raise UsageError(f"{self.target.name}: {TARGET_KINDS[self.target.kind]}; nothing to convert in Python "
-                             f"(C++ extensions: torchport port-ext --to {self.target.name})")
-        self.user = load_rule_files(rule_files, self.target.name)
+        self.target, self.user = self.inputs(target, rule_files)
         self.api = ApiMap(self.target, self.user.decisions, own_packages)
         checkers = builtin_checkers() + self.user.checkers()
         # the reference checker must also see files that only use user-named APIs...
@@ -64,6 +59,15 @@ class Converter:
         self.python.user_codes = self.user.codes
         self.shell = ShellConverter(self.api, [c for c in checkers if c.phase is Phase.SHELL])
         self.launch = launch
+
+    @staticmethod
+    def inputs(target: str, rule_files=()):
+        """(Target, user rules): loaded and checked, a UsageError when they cannot be used for convert."""
+        loaded = load_target(target)
+        if loaded.kind not in CONVERTED_KINDS:
+            raise UsageError(f"{loaded.name}: {TARGET_KINDS[loaded.kind]}; nothing to convert in Python "
+                             f"(C++ extensions: torchport port-ext --to {loaded.name})")
+        return loaded, load_rule_files(rule_files, loaded.name)
 
     def convert_text(self, rel: str, data: bytes, kind: str):
         """(new bytes or None if unchanged, findings, line count); raises on syntax errors."""
@@ -212,6 +216,8 @@ def _process(entry, dst, backup, pre) -> ConvertedFile:
         return copied_unchanged(Finding(rel, line, line, codes.TP000.id, "input", ERROR, message=f"{what}; copied unchanged"),
                                 what)
     except Exception as e:  # a rule crashed: this file's error, the rest of the tree goes on
+        import traceback
+
         what = (f"torchport failed on this file ({type(e).__name__}: {e}); copied unchanged, please report it "
                 "(the traceback is in torchport.log)")
         return copied_unchanged(Finding(rel, 1, 1, codes.TP000.id, FAILED, ERROR, message=what), what, traceback.format_exc())

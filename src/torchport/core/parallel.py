@@ -7,7 +7,6 @@ in this process: starting workers costs more than it saves.
 from __future__ import annotations
 
 import os
-import signal
 import sys
 from typing import Callable, Optional
 
@@ -23,6 +22,8 @@ def default_jobs() -> int:
 
 def _worker_start(init: Callable, *init_args) -> None:
     """A worker leaves Ctrl-C to the parent, which stops the pool: no traceback per worker, no hang."""
+    import signal
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     init(*init_args)
 

@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import enum
-import traceback
 from dataclasses import dataclass, field
 from typing import Callable, Protocol, TypeVar
 
@@ -92,6 +91,8 @@ class _Guarded:
             return self.work(item)
         except Exception as e:  # MemoryError and RecursionError included: that file's failure, not the run's
             rel = self.rel_of(item)
+            import traceback
+
             return self.failed(rel, internal_error(rel, e), traceback.format_exc())
 
 

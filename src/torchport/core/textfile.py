@@ -8,7 +8,6 @@ byte-identical and inserted lines end like the file's first line.
 from __future__ import annotations
 
 import codecs
-import difflib
 import re
 from dataclasses import dataclass
 from typing import Optional
@@ -75,5 +74,7 @@ def unified_diff(old: str, new: str, old_name: str, new_name: str) -> str:
         if out and not out[-1].endswith(("\n", "\r")):
             out[-1] += "\n\\ No newline at end of file\n"
         return out
+
+    import difflib
 
     return "".join(difflib.unified_diff(lines(old), lines(new), printable(old_name), printable(new_name)))
