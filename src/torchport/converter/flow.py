@@ -21,10 +21,27 @@ def scope_of(parents: dict, node):
     return p
 
 
+# Fields that never hold a node of their own: names and constants, and the shared singletons of
+# expression context (Load, Store) and operators (Add, Eq...), which have no single parent.
+_NOT_CHILDREN = {"ctx", "op", "ops", "id", "attr", "name", "arg", "module", "level", "asname", "conversion",
+                 "is_async", "kind", "type_comment"}
+CHILD_FIELDS: dict = {}   # ast class -> its child_fields (filled on first use)
+
+
+def child_fields(cls) -> tuple:
+    """The fields of an ast class that can hold child nodes (computed once per class)."""
+    found = CHILD_FIELDS.get(cls)
+    if found is None:
+        found = CHILD_FIELDS[cls] = tuple(f for f in cls._fields if f not in _NOT_CHILDREN
+                                           and not (cls is ast.Constant and f == "value"))
+    return found
+
+
 def _children(node) -> list:
-    """list(ast.iter_child_nodes(node)), in its order, without its generators (this walk is hot)."""
+    """The child nodes of `node` (as ast.iter_child_nodes, less the shared context and operator nodes), without
+    its generators: this walk is hot."""
     out = []
-    for name in node._fields:
+    for name in CHILD_FIELDS.get(node.__class__) or child_fields(node.__class__):
         value = getattr(node, name, None)
         if isinstance(value, list):
             out += [item for item in value if isinstance(item, ast.AST)]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import bisect
-import collections
 import re
 from dataclasses import dataclass
 from typing import Optional
@@ -21,6 +20,7 @@ from ..core.words import minimal_words, trie_pattern
 from ..kb.apimap import ApiMap
 from .checkers import Phase
 from .context import Binding, FileContext
+from .flow import CHILD_FIELDS, child_fields
 
 _IMPORT_WORD = re.compile(r"import\b")
 _IMPORT_LINE = re.compile(r"[ \t]*(?:from|import)[ \t]+(\w+)")  # on a lowercased line: the module's first name
@@ -49,14 +49,14 @@ def lower_text(source: str) -> str:
 
 
 def _parent_map(tree: ast.AST) -> dict:
-    """{id(child): parent}, in `ast.walk`'s breadth-first order (shared Load/Store nodes keep its last
-    parent), without `iter_child_nodes`' generators: the same map at half the cost."""
+    """{id(child): parent} for every node under `tree` but the shared context and operator singletons (which
+    have no one parent), without `iter_child_nodes`' generators: this is the hottest walk of a conversion."""
     parents: dict = {}
-    queue = collections.deque([tree])
-    pop, push, node_type = queue.popleft, queue.append, ast.AST
-    while queue:
+    stack = [tree]
+    pop, push, node_type, fields = stack.pop, stack.append, ast.AST, CHILD_FIELDS.get
+    while stack:
         node = pop()
-        for name in node._fields:
+        for name in fields(node.__class__) or child_fields(node.__class__):
             value = getattr(node, name, None)
             if isinstance(value, list):
                 for item in value:
@@ -67,6 +67,7 @@ def _parent_map(tree: ast.AST) -> dict:
                 parents[id(value)] = node
                 push(value)
     return parents
+
 
 class SourceFile:
     """One Python source and what several targets' converters can share about it (all computed lazily):
@@ -94,6 +95,17 @@ class SourceFile:
         if self._line_starts is None:
             self._line_starts = [0] + [m.end() for m in _NEWLINES.finditer(self.source)]
         return self._line_starts
+
+    def statement_spans(self) -> list:
+        """(start, end) offsets of the module's top-level statements in whole lines, decorators included:
+        each compiles on its own exactly when it compiles in the module."""
+        starts, size = self.line_starts, len(self.source)
+        spans = []
+        for stmt in self.tree.body:
+            first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
+            end = stmt.end_lineno or stmt.lineno
+            spans.append((starts[first - 1], starts[end] if end < len(starts) else size))
+        return spans
 
     def import_nodes(self) -> list:
         """[(Import/ImportFrom node, scope)] in source order."""

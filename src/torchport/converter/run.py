@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import time
 import warnings
 from dataclasses import dataclass
@@ -18,12 +19,12 @@ from ..core.pipeline import FileResult
 from ..backends import CONVERTED_KINDS, TARGET_KINDS, load_target
 from ..core.errors import UsageError
 from ..core import files as tree
-from ..core import parallel, writes
+from ..core import edits, parallel, writes
 from ..core.finding import ADVICE, ERROR, FAILED, Finding
 from ..core.textfile import decode, unified_diff
 from . import config, notebook
 from ..kb.apimap import ApiMap
-from .python import PythonConverter
+from .python import PythonConverter, SourceFile
 from .checkers import Phase
 from .rules import builtin_checkers
 from .shell import SHELL_SUFFIXES, ShellConverter
@@ -76,14 +77,20 @@ class Converter:
         text = decode(data)
         if text is None:
             raise UnicodeError("cannot decode the file (not UTF-8, a declared encoding, or GBK)")
-        engine = self.python if kind == "python" else self.shell
-        if kind == "python":
-            new, kept, findings = engine.convert(rel, text.text, text.newline, launch=(rel == self.launch))
-        else:
-            new, kept, findings = engine.convert(rel, text.text, text.newline)
         lines = text.text.count("\n") + 1
+        if kind != "python":
+            new, _kept, findings = self.shell.convert(rel, text.text, text.newline)
+            return (None if new == text.text else text.encode(new)), findings, lines
+        src = SourceFile(rel, text.text)
+        new, kept, findings = self.python.convert(rel, text.text, text.newline, launch=(rel == self.launch), src=src)
         if new == text.text:
             return None, findings, lines
+        problem = broken_spans(text.text, new, edits.changed_spans(kept, src.statement_spans(), src.line_starts,
+                                                                    len(text.text)))
+        if problem is not None:  # a torchport (or user rule) bug: the file fails, the original is kept
+            findings.append(Finding(rel, 1, 1, codes.TP000.id, FAILED, ERROR, message=(
+                f"the converted text does not parse ({problem}); copied unchanged, please report it "
+                "(with the rule file, if one was given)")))
         return text.encode(new), findings, lines
 
 
@@ -224,11 +231,6 @@ def _process(entry, dst, backup, pre) -> ConvertedFile:
     failures = [f for f in findings if f.category == FAILED]
     if failures:
         return copied_unchanged(failures, failures[0].message)
-    broken = broken_python(new, data if pre is None else pre) if kind == "python" and new is not None else None
-    if broken is not None:
-        what = (f"the converted text does not parse ({broken}); copied unchanged, please report it "
-                "(with the rule file, if one was given)")
-        return copied_unchanged(Finding(rel, 1, 1, codes.TP000.id, FAILED, ERROR, message=what), what)
     if new is None:
         if mode == "write":
             writes.write_file(dst, data, info)
@@ -262,21 +264,40 @@ def other_file(rel: str, path, target) -> ConvertedFile:
     return ConvertedFile(rel, "copied", kind="other", findings=findings, mentions_cuda=b"cuda" in lowered)
 
 
-def broken_python(new: bytes, old: bytes):
-    """Why `new` does not compile as Python when `old` did (None when it does, or when neither did).
-    Compiling, not only parsing: `yield` or `await` outside a function parse, and fail at import."""
-    def parse_error(data):
-        text = decode(data)
-        try:
-            with warnings.catch_warnings():  # the user's invalid escapes are not ours to print
-                warnings.simplefilter("ignore")
-                compile(text.text if text is not None else data, "<converted>", "exec", dont_inherit=True)
-        except (SyntaxError, ValueError, RecursionError) as e:
-            return f"line {getattr(e, 'lineno', None) or 1}: {getattr(e, 'msg', None) or e}"
-        return None
+def compile_error(text: str, first_line: int = 1):
+    """Why `text` does not compile as Python (None when it does).  Compiling, not only parsing: `yield` or
+    `await` outside a function parse, and fail at import.  Lines count from `first_line`."""
+    try:
+        with warnings.catch_warnings():  # the user's invalid escapes are not ours to print
+            warnings.simplefilter("ignore")
+            compile(text, "<converted>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError) as e:
+        return f"line {(getattr(e, 'lineno', None) or 1) + first_line - 1}: {getattr(e, 'msg', None) or e}"
+    return None
 
-    problem = parse_error(new)
-    return problem if problem is not None and parse_error(old) is None else None
+
+def broken_python(new: bytes, old: bytes):
+    """Why `new` does not compile when `old` did (None when it does, or when neither did)."""
+    def error(data):
+        text = decode(data)
+        return compile_error(text.text if text is not None else data)
+
+    problem = error(new)
+    return problem if problem is not None and error(old) is None else None
+
+
+_CONTEXTUAL = re.compile(r"__future__|\bglobal\b")  # statements whose validity depends on earlier ones
+
+
+def broken_spans(old: str, new: str, spans: list):
+    """broken_python, looking first at the changed spans only (core.edits.changed_spans): when every span's
+    new text compiles, so does the file (a top-level statement compiles alone as in its module), at a
+    fraction of the cost.  The file decides when a span does not compile (an inserted decorator or indented
+    line may belong to the next statement) or holds what depends on earlier statements (`from __future__`,
+    a module-level `global`)."""
+    whole = any(_CONTEXTUAL.search(new, start, end) for _old, (start, end) in spans) \
+        or any(compile_error(new[start:end]) is not None for _old, (start, end) in spans)
+    return broken_python(new.encode("utf-8"), old.encode("utf-8")) if whole else None
 
 
 def _process_chunk(jobs):

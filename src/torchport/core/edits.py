@@ -56,3 +56,36 @@ def apply(text: str, edits: list[Edit]) -> tuple[str, list[Edit], list[Edit]]:
         pos = e.end
     out.append(text[pos:])
     return "".join(out), kept, dropped
+
+
+def changed_spans(kept: list[Edit], units: list, line_starts: list, size: int) -> list:
+    """Where kept edits (sorted, not overlapping) changed a text: [((old start, old end), (new start, new end))].
+
+    `units` are sorted (start, end) spans of whole lines that compile on their own (a module's top-level
+    statements); `line_starts` the offsets where the text's lines start; `size` its length.  Each edit's
+    lines and every unit they overlap, merged where they overlap or touch, make one span; every edit lies
+    inside a span, so checking the new text of the spans checks every change."""
+    import bisect
+
+    def line_span(e: Edit) -> tuple:  # the lines holding e.start and e.end (an edit that ends a line joins the next)
+        first = line_starts[bisect.bisect_right(line_starts, e.start) - 1]
+        after = bisect.bisect_right(line_starts, e.end)
+        return first, line_starts[after] if after < len(line_starts) else size
+
+    spans = sorted(line_span(e) for e in kept)
+    while True:
+        grown = sorted(spans + [u for u in units if any(u[0] < e and s < u[1] or u[0] == s for s, e in spans)])
+        merged: list = []
+        for s, e in grown:
+            if merged and s <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], e))
+            else:
+                merged.append((s, e))
+        if merged == spans:
+            break
+        spans = merged
+
+    def shift(pos: int, inclusive: bool) -> int:  # an insertion at a span's end (only at the text's end) is in it
+        return pos + sum(len(e.text) - (e.end - e.start) for e in kept if e.start < pos or inclusive and e.start == pos)
+
+    return [((s, e), (shift(s, False), shift(e, True))) for s, e in spans]
