@@ -238,15 +238,15 @@ def test_a_file_edited_during_an_in_place_run_keeps_the_edit(tmp_path, monkeypat
 
     src = make_project(tmp_path / "p", {"a.py": CUDA, "b.py": CUDA})
     edited = CUDA + b"# the user's edit\n"
-    real = run.Converter.convert_text
+    real = run.Converter.convert_file
 
-    def convert_text(self, rel, data, kind):
+    def convert_file(self, rel, data, kind):
         out = real(self, rel, data, kind)
         if rel == "a.py":
             (src / "a.py").write_bytes(edited)  # saved in an editor while torchport worked
         return out
 
-    monkeypatch.setattr(run.Converter, "convert_text", convert_text)
+    monkeypatch.setattr(run.Converter, "convert_file", convert_file)
     result = convert(src, "cpu", in_place=True, jobs=1, write_reports=False)
     assert (src / "a.py").read_bytes() == edited, "the edit was lost"
     assert (src / "b.py").read_bytes() == converted()
@@ -298,14 +298,14 @@ def test_file_deleted_mid_run_is_its_error(tmp_path, monkeypatch):
     from torchport.converter import run
 
     src = make_project(tmp_path / "p", {"a.py": CUDA, "b.py": CUDA})
-    real = run.Converter.convert_text
+    real = run.Converter.convert_file
 
-    def convert_text(self, rel, data, kind):
+    def convert_file(self, rel, data, kind):
         if rel == "a.py":
             (src / "b.py").unlink()
         return real(self, rel, data, kind)
 
-    monkeypatch.setattr(run.Converter, "convert_text", convert_text)
+    monkeypatch.setattr(run.Converter, "convert_file", convert_file)
     result = convert(src, "cpu", tmp_path / "o", jobs=1, write_reports=False)
     status = {r.path: r.status for r in result.files}
     assert status == {"a.py": "converted", "b.py": "error"}

@@ -387,3 +387,29 @@ def test_escape_is_html_escape(text):
 
     from torchport.report.html import escape
     assert escape(text) == html.escape(text) and escape(text, quote=False) == html.escape(text, quote=False)
+
+
+def test_side_by_side_rows_come_from_the_edits_and_match_a_diff():
+    """convert passes the changed lines (core.edits.line_hunks); the rows are the ones a diff of the two texts
+    gives on converted fixtures, and hunks that do not fit the texts fall back to the diff."""
+    from torchport.converter.run import Converter, decode
+    from torchport.report.html import _from_hunks, align, lines_of
+
+    conv, compared = Converter("npu"), 0
+    for path in sorted((Path(__file__).parent / "fixtures").rglob("*.py")):
+        data = path.read_bytes()
+        try:
+            new, _findings, _lines, hunks = conv.convert_file(path.name, data, "python")
+        except (SyntaxError, UnicodeError):
+            continue
+        if new is None:
+            continue
+        a, b = lines_of(decode(data).text), lines_of(decode(new).text)
+        rows = _from_hunks(a, b, hunks)
+        assert rows is not None and [o for _k, o, _n in rows if o] == list(range(1, len(a) + 1))
+        assert [n for _k, _o, n in rows if n] == list(range(1, len(b) + 1))
+        assert all(a[o - 1] == b[n - 1] for k, o, n in rows if k == "eq")
+        assert rows == align(a, b)
+        compared += 1
+        assert _from_hunks(a, b, [(1, 1, 1, 3)] + hunks) is None or len(b) < 3  # hunks of other texts
+    assert compared >= 10

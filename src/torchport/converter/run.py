@@ -41,6 +41,7 @@ class ConvertedFile(FileResult):
     lines: int = 0
     new_text: Optional[str] = None    # diff / dry-run: the converted text (nothing is written; report.html shows it)
     mentions_cuda: bool = False       # a file copied unscanned that mentions CUDA (counted in the summary)
+    hunks: Optional[list] = None      # the changed lines (core.edits.line_hunks), for reports; None: diff the texts
 
 
 class Converter:
@@ -72,27 +73,33 @@ class Converter:
 
     def convert_text(self, rel: str, data: bytes, kind: str):
         """(new bytes or None if unchanged, findings, line count); raises on syntax errors."""
+        new, findings, lines, _hunks = self.convert_file(rel, data, kind)
+        return new, findings, lines
+
+    def convert_file(self, rel: str, data: bytes, kind: str):
+        """convert_text's answer and the changed lines (core.edits.line_hunks; None for a notebook)."""
         if kind == "notebook":
-            return self.convert_notebook(rel, data)
+            return (*self.convert_notebook(rel, data), None)
         text = decode(data)
         if text is None:
             raise UnicodeError("cannot decode the file (not UTF-8, a declared encoding, or GBK)")
         lines = text.text.count("\n") + 1
         if kind != "python":
-            new, _kept, findings = self.shell.convert(rel, text.text, text.newline)
-            return (None if new == text.text else text.encode(new)), findings, lines
+            new, kept, findings = self.shell.convert(rel, text.text, text.newline)
+            if new == text.text:
+                return None, findings, lines, None
+            return text.encode(new), findings, lines, edits.line_hunks(text.text, kept)
         src = SourceFile(rel, text.text)
         new, kept, findings = self.python.convert(rel, text.text, text.newline, launch=(rel == self.launch), src=src)
         if new == text.text:
-            return None, findings, lines
+            return None, findings, lines, None
         problem = broken_spans(text.text, new, edits.changed_spans(kept, src.statement_spans(), src.line_starts,
                                                                     len(text.text)))
         if problem is not None:  # a torchport (or user rule) bug: the file fails, the original is kept
             findings.append(Finding(rel, 1, 1, codes.TP000.id, FAILED, ERROR, message=(
                 f"the converted text does not parse ({problem}); copied unchanged, please report it "
                 "(with the rule file, if one was given)")))
-        return text.encode(new), findings, lines
-
+        return text.encode(new), findings, lines, edits.line_hunks(text.text, kept)
 
     def convert_notebook(self, rel: str, data: bytes):
         """convert_text for a notebook: its code cells, joined, are converted as one Python source (see
@@ -214,9 +221,9 @@ def _process(entry, dst, backup, pre) -> ConvertedFile:
                              trace=trace)
 
     try:
-        new, findings, lines = conv.convert_text(rel, data if pre is None else pre, kind)
-        if pre is not None and new is None:
-            new = pre
+        new, findings, lines, hunks = conv.convert_file(rel, data if pre is None else pre, kind)
+        if pre is not None:  # --distributed: lines are the multi-device source's; the report diffs the texts
+            new, hunks = (pre if new is None else new), None
     except (SyntaxError, UnicodeError, ValueError, RecursionError) as e:
         line = getattr(e, "lineno", None) or 1
         what = f"syntax error: {e.msg}" if isinstance(e, SyntaxError) else str(e)
@@ -235,7 +242,7 @@ def _process(entry, dst, backup, pre) -> ConvertedFile:
         if mode == "write":
             writes.write_file(dst, data, info)
         return ConvertedFile(rel, "unchanged", kind=kind, findings=findings, lines=lines)
-    result = ConvertedFile(rel, "converted", kind=kind, findings=findings, lines=lines)
+    result = ConvertedFile(rel, "converted", kind=kind, findings=findings, lines=lines, hunks=hunks)
     if mode == "write":
         writes.write_file(dst, new, info)
     elif mode == "in-place":

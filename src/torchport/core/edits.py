@@ -89,3 +89,27 @@ def changed_spans(kept: list[Edit], units: list, line_starts: list, size: int) -
         return pos + sum(len(e.text) - (e.end - e.start) for e in kept if e.start < pos or inclusive and e.start == pos)
 
     return [((s, e), (shift(s, False), shift(e, True))) for s, e in spans]
+
+
+def line_hunks(text: str, kept: list[Edit]) -> list:
+    """Where the kept edits (sorted, not overlapping) changed `text`, in lines: sorted (old first, old last, new
+    first, new last) 1-based ranges, which may hold equal lines at their ends; the lines between them are
+    equal and in order.  What a report aligns side by side, from the edits rather than a diff of two texts."""
+    import bisect
+
+    starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"] if len(kept) > 8 else None
+
+    def line(pos: int) -> int:
+        return bisect.bisect_right(starts, pos) if starts is not None else text.count("\n", 0, pos) + 1
+
+    hunks: list = []
+    delta = 0  # new line number - old line number, after the edits so far
+    for e in kept:
+        o1, o2 = line(e.start), line(e.end)
+        n1 = o1 + delta
+        delta += e.text.count("\n") - text.count("\n", e.start, e.end)
+        if hunks and o1 <= hunks[-1][1]:
+            hunks[-1] = (hunks[-1][0], o2, hunks[-1][2], o2 + delta)
+        else:
+            hunks.append((o1, o2, n1, o2 + delta))
+    return hunks

@@ -291,8 +291,12 @@ def inline_diff(a: str, b: str) -> tuple:
     return "".join(left), "".join(right)
 
 
-def align(a: list, b: list) -> list:
-    """Side-by-side rows (kind, old line number or None, new line number or None); kind eq|chg|del|add."""
+def align(a: list, b: list, hunks=None) -> list:
+    """Side-by-side rows (kind, old line number or None, new line number or None); kind eq|chg|del|add.
+    `hunks`: where the conversion changed lines (core.edits.line_hunks), used when they fit the texts."""
+    rows = _from_hunks(a, b, hunks) if hunks is not None else None
+    if rows is not None:
+        return rows
     # the common head and tail first: cheap, and it leaves SequenceMatcher the part that differs
     head, limit = 0, min(len(a), len(b))
     while head < limit and a[head] == b[head]:
@@ -311,6 +315,39 @@ def align(a: list, b: list) -> list:
             n = j1 + k + 1 if j1 + k < j2 else None
             rows.append(("chg" if o and n else "del" if o else "add", o, n))
     rows += [("eq", len(a) - tail + k + 1, len(b) - tail + k + 1) for k in range(tail)]
+    return rows
+
+
+def _paired(rows: list, a: list, b: list, o1: int, o2: int, n1: int, n2: int) -> None:
+    """Rows for old lines o1..o2 against new lines n1..n2: equal ends as eq, the rest paired line by line."""
+    while o1 <= o2 and n1 <= n2 and a[o1 - 1] == b[n1 - 1]:
+        rows.append(("eq", o1, n1))
+        o1, n1 = o1 + 1, n1 + 1
+    tail = []
+    while o1 <= o2 and n1 <= n2 and a[o2 - 1] == b[n2 - 1]:
+        tail.append(("eq", o2, n2))
+        o2, n2 = o2 - 1, n2 - 1
+    for k in range(max(o2 - o1 + 1, n2 - n1 + 1)):
+        o = o1 + k if o1 + k <= o2 else None
+        n = n1 + k if n1 + k <= n2 else None
+        rows.append(("chg" if o and n else "del" if o else "add", o, n))
+    rows += tail[::-1]
+
+
+def _from_hunks(a: list, b: list, hunks: list):
+    """align's rows from the changed line ranges, or None when they do not fit these texts (then a diff)."""
+    rows: list = []
+    o = n = 1
+    for o1, o2, n1, n2 in [*hunks, (len(a) + 1, len(a), len(b) + 1, len(b))]:
+        o2, n2 = min(o2, len(a)), min(n2, len(b))
+        if o1 < o or n1 < n or o1 - o != n1 - n:
+            return None
+        for k in range(o1 - o):
+            if a[o + k - 1] != b[n + k - 1]:
+                return None
+            rows.append(("eq", o + k, n + k))
+        _paired(rows, a, b, o1, o2, n1, n2)
+        o, n = max(o, o2 + 1), max(n, n2 + 1)
     return rows
 
 
@@ -376,7 +413,8 @@ class Files:
                 return f"{sid}-{s}{f.line}"
         return sid
 
-    def add(self, title: str, findings: list, old, new=None, badges=(), new_side=lambda f: False) -> None:
+    def add(self, title: str, findings: list, old, new=None, badges=(), new_side=lambda f: False,
+            hunks=None) -> None:
         """One file: a side-by-side diff when `new` differs from `old`, else excerpts around the findings.
         old None: the text could not be read back (a note says so).  new_side(f): the finding's line is in
         the new text (else the original)."""
@@ -400,11 +438,11 @@ class Files:
             out.append(f'<p class="note">Not shown: this report shows at most {MAX_ROWS:,} lines of code in all; '
                        "see the file itself.</p>\n")
         else:
-            out.append(self._rows(sid, findings, old, new, new_side))
+            out.append(self._rows(sid, findings, old, new, new_side, hunks))
         out.append("</details>\n</section>\n")
         self.parts.append("".join(out))
 
-    def _rows(self, sid, findings, old, new, new_side) -> str:
+    def _rows(self, sid, findings, old, new, new_side, hunks=None) -> str:
         hot_old, hot_new = {}, {}
         for f in findings:
             (hot_new if new_side(f) else hot_old).setdefault(f.line, []).append(f)
@@ -412,7 +450,7 @@ class Files:
         diff = new is not None and new != old
         if diff:
             b = lines_of(new)
-            rows = align(a, b)
+            rows = align(a, b, hunks)
         else:
             b = a
             hot_old.update(hot_new)
@@ -538,7 +576,7 @@ def convert_html(result) -> str:
             continue
         pair = texts(r) if texts else None
         old, new = pair if pair else (None, None)
-        files.add(_e(r.path), r.findings, old, new, badges=(r.status,))
+        files.add(_e(r.path), r.findings, old, new, badges=(r.status,), hunks=getattr(r, "hunks", None))
     body = [cards([("files", "files", s["files"], "muted"), ("changes", "changes", s["changes"], "change"),
                    ("unsupported", "unsupported", s["unsupported"], "unsupported"),
                    ("advice", "to review", s["advice"], "advice"), ("errors", "errors", s["errors"], "error"),
