@@ -21,6 +21,7 @@ from .errors import UsageError
 _TEMP_PREFIX = ".torchport-tmp-"
 UMASK = os.umask(0o022)
 os.umask(UMASK)
+_UID, _GID = (os.geteuid(), os.getegid()) if hasattr(os, "geteuid") else (-1, -1)
 
 
 class Unreadable(OSError):
@@ -36,38 +37,47 @@ def write_file(path: Path, data: bytes, like: Optional[os.stat_result] = None, e
     """Write data to path atomically, with the permission bits (and, where allowed, the owner) of `like`,
     else `mode`, else those of a new file (0666 less the umask)."""
     path = Path(path)
-    if not exclusive and _is_device(path):  # -o /dev/null, /dev/stdout: written to, never replaced
+    try:
+        there: Optional[os.stat_result] = os.lstat(path)
+    except FileNotFoundError:
+        there = None
+    if there is not None and not exclusive and _is_device(path, there):  # -o /dev/null, /dev/stdout: written to
         with open(path, "wb") as f:
             f.write(data)
         return
     fd, tmp = _temp_beside(path)
+    done = False
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             if like is not None:
                 os.fchmod(f.fileno(), stat.S_IMODE(like.st_mode))
-                with contextlib.suppress(OSError):
-                    os.fchown(f.fileno(), like.st_uid, like.st_gid)
+                if (like.st_uid, like.st_gid) != (_UID, _GID):
+                    with contextlib.suppress(OSError):
+                        os.fchown(f.fileno(), like.st_uid, like.st_gid)
             else:
                 os.fchmod(f.fileno(), mode if mode is not None else 0o666 & ~UMASK)
         if exclusive:
             _link_new(tmp, path, data)
         else:
-            if path.is_dir() and not path.is_symlink():
+            if there is not None and stat.S_ISDIR(there.st_mode):
                 raise IsADirectoryError(errno.EISDIR, "a folder is in the way", str(path))
             os.replace(tmp, path)
+            done = True
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+        if not done:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
 
 
-def _is_device(path: Path) -> bool:
-    """A character device or a pipe at path (through links: /dev/stdout is one)."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return False
-    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
+def _is_device(path: Path, info: os.stat_result) -> bool:
+    """A character device or a pipe at path (`info` is its lstat; through links: /dev/stdout is one)."""
+    if stat.S_ISLNK(info.st_mode):
+        try:
+            info = os.stat(path)
+        except OSError:
+            return False
+    return stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode)
 
 
 def _link_new(tmp: Path, path: Path, data: bytes) -> None:
@@ -127,9 +137,20 @@ def _temp_beside(path: Path):
     raise FileExistsError(errno.EEXIST, "no free temporary name", str(path.parent))
 
 
+_MADE: set = set()  # (root, folder) pairs make_dirs created or checked in this process
+
+
 def make_dirs(root: Path, folder: Path) -> None:
     """Create folder (root or below it) and its parents; an existing part below root that is a symlink
-    or not a folder raises UnsafePath, so nothing is written outside root."""
+    or not a folder raises UnsafePath, so nothing is written outside root.  A folder is checked once per
+    process, then only looked at itself (a run holds its output locked: see `hold`)."""
+    key = (str(root), str(folder))
+    if key in _MADE:
+        try:
+            if stat.S_ISDIR(os.lstat(folder).st_mode):
+                return
+        except OSError:
+            pass  # gone since (another run in this process): checked and made again below
     root, folder = Path(root), Path(folder)
     rel = folder.relative_to(root)
     current = root
@@ -147,6 +168,7 @@ def make_dirs(root: Path, folder: Path) -> None:
             raise UnsafePath(errno.ELOOP, "a symlink in the output folder: not followed", str(current))
         if not stat.S_ISDIR(info.st_mode):
             raise UnsafePath(errno.ENOTDIR, "a file is in the way of a folder", str(current))
+    _MADE.add(key)
 
 
 def new_dir(base: Path) -> Path:
