@@ -49,16 +49,28 @@ def parse_time(files) -> float:
     return time.perf_counter() - start
 
 
+CPU: dict = {}  # command -> [(user, sys)] of its runs (children's rusage)
+
+
 def command_time(command: str, src: Path, target: str, repeat: int) -> list:
     times = []
     for _ in range(repeat):
         out = Path(tempfile.mkdtemp(prefix="tp-bench-")) / "out"
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         subprocess.run([*TORCHPORT, command, str(src), "--to", target, "-o", str(out)],
                        check=True, stdout=subprocess.DEVNULL)
         times.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        CPU.setdefault(command, []).append((after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime))
         shutil.rmtree(out.parent)
     return times
+
+
+def cpu_text(command: str) -> str:
+    runs = CPU.get(command, [])
+    return (f"user {statistics.median(u for u, _ in runs):.2f} s, sys {statistics.median(s for _, s in runs):.2f} s "
+            "(all processes)") if runs else ""
 
 
 def child_run(cmd: list, env=None) -> tuple:
@@ -104,6 +116,7 @@ def main() -> int:
     lines = sum(p.read_bytes().count(b"\n") for p in files)
     parse = statistics.median(parse_time(files) for _ in range(args.repeat))
     conv = statistics.median(command_time("convert", tf, args.target, args.repeat))
+    conv_cpu = cpu_text("convert")
     every = ",".join(available_targets())
     analysis = statistics.median(command_time("analyze", tf, every, args.repeat))
     yolox = sdist("yolox", "0.3.0")
@@ -112,7 +125,7 @@ def main() -> int:
     print(f"cpus: {len(os.sched_getaffinity(0))}, python {sys.version.split()[0]}, target {args.target}, "
           f"median of {args.repeat}")
     print(f"transformers 4.46.3: {len(files)} files, {lines} lines")
-    print(f"  torchport convert (process, default jobs): {conv:.2f} s")
+    print(f"  torchport convert (process, default jobs): {conv:.2f} s   ({conv_cpu})")
     print(f"  ast.parse, one process:                    {parse:.2f} s")
     print(f"  ratio convert / parse:                     {conv / parse:.2f}   (target <= 0.5)")
     print(f"  torchport analyze, all 7 targets:          {analysis:.2f} s")

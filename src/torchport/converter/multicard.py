@@ -21,7 +21,6 @@ script is never half converted.  `launcher()` writes run_distributed.sh.
 from __future__ import annotations
 
 import ast
-import difflib
 import re
 from dataclasses import dataclass, field
 from typing import Optional
@@ -637,6 +636,8 @@ exec "${{PYTHON:-python}}" -m torch.distributed.run --standalone --nproc_per_nod
 
 def line_map(old: str, new: str) -> list:
     """For each line of `new` (index 0 = line 1), the line of `old` it comes from or follows."""
+    import difflib
+
     a, b = old.splitlines(), new.splitlines()
     out = [1] * len(b)
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():

@@ -10,13 +10,18 @@ from __future__ import annotations
 from ..checkers import Checker, found_in
 
 
-def builtin_checkers() -> list:
-    """Every built-in checker, in the order they run."""
-    from .. import config, multicard, shell
-    from . import api, devices, distributed, env, host, imports, messages, methods, profiler, reported
+def builtin_checkers(distributed: bool = True) -> list:
+    """Every built-in checker, in the order they run; `distributed=False` leaves out `convert --distributed`'s
+    (converter/multicard.py, not imported then)."""
+    from .. import config, shell
+    from . import api, devices, distributed as backends, env, host, imports, messages, methods, profiler, reported
 
-    return found_in(api, methods, devices, distributed, messages, host, env, profiler, reported, imports,
-                    shell, config, multicard)
+    found = found_in(api, methods, devices, backends, messages, host, env, profiler, reported, imports, shell, config)
+    if distributed:
+        from .. import multicard
+
+        found += found_in(multicard)
+    return found
 
 
 __all__ = ["Checker", "builtin_checkers"]
