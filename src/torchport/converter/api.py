@@ -177,12 +177,13 @@ def _convert(src, rule_paths, target, target_name, mode, out, reports, launch_re
             raise UsageError(f"output {out} is a folder")
     backup = tree.backup_dir(src) if mode == "in-place" else None
     jobs_list = []
+    tree_input = src.is_dir()
     for e in entries:
         dst = bak = None
         if out is not None:
-            dst = out / e.rel if src.is_dir() else out
+            dst = out / e.rel if tree_input else out
         if backup is not None:
-            bak = backup / e.rel if src.is_dir() else backup / src.name
+            bak = backup / e.rel if tree_input else backup / src.name
         jobs_list.append((e, dst, bak, multi.source if multi and e.rel == multi.rel else None))
     target_ref = str(target) if str(target).endswith(".toml") else target_name
     roots = (src if src.is_dir() else src.parent, (out if src.is_dir() else out.parent) if out else None, backup)

@@ -314,12 +314,7 @@ def _process_chunk(jobs):
 # ------------------------------------------------------------------ run
 def _weight(job) -> int:
     entry = job[0]
-    if entry.kind != "file" or kind_of(entry.rel) == "other":
-        return 0
-    try:
-        return entry.src.stat().st_size
-    except OSError:
-        return 0
+    return 0 if entry.kind != "file" or kind_of(entry.rel) == "other" else entry.size
 
 
 def run_jobs(jobs: list, target, rule_files, launch, mode, n_jobs: int, progress=None, own_packages=(),

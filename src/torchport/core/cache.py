@@ -41,6 +41,15 @@ def _stamp(path: Path) -> tuple:
     return info.st_size, info.st_mtime_ns
 
 
+_MODULE_STAMPS: dict = {}  # a reader's module file -> its stamp, taken once per process
+
+
+def _module_stamp(module: str) -> tuple:
+    if module not in _MODULE_STAMPS:
+        _MODULE_STAMPS[module] = _stamp(Path(module))
+    return _MODULE_STAMPS[module]
+
+
 def _entries() -> dict:
     if not _STATE["read"]:
         _STATE["read"] = True
@@ -60,7 +69,7 @@ def cached_data(path: Path, read: Callable[[Path], object]) -> object:
     module = sys.modules[read.__module__].__file__ or ""
     try:
         key = f"{path}|{read.__module__}.{read.__qualname__}"
-        stamp = (_stamp(path), _stamp(Path(module)))
+        stamp = (_stamp(path), _module_stamp(module))
     except OSError:
         return read(path)
     entries = _entries()

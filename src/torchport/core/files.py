@@ -33,6 +33,7 @@ class Entry:
     kind: str                # "file" | "link" | "link-outside" | "special" | "unreadable"
     excluded: bool = False
     problem: str = ""        # special, unreadable: what it is / why it cannot be read
+    size: int = 0            # a file's size when it was listed (for sharing work out)
 
 
 def is_within(path: Path, root: Path) -> bool:
@@ -148,7 +149,7 @@ def _entry(rel: str, path: Path, root: Path, exclude: tuple, follow: bool = Fals
         return _link(rel, path, root, exclude)
     if not stat.S_ISREG(info.st_mode):
         return Entry(rel, path, "special", _excluded(rel, exclude), f"not a regular file ({_special_kind(info)})")
-    return Entry(rel, path, "file", _excluded(rel, exclude))
+    return Entry(rel, path, "file", _excluded(rel, exclude), size=info.st_size)
 
 
 def _link(rel: str, path: Path, root: Path, exclude: tuple) -> Entry:

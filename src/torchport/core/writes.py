@@ -137,20 +137,15 @@ def _temp_beside(path: Path):
     raise FileExistsError(errno.EEXIST, "no free temporary name", str(path.parent))
 
 
-_MADE: set = set()  # (root, folder) pairs make_dirs created or checked in this process
+_MADE: set = set()  # (root, folder) pairs make_dirs created or checked in this run
 
 
 def make_dirs(root: Path, folder: Path) -> None:
     """Create folder (root or below it) and its parents; an existing part below root that is a symlink
     or not a folder raises UnsafePath, so nothing is written outside root.  A folder is checked once per
-    process, then only looked at itself (a run holds its output locked: see `hold`)."""
-    key = (str(root), str(folder))
-    if key in _MADE:
-        try:
-            if stat.S_ISDIR(os.lstat(folder).st_mode):
-                return
-        except OSError:
-            pass  # gone since (another run in this process): checked and made again below
+    run (`hold` starts a run: it forgets the folders of the last one; a run holds its output locked)."""
+    if (str(root), str(folder)) in _MADE:
+        return
     root, folder = Path(root), Path(folder)
     rel = folder.relative_to(root)
     current = root
@@ -158,6 +153,9 @@ def make_dirs(root: Path, folder: Path) -> None:
         current.mkdir(parents=True, exist_ok=True)
     for part in rel.parts:
         current = current / part
+        key = (str(root), str(current))
+        if key in _MADE:
+            continue
         try:
             info = os.lstat(current)
         except FileNotFoundError:
@@ -168,7 +166,8 @@ def make_dirs(root: Path, folder: Path) -> None:
             raise UnsafePath(errno.ELOOP, "a symlink in the output folder: not followed", str(current))
         if not stat.S_ISDIR(info.st_mode):
             raise UnsafePath(errno.ENOTDIR, "a file is in the way of a folder", str(current))
-    _MADE.add(key)
+        _MADE.add(key)
+    _MADE.add((str(root), str(folder)))
 
 
 def new_dir(base: Path) -> Path:
@@ -188,6 +187,7 @@ def new_dir(base: Path) -> Path:
 @contextlib.contextmanager
 def hold(folder: Path, what: str) -> Iterator[None]:
     """An exclusive advisory lock on folder for the block; another run holding it is a usage error."""
+    _MADE.clear()
     try:
         import fcntl
         fd = os.open(folder, os.O_RDONLY)
