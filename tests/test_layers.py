@@ -25,7 +25,7 @@ LAYERS = [
     ("targets", [("torchport.backends", 0), ("torchport.kb", 1)]),
     ("engines", [("torchport.converter", 0), ("torchport.porting", 0), ("torchport.analyze", 1),
                  ("torchport.sim", 0), ("torchport.runtime", 1), ("torchport.debug", 2), ("torchport.profile", 2),
-                 ("torchport.doctor", 0)]),
+                 ("torchport.doctor", 0), ("torchport.ckpt", 0)]),
     ("commands", [("torchport.converter.api", 0), ("torchport.porting.api", 0), ("torchport.analyze.api", 0),
                   ("torchport.check", 0)]),
     ("presentation", [("torchport.report", 0), ("torchport.check.sarif", 0), ("torchport.converter.rules_doc", 0)]),

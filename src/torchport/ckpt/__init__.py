@@ -1,0 +1,310 @@
+"""Checkpoints written on CUDA machines: what is in one, and a copy that loads on the target.
+
+Everything is read with `torch.load(..., weights_only=True)`: tensors, containers and plain values only,
+no pickled code runs.  A checkpoint that pickled other objects (an `argparse.Namespace` of the training
+arguments, say) is refused with the names of those globals; `allow` lists the ones the user trusts
+(`torch.serialization.safe_globals`).  Where each storage was saved ("cuda:0") is read through a
+`map_location` function while every storage is put on the CPU.
+
+`inspect` finds the parts a training checkpoint holds (model state dicts and their `module.` or
+`_orig_mod.` prefixes, optimizer, GradScaler and apex amp states) and the problems they cause on another
+machine; `fix` writes a copy mapped to the CPU (which loads on any device) with prefixes stripped,
+optionally loaded into the user's model to prove it fits.
+"""
+from __future__ import annotations
+
+import importlib
+import io
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from ..core.errors import UsageError
+
+PREFIXES = {"module.": "saved from DataParallel/DistributedDataParallel",
+            "_orig_mod.": "saved from a torch.compile'd model"}
+SCALER_KEYS = {"scale", "growth_factor", "backoff_factor", "growth_interval", "_growth_tracker"}
+
+
+@dataclass
+class Part:
+    """One piece of a checkpoint: where it is (`model`, `state_dict`, `[0]`), what it is, what is wrong."""
+
+    where: str
+    kind: str                       # state-dict | optimizer | grad-scaler | apex-amp | tensor | value
+    tensors: int = 0
+    prefix: str = ""                # a prefix every key of a state dict carries
+    detail: str = ""
+
+
+@dataclass
+class Inspection:
+    path: str
+    tensors: int = 0
+    locations: Counter = field(default_factory=Counter)   # saved location ("cuda:0") -> storages
+    dtypes: Counter = field(default_factory=Counter)
+    parts: list = field(default_factory=list)
+    problems: list = field(default_factory=list)           # (what, fix)
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "tensors": self.tensors, "locations": dict(self.locations),
+                "dtypes": dict(self.dtypes),
+                "parts": [vars(p) for p in self.parts],
+                "problems": [{"problem": what, "fix": fix} for what, fix in self.problems]}
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:
+        raise UsageError("torchport ckpt needs PyTorch in this environment (pip install torch)") from None
+    return torch
+
+
+def load(path, allow=()) -> tuple:
+    """(object, Counter of saved locations) of a checkpoint, every storage on the CPU, no pickled code run."""
+    torch = _torch()
+    path = Path(path)
+    if not path.is_file():
+        raise UsageError(f"checkpoint not found (or not a file): {path}")
+    locations: Counter = Counter()
+
+    def to_cpu(storage, location):
+        locations[location] += 1
+        return storage
+
+    trusted = [_global(name) for name in allow]
+    try:
+        with torch.serialization.safe_globals(trusted):
+            obj = torch.load(path, map_location=to_cpu, weights_only=True)
+    except Exception as e:  # noqa: BLE001 - the unpickler's refusals come as several types
+        text = str(e)
+        names = sorted(set(_unsupported_globals(text)))
+        if names:
+            raise UsageError(f"{path}: the checkpoint pickles objects that are not tensors or plain values "
+                             f"({', '.join(names)}); if you trust them, add --allow {' --allow '.join(names)}") from None
+        first = text.strip().splitlines()[0] if text.strip() else type(e).__name__
+        raise UsageError(f"{path}: not a checkpoint torch.load can read ({first[:200]})") from None
+    return obj, locations
+
+
+def _unsupported_globals(text: str) -> list:
+    """The `module.Name` globals a weights_only load refused, from torch's message."""
+    import re
+
+    return re.findall(r"Unsupported global: GLOBAL ([\w.]+)", text)
+
+
+def _global(name: str):
+    """An object named `package.module.Name`, imported: what --allow trusts."""
+    module, _, attr = name.rpartition(".")
+    if not module:
+        raise UsageError(f"--allow needs a dotted name (module.Name), got {name!r}")
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as e:
+        raise UsageError(f"--allow {name}: cannot import it ({e})") from None
+
+
+def inspect(path, allow=()) -> Inspection:
+    torch = _torch()
+    obj, locations = load(path, allow)
+    result = Inspection(str(path), locations=locations)
+    _walk(torch, obj, "", result)
+    cuda = sorted(loc for loc in locations if not loc.startswith("cpu"))
+    if cuda:
+        result.problems.append((
+            f"storages saved on {', '.join(cuda)}: torch.load without map_location fails on a machine without "
+            "that device (\"Attempting to deserialize object on a CUDA device\")",
+            "torch.load(..., map_location=\"cpu\") in the code, or `torchport ckpt fix` for a copy saved on the CPU"))
+    for part in result.parts:
+        if part.prefix:
+            result.problems.append((
+                f"{part.where or 'the checkpoint'}: every key starts with '{part.prefix}' ({PREFIXES[part.prefix]}); "
+                "load_state_dict into the plain model fails with missing and unexpected keys",
+                f"`torchport ckpt fix --strip-prefix {part.prefix}`, or strip it before load_state_dict"))
+        if part.kind == "apex-amp":
+            result.problems.append((
+                f"{part.where}: apex amp's loss-scaler state; torch.amp.GradScaler cannot load it",
+                "start the scaler afresh (its scale adapts in a few steps), or set init_scale to the saved "
+                "loss_scale"))
+    return result
+
+
+def _walk(torch, obj, where: str, result: Inspection) -> None:
+    if isinstance(obj, torch.Tensor):
+        result.tensors += 1
+        result.dtypes[str(obj.dtype).replace("torch.", "")] += 1
+        if not where or "." not in where and "[" not in where:
+            result.parts.append(Part(where, "tensor", 1, detail=f"{tuple(obj.shape)} {obj.dtype}"))
+        return
+    if isinstance(obj, dict):
+        kind = _dict_kind(torch, obj)
+        if kind == "state-dict":
+            tensors = [v for v in obj.values() if isinstance(v, torch.Tensor)]
+            for t in tensors:
+                result.tensors += 1
+                result.dtypes[str(t.dtype).replace("torch.", "")] += 1
+            result.parts.append(Part(where, kind, len(tensors), prefix=common_prefix(obj)))
+            return
+        if kind == "optimizer":
+            groups = obj.get("param_groups", [])
+            result.parts.append(Part(where, kind, detail=f"{len(groups)} param group(s), "
+                                                          f"{len(obj.get('state', {}))} parameter state(s)"))
+            _count_tensors(torch, obj, result)
+            return
+        if kind == "grad-scaler":
+            result.parts.append(Part(where, kind, detail=f"scale {obj.get('scale')}"))
+            return
+        if kind == "apex-amp":
+            scales = [v.get("loss_scale") for v in obj.values() if isinstance(v, dict)]
+            result.parts.append(Part(where, kind, detail=f"loss_scale {scales[0] if scales else '?'}"))
+            return
+        for key, value in obj.items():
+            _walk(torch, value, f"{where}.{key}" if where else str(key), result)
+        return
+    if isinstance(obj, (list, tuple)):
+        for i, value in enumerate(obj):
+            _walk(torch, value, f"{where}[{i}]", result)
+        return
+    if where and "." not in where and "[" not in where:
+        text = repr(obj)
+        result.parts.append(Part(where, "value", detail=text if len(text) <= 60 else text[:57] + "..."))
+
+
+def _count_tensors(torch, obj, result: Inspection) -> None:
+    stack = [obj]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, torch.Tensor):
+            result.tensors += 1
+            result.dtypes[str(item.dtype).replace("torch.", "")] += 1
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+
+
+def _dict_kind(torch, obj: dict) -> str:
+    keys = set(obj)
+    if keys and all(isinstance(k, str) for k in keys) and \
+            sum(isinstance(v, torch.Tensor) for v in obj.values()) >= max(1, len(obj) // 2):
+        return "state-dict"
+    if {"state", "param_groups"} <= keys:
+        return "optimizer"
+    if SCALER_KEYS <= keys:
+        return "grad-scaler"
+    if keys and all(isinstance(k, str) and k.startswith("loss_scaler") for k in keys):
+        return "apex-amp"
+    return ""
+
+
+def common_prefix(state: dict, prefix: str = "") -> str:
+    """The prefix every key carries: `prefix` if they all do, else a known one ('module.', '_orig_mod.'), or ''."""
+    for candidate in (prefix,) if prefix else PREFIXES:
+        if state and all(isinstance(k, str) and k.startswith(candidate) for k in state):
+            return candidate
+    return ""
+
+
+@dataclass
+class Fixed:
+    output: str
+    stripped: Counter = field(default_factory=Counter)    # prefix -> state dicts it was stripped from
+    locations: Counter = field(default_factory=Counter)   # where the storages had been saved
+    checked: Optional[str] = None                          # the model factory it was loaded into
+
+
+def fix(path, output, strip=(), allow=(), check_model: Optional[str] = None, force: bool = False) -> Fixed:
+    """Write `output`: the checkpoint with every storage on the CPU and the given key prefixes stripped from
+    the state dicts that carry them on every key; with `check_model` ('pkg.mod:factory'), first load the
+    (first) model state dict into factory()'s model, strictly."""
+    torch = _torch()
+    src, out = Path(path), Path(output)
+    if out.exists() and src.exists() and out.resolve() == src.resolve():
+        raise UsageError("-o must name a new file: torchport does not overwrite the checkpoint it reads")
+    if out.exists() and not force:
+        raise UsageError(f"{out} exists (use --force to replace it)")
+    for prefix in strip:
+        if not prefix:
+            raise UsageError("--strip-prefix needs a prefix (module., _orig_mod.)")
+    obj, locations = load(src, allow)
+    result = Fixed(str(out), locations=locations)
+    _strip(torch, obj, tuple(strip), result.stripped)
+    if check_model:
+        _check_model(torch, obj, check_model)
+        result.checked = check_model
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    from ..core import writes
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    writes.write_file(out, buffer.getvalue(), mode=0o666 & ~writes.UMASK)
+    return result
+
+
+def _strip(torch, obj, prefixes: tuple, stripped: Counter) -> None:
+    """Cut the prefixes from the keys of every state dict (in place) whose keys all carry one, its `_metadata`
+    in step (torch's consume_prefix_in_state_dict_if_present)."""
+    from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present
+
+    if isinstance(obj, dict):
+        if _dict_kind(torch, obj) == "state-dict":
+            for prefix in prefixes:
+                if common_prefix(obj, prefix):
+                    consume_prefix_in_state_dict_if_present(obj, prefix)
+                    stripped[prefix] += 1
+            return
+        for value in obj.values():
+            _strip(torch, value, prefixes, stripped)
+    elif isinstance(obj, (list, tuple)):
+        for value in obj:
+            _strip(torch, value, prefixes, stripped)
+
+
+def _check_model(torch, obj, spec: str) -> None:
+    """Load the checkpoint's model state dict into `pkg.mod:factory`'s model (strict); a mismatch is an error
+    naming the first keys that differ."""
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise UsageError(f"--check-model needs module:factory (mypkg.models:build), got {spec!r}")
+    import sys
+
+    sys.path.insert(0, os.getcwd())
+    try:
+        factory = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as e:
+        raise UsageError(f"--check-model {spec}: cannot import it ({e})") from None
+    finally:
+        sys.path.pop(0)
+    model = factory()
+    state = _model_state(torch, obj)
+    if state is None:
+        raise UsageError("--check-model: the checkpoint holds no state dict to load")
+    try:
+        missing, unexpected = model.load_state_dict(state, strict=False)
+    except RuntimeError as e:  # shapes that differ
+        detail = " ".join(str(e).split("\n\t")[1:2]) or str(e).splitlines()[0]
+        raise UsageError(f"--check-model {spec}: the state dict does not fit the model: {detail.strip()[:300]}") from None
+    if missing or unexpected:
+        raise UsageError(f"--check-model {spec}: the state dict does not fit the model: "
+                         f"missing {list(missing)[:3]}, unexpected {list(unexpected)[:3]}")
+
+
+def _model_state(torch, obj):
+    """The checkpoint's model state dict: itself, or under 'model'/'state_dict'/'model_state_dict'/'net', else
+    the first state dict found."""
+    if isinstance(obj, dict) and _dict_kind(torch, obj) == "state-dict":
+        return obj
+    if isinstance(obj, dict):
+        for key in ("model", "state_dict", "model_state_dict", "net", "module"):
+            value = obj.get(key)
+            if isinstance(value, dict) and _dict_kind(torch, value) == "state-dict":
+                return value
+        for value in obj.values():
+            found = _model_state(torch, value)
+            if found is not None:
+                return found
+    return None

@@ -1,0 +1,126 @@
+"""torchport ckpt: a checkpoint saved on a CUDA machine (fault-injected: every storage tagged cuda:0) with a
+DataParallel `module.` prefix is inspected without running pickled code, and fixed into a copy that loads
+into the plain model with weights_only=True on this CPU machine."""
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import torch.serialization as serialization  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def build():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.BatchNorm1d(3), torch.nn.Linear(3, 2))
+
+
+def save_as_on_cuda(obj, path, monkeypatch):
+    """torch.save with every storage's location written as cuda:0, as a CUDA machine writes it."""
+    with monkeypatch.context() as m:
+        m.setattr(serialization, "location_tag", lambda storage: "cuda:0")
+        torch.save(obj, path)
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    net = build()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+    net(torch.randn(5, 4)).sum().backward()
+    opt.step()
+    ckpt = {"model": torch.nn.DataParallel(net).state_dict(), "optimizer": opt.state_dict(),
+            "scaler": torch.amp.GradScaler("cpu").state_dict(), "epoch": 3}
+    save_as_on_cuda(ckpt, tmp_path / "cuda.pt", monkeypatch)
+    save_as_on_cuda({"model": net.state_dict(), "args": argparse.Namespace(lr=0.1)}, tmp_path / "args.pt", monkeypatch)
+    (tmp_path / "models.py").write_text(
+        "import torch\n\n\ndef build():\n    return torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.BatchNorm1d(3), "
+        "torch.nn.Linear(3, 2))\n\n\ndef other():\n    return torch.nn.Sequential(torch.nn.Linear(4, 2))\n")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path, net
+
+
+def cli(*args, cwd):
+    p = subprocess.run([sys.executable, "-m", "torchport", "ckpt", *args], capture_output=True, text=True, cwd=cwd,
+                       env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"})
+    return p.returncode, p.stdout, p.stderr
+
+
+def test_the_fault_is_the_real_one(project):
+    tmp, _net = project
+    with pytest.raises(RuntimeError, match="Attempting to deserialize object on a CUDA device"):
+        torch.load(tmp / "cuda.pt", weights_only=True)
+
+
+def test_inspect_finds_devices_prefix_and_states(project):
+    tmp, _net = project
+    code, out, err = cli("inspect", "cuda.pt", "--json", cwd=tmp)
+    assert code == 1, err
+    found = json.loads(out)
+    assert found["locations"] == {"cuda:0": 15}
+    parts = {p["where"]: p for p in found["parts"]}
+    assert parts["model"]["kind"] == "state-dict" and parts["model"]["prefix"] == "module."
+    assert parts["optimizer"]["kind"] == "optimizer" and parts["scaler"]["kind"] == "grad-scaler"
+    assert parts["epoch"]["detail"] == "3"
+    problems = " ".join(p["problem"] for p in found["problems"])
+    assert "cuda:0" in problems and "'module.'" in problems
+
+
+def test_fix_makes_a_copy_that_loads_into_the_plain_model(project):
+    tmp, net = project
+    before = (tmp / "cuda.pt").read_bytes()
+    code, out, err = cli("fix", "cuda.pt", "-o", "fixed.pt", "--strip-prefix", "module.", "--check-model",
+                         "models:build", cwd=tmp)
+    assert code == 0, err
+    assert "stripped 'module.'" in out and "every key fits" in out
+    assert (tmp / "cuda.pt").read_bytes() == before  # the user's checkpoint is untouched
+    ckpt = torch.load(tmp / "fixed.pt", weights_only=True)  # no map_location: every storage is on the CPU
+    model = build()
+    model.load_state_dict(ckpt["model"])  # strict
+    for name, value in net.state_dict().items():
+        assert torch.equal(model.state_dict()[name], value), name
+    assert ckpt["epoch"] == 3 and set(ckpt["optimizer"]) == {"state", "param_groups"}
+    code, out, _err = cli("inspect", "fixed.pt", cwd=tmp)
+    assert code == 0 and "no problems found" in out
+
+
+def test_pickled_objects_are_refused_unless_allowed(project):
+    tmp, _net = project
+    code, _out, err = cli("inspect", "args.pt", cwd=tmp)
+    assert code == 2 and "argparse.Namespace" in err and "--allow argparse.Namespace" in err
+    assert len(err.strip().splitlines()) == 1
+    code, out, err = cli("fix", "args.pt", "-o", "a.pt", "--allow", "argparse.Namespace", cwd=tmp)
+    assert code == 0, err
+
+
+def test_a_model_that_does_not_fit_is_refused_and_nothing_written(project):
+    tmp, _net = project
+    for factory in ("models:other", "models:build"):  # other: shapes; build without stripping: keys
+        code, _out, err = cli("fix", "cuda.pt", "-o", "bad.pt", "--check-model", factory, cwd=tmp)
+        assert code == 2 and "does not fit the model" in err, err
+        assert not (tmp / "bad.pt").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (("fix", "cuda.pt", "-o", "cuda.pt"), "never"),
+    (("fix", "missing.pt", "-o", "x.pt"), "not found"),
+    (("inspect", "models.py"), "not a checkpoint"),
+])
+def test_bad_input_is_one_line(project, args, message):
+    tmp, _net = project
+    code, _out, err = cli(*args, cwd=tmp)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert message in err or "new file" in err
+
+
+def test_an_existing_output_needs_force(project):
+    tmp, _net = project
+    (tmp / "out.pt").write_bytes(b"mine")
+    code, _out, err = cli("fix", "cuda.pt", "-o", "out.pt", cwd=tmp)
+    assert code == 2 and "--force" in err and (tmp / "out.pt").read_bytes() == b"mine"
+    code, _out, err = cli("fix", "cuda.pt", "-o", "out.pt", "--force", cwd=tmp)
+    assert code == 0 and torch.load(tmp / "out.pt", weights_only=True)["epoch"] == 3
