@@ -461,6 +461,19 @@ host `torch.npu.is_available()` is true, and the kept `torch.cuda` call fails). 
 skipped there as on any machine without CUDA, and the test is reported with the calls to convert first.""",
 )
 
+TP211 = _define(
+    'TP211', 'load-without-map-location', 'device-string', CONVERT, REWRITE,
+    what='`torch.load(f)` without `map_location` -> `torch.load(f, map_location="cpu")`.',
+    why="""\
+torch.load puts each storage back on the device it was saved from, and a checkpoint written on an NVIDIA
+GPU names `cuda:0`: on the target it stops with "Attempting to deserialize object on a CUDA device".  On the
+CPU it loads everywhere; `model.load_state_dict` and `optimizer.load_state_dict` copy what they load onto
+the device of the model's parameters.  A tensor loaded to be used as it is needs a `.to(device)` after.
+`torchport ckpt fix` writes a checkpoint that loads without it.""",
+    example=('ckpt = torch.load(args.resume)\n',
+             'ckpt = torch.load(args.resume, map_location="cpu")\n'),
+)
+
 TP301 = _define(
     'TP301', 'backend-strings', 'distributed', CONVERT, REWRITE,
     what='"nccl" as a collective backend -> the target\'s backend ("hccl", "cncl", "mccl", "xccl", "gloo").',

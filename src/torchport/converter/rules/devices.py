@@ -488,3 +488,28 @@ def other_device_strings(node: ast.Constant, ctx: FileContext) -> None:
         return  # on the host the question keeps its words and CPU torch answers no: the branch never runs
     ctx.report(node, codes.TP206, ADVICE,
                f"device string in a position torchport does not treat as a device: check whether it should be {device_argument(ctx)}")
+
+
+LOADS = {"torch.load", "torch.serialization.load"}
+
+
+@checker(codes.TP211, nodes=(ast.Call,), triggers=("load",), needs=("torch.load", "import load", "serialization"))
+def load_without_map_location(node: ast.Call, ctx: FileContext) -> None:
+    if ctx.qualname(node.func) not in LOADS or len(node.args) != 1 or isinstance(node.args[0], ast.Starred) \
+            or any(k.arg in (None, "map_location") for k in node.keywords):
+        return
+    last_end = ctx.span(node.keywords[-1] if node.keywords else node.args[0])[1]
+    close = ctx.span(node)[1] - 1  # the call's `)`; between: a parenthesised argument's `)`, a comma, comments
+    between = re.sub(r"#[^\n]*", lambda m: " " * len(m.group()), ctx.source[last_end:close])
+    message = "storages saved on a CUDA device would not load here; load_state_dict copies them onto the model's device"
+    line_start = ctx.source.rfind("\n", 0, close) + 1
+    if "\n" in between and not ctx.source[line_start:close].strip():  # `)` alone on its line: a line of its own
+        arg_line = ctx.source.rfind("\n", 0, last_end) + 1
+        indent = re.match(r"[ \t]*", ctx.source[arg_line:]).group()  # type: ignore[union-attr]  # always matches
+        if "," not in between:
+            ctx.insert(last_end + len(between.rstrip()), ",", codes.TP211, quiet=True)
+        ctx.insert(line_start, f'{indent}map_location="cpu",\n', codes.TP211, message, shown='map_location="cpu"',
+                   anchor=last_end)
+        return
+    ctx.insert(close, (" " if "," in between else ", ") + 'map_location="cpu"', codes.TP211, message,
+               shown='map_location="cpu"')
