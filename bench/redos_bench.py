@@ -43,7 +43,9 @@ from torchport.porting import native  # noqa: E402
 from torchport.check import sarif  # noqa: E402
 from torchport.converter import config, context, multicard, notebook, python, shell  # noqa: E402
 from torchport.converter.rules import api as rules_api  # noqa: E402
-from torchport.converter.rules import devices, distributed, env, imports, messages, methods  # noqa: E402
+from torchport.converter.rules import apex, devices, distributed, env, imports, messages, methods  # noqa: E402
+from torchport.converter import run as converter_run  # noqa: E402
+from torchport import ckpt  # noqa: E402
 from torchport.converter.run import Converter  # noqa: E402
 from torchport.core import command, textfile, words  # noqa: E402
 from torchport.doctor import checks, explain  # noqa: E402
@@ -249,6 +251,11 @@ CASES = [
           repeated("_dev_type_")),
     regex("converter.rules.devices._QUOTE", devices._QUOTE, "match", around("", "r"), around("", "b", "")),
     regex("converter.rules.devices._NAMED_FIELD", devices._NAMED_FIELD, "search", repeated("{}")),
+    regex("converter.rules.apex.NOT_FORWARD", apex.NOT_FORWARD, "search", repeated(".step "), around(".zero_grad", " ", "")),
+    regex("converter.run._CONTEXTUAL", converter_run._CONTEXTUAL, "search", repeated("global_"), repeated("__futur")),
+    regex("ckpt.UNSUPPORTED_GLOBAL", ckpt.UNSUPPORTED_GLOBAL, "findall", around("Unsupported global: GLOBAL ", "a.", "!")),
+    regex("converter.rules.devices._COMMENT", devices._COMMENT, "sub", repeated("#"), repeated("# a\n")),
+    regex("converter.rules.devices._INDENT", devices._INDENT, "match", repeated(" \t"), around("", " ", "x")),
     regex("converter.rules.distributed.BACKEND_NAME", distributed.BACKEND_NAME, "search",
           around("", "_backend")),
     regex("converter.rules.distributed._PAIR", distributed._PAIR, "fullmatch",

@@ -396,3 +396,25 @@ def test_module_to_device_keeps_its_parameters(built, tmp_path):
     values = losses(p.stdout)
     assert len(values) == 3 and values[2] < values[0], "the optimizer built before .cuda() must update the model"
     assert p.stdout.strip().endswith("1 True npu")
+
+
+# ---------------------------------------------------------------- apex.amp converted (TP120)
+@pytest.fixture(scope="module")
+def apex_cpu_losses(tmp_path_factory):
+    out = tmp_path_factory.mktemp("apex_cpu")
+    torchport.convert(FIXTURES / "apex" / "train_apex.py", "cpu", out / "train.py", write_reports=False)
+    p = run([sys.executable, "train.py", "--checkpoint", str(out / "c.pt")], cwd=out)
+    assert p.returncode == 0, p.stderr
+    return losses(p.stdout)
+
+
+@pytest.mark.parametrize("target", VENDORS)
+def test_converted_apex_script_trains_on_the_simulated_device(built, apex_cpu_losses, target, tmp_path):
+    """Its GradScaler and autocast are the target's; fp16 autocast on the device, bf16 on the CPU: close, not equal."""
+    torchport.convert(FIXTURES / "apex" / "train_apex.py", target, tmp_path / "train.py", write_reports=False)
+    assert "apex" not in (tmp_path / "train.py").read_text().split('"""', 2)[2]
+    p = run([*TORCHPORT, "sim", "--to", target, "--", "python", "train.py", "--checkpoint", str(tmp_path / "c.pt")],
+            cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "resumed c.pt" in p.stdout
+    assert losses(p.stdout) == pytest.approx(apex_cpu_losses, rel=2e-2) and len(apex_cpu_losses) == 5

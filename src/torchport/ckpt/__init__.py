@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 import io
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,7 @@ from ..core.errors import UsageError
 
 PREFIXES = {"module.": "saved from DataParallel/DistributedDataParallel",
             "_orig_mod.": "saved from a torch.compile'd model"}
+UNSUPPORTED_GLOBAL = re.compile(r"Unsupported global: GLOBAL ([\w.]+)")  # in torch.load's refusal
 SCALER_KEYS = {"scale", "growth_factor", "backoff_factor", "growth_interval", "_growth_tracker"}
 
 
@@ -92,9 +94,7 @@ def load(path, allow=()) -> tuple:
 
 def _unsupported_globals(text: str) -> list:
     """The `module.Name` globals a weights_only load refused, from torch's message."""
-    import re
-
-    return re.findall(r"Unsupported global: GLOBAL ([\w.]+)", text)
+    return UNSUPPORTED_GLOBAL.findall(text)
 
 
 def _global(name: str):

@@ -35,6 +35,7 @@ class Binding:
     uses: list = field(default_factory=list)   # [(Ref, Resolution)]
     stmts: list = field(default_factory=list)  # every import statement that binds it (same scope)
     ambiguous: bool = False      # also bound to something else in the same scope: left to the user
+    converted: bool = False      # every use rewritten by a rule of its own (apex.amp): nothing to report
 
     def fresh(self) -> "Binding":
         """A copy with its own list of uses (the template is shared by every target's walk)."""

@@ -323,6 +323,50 @@ TP118 = _define(
              'y = x.type("torch.npu.FloatTensor")\n'),
 )
 
+TP120 = _define(
+    'TP120', 'apex-amp', 'amp', CONVERT, REWRITE,
+    what=('apex.amp -> torch.amp: `amp.initialize` -> a GradScaler (`amp_scaler`), the forward and loss before '
+          '`amp.scale_loss` under `torch.autocast`, `scale_loss` -> `amp_scaler.scale(loss).backward()`, '
+          '`optimizer.step()` -> `amp_scaler.step(optimizer)` and `amp_scaler.update()`, `amp.state_dict()` '
+          '-> the scaler\'s; the apex import goes.'),
+    why="""\
+NVIDIA removed apex.amp in 2025; torch.amp does the same work.  opt_level "O0" disables the scaler and the
+autocast region (`enabled=`), a non-literal opt_level is tested at run time.  Autocast uses the target's
+default low-precision dtype (bfloat16 on the CPU, float16 on npu, mlu, musa).  O2/O3 (fp16 weights with fp32
+master copies) run as O1; a static `loss_scale` becomes the scaler's `init_scale`, and the scaler adapts it.
+A file is converted only when every use of `amp` in it has one of these forms (else TP121 names the one that
+stopped it).  When the scaler is made in one function and used in another, it is declared `global` there,
+as apex's `amp` was one module-level object.""",
+    example=('from apex import amp\n'
+             'model, optimizer = amp.initialize(model, optimizer, opt_level="O1")\n'
+             'for x, y in loader:\n'
+             '    optimizer.zero_grad()\n'
+             '    loss = criterion(model(x), y)\n'
+             '    with amp.scale_loss(loss, optimizer) as scaled_loss:\n'
+             '        scaled_loss.backward()\n'
+             '    optimizer.step()\n',
+             'import torch\n'
+             'amp_scaler = torch.npu.amp.GradScaler(enabled=True)\n'
+             'for x, y in loader:\n'
+             '    optimizer.zero_grad()\n'
+             '    with torch.autocast("npu", enabled=amp_scaler.is_enabled()):\n'
+             '        loss = criterion(model(x), y)\n'
+             '    amp_scaler.scale(loss).backward()\n'
+             '    amp_scaler.step(optimizer)\n'
+             '    amp_scaler.update()\n'),
+)
+
+TP121 = _define(
+    'TP121', 'apex-amp-manual', 'amp', CONVERT, REPORT,
+    what='apex.amp left as it is, or a part of its conversion left to do by hand, with the reason.',
+    example=('from apex import amp\n'
+             'model = amp.initialize(model)\n'
+             'params = amp.master_params(optimizer)\n',
+             'from apex import amp\n'
+             'model = amp.initialize(model)\n'
+             'params = amp.master_params(optimizer)\n'),
+)
+
 TP201 = _define(
     'TP201', 'device-arguments', 'device-string', CONVERT, REWRITE,
     what='Device strings passed as devices: `torch.device(...)`, `.to(...)`, `device=`, `map_location=`.',

@@ -61,6 +61,7 @@ class ApiMap:
         self.package_decisions = {k: v for k, v in package_decisions(target.name).items()
                                   if k.split(".")[0] not in own_packages}
         self.decisions = {**self.package_decisions, **cat.names, **target.names, **(extra_decisions or {})}
+        self.user_names = frozenset(extra_decisions or ())  # names the user's rule files decide
         self._roots = {k.split(".")[0] for k in (*self.decisions, *cat.aliases)} | {"torch"}
         self._cache: dict = {}
 

@@ -14,9 +14,10 @@ def builtin_checkers(distributed: bool = True) -> list:
     """Every built-in checker, in the order they run; `distributed=False` leaves out `convert --distributed`'s
     (converter/multicard.py, not imported then)."""
     from .. import config, shell
-    from . import api, devices, distributed as backends, env, host, imports, messages, methods, profiler, reported
+    from . import api, apex, devices, distributed as backends, env, host, imports, messages, methods, profiler, reported
 
-    found = found_in(api, methods, devices, backends, messages, host, env, profiler, reported, imports, shell, config)
+    found = found_in(api, methods, devices, backends, messages, host, env, profiler, reported, apex, imports, shell,
+                     config)
     if distributed:
         from .. import multicard
 

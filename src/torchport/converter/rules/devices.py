@@ -491,21 +491,24 @@ def other_device_strings(node: ast.Constant, ctx: FileContext) -> None:
 
 
 LOADS = {"torch.load", "torch.serialization.load"}
+_COMMENT = re.compile(r"#[^\n]*")
+_INDENT = re.compile(r"[ \t]*")
 
 
-@checker(codes.TP211, nodes=(ast.Call,), triggers=("load",), needs=("torch.load", "import load", "serialization"))
+@checker(codes.TP211, nodes=(ast.Call,), triggers=("load",),
+         needs=("torch.load", "from torch import load", "serialization.load", "serialization import load"))
 def load_without_map_location(node: ast.Call, ctx: FileContext) -> None:
     if ctx.qualname(node.func) not in LOADS or len(node.args) != 1 or isinstance(node.args[0], ast.Starred) \
             or any(k.arg in (None, "map_location") for k in node.keywords):
         return
     last_end = ctx.span(node.keywords[-1] if node.keywords else node.args[0])[1]
     close = ctx.span(node)[1] - 1  # the call's `)`; between: a parenthesised argument's `)`, a comma, comments
-    between = re.sub(r"#[^\n]*", lambda m: " " * len(m.group()), ctx.source[last_end:close])
+    between = _COMMENT.sub(lambda m: " " * len(m.group()), ctx.source[last_end:close])
     message = "storages saved on a CUDA device would not load here; load_state_dict copies them onto the model's device"
     line_start = ctx.source.rfind("\n", 0, close) + 1
     if "\n" in between and not ctx.source[line_start:close].strip():  # `)` alone on its line: a line of its own
         arg_line = ctx.source.rfind("\n", 0, last_end) + 1
-        indent = re.match(r"[ \t]*", ctx.source[arg_line:]).group()  # type: ignore[union-attr]  # always matches
+        indent = _INDENT.match(ctx.source, arg_line).group()  # type: ignore[union-attr]  # always matches
         if "," not in between:
             ctx.insert(last_end + len(between.rstrip()), ",", codes.TP211, quiet=True)
         ctx.insert(line_start, f'{indent}map_location="cpu",\n', codes.TP211, message, shown='map_location="cpu"',

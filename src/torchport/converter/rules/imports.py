@@ -35,7 +35,7 @@ def finalize_bindings(tree: ast.Module, ctx: FileContext) -> None:
     plans: dict = {}
     for b in ctx.all_bindings():
         bres = ctx.api.resolve(b.qualname)
-        if bres is None:
+        if bres is None or b.converted:
             continue
         r = rule_for(ctx, bres)
         if b.ambiguous:

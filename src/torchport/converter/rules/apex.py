@@ -1,0 +1,291 @@
+"""apex.amp -> torch.amp: a training loop written for NVIDIA Apex's mixed precision, converted.
+
+Apex's `amp` is one module-level object: `amp.initialize(model, optimizer, opt_level=...)` patches torch
+so that every forward afterwards runs in half precision, `with amp.scale_loss(loss, optimizer) as s:
+s.backward()` scales the loss, and the next `optimizer.step()` unscales and skips steps whose gradients
+overflowed.  torch.amp says the same with a GradScaler and an autocast region:
+
+    amp_scaler = torch.amp.GradScaler(<device>, enabled=<opt_level != "O0">)   # at amp.initialize
+    with torch.autocast(<device>, enabled=amp_scaler.is_enabled()):           # the forward and the loss
+        output = model(x)
+        loss = criterion(output, y)
+    amp_scaler.scale(loss).backward()                                          # amp.scale_loss
+    amp_scaler.step(optimizer)                                                 # optimizer.step()
+    amp_scaler.update()
+
+`amp.state_dict()` / `amp.load_state_dict(s)` become the scaler's.  A file is converted only when every
+use of `amp` in it is one of these forms; otherwise nothing changes and the uses that stop it are named
+(TP121), as are what torch.amp does differently (O2/O3 master weights, a static loss scale).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+import ast
+import re
+
+from ...core import codes
+from ...core.finding import ADVICE
+from ..checkers import Phase, checker
+
+if TYPE_CHECKING:
+    from ..context import FileContext
+
+SCALER = "amp_scaler"
+FORWARD = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)
+NOT_FORWARD = re.compile(r"\.(?:zero_grad|step|backward)\s*\(")
+
+
+def _amp_binding(ctx):
+    """The import binding of apex.amp (`from apex import amp`, `import apex.amp as amp`), or None."""
+    found = [b for b in ctx.all_bindings() if b.qualname == "apex.amp" and b.kind in ("from", "module")]
+    return found[0] if len(found) == 1 and not found[0].ambiguous else None
+
+
+def _uses(tree, local: str) -> list:
+    """[(Name node, parent chain)] of every read of `local` in the file."""
+    out = []
+    stack: list = [(tree, ())]
+    while stack:
+        node, chain = stack.pop()
+        if isinstance(node, ast.Name) and node.id == local:
+            out.append((node, chain))
+        for child in ast.iter_child_nodes(node):
+            stack.append((child, (*chain, node)))
+    return out
+
+
+def _function_of(chain) -> Optional[ast.AST]:
+    return next((n for n in reversed(chain) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+
+
+class Plan:
+    def __init__(self):
+        self.initialize: list = []       # (Assign statement, Call, enclosing function or None)
+        self.scale_loss: list = []       # (With statement, loss expr, optimizer expr, enclosing function, chain)
+        self.state: list = []            # (Call, method name)
+        self.refusals: list = []         # (node, why)
+
+
+def _plan(tree, local: str) -> Plan:
+    plan = Plan()
+    for name, chain in _uses(tree, local):
+        parent = chain[-1] if chain else None
+        if isinstance(name.ctx, ast.Store) or not isinstance(parent, ast.Attribute):
+            if isinstance(parent, (ast.Import, ast.ImportFrom, ast.alias)):
+                continue
+            plan.refusals.append((name, f"`{local}` used as a value"))
+            continue
+        call = chain[-2] if len(chain) > 1 else None
+        attr = parent.attr
+        if not isinstance(call, ast.Call) or call.func is not parent:
+            plan.refusals.append((parent, f"`{local}.{attr}` not called"))
+        elif attr == "initialize":
+            stmt = chain[-3] if len(chain) > 2 else None
+            if isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1:
+                plan.initialize.append((stmt, call, _function_of(chain)))
+            else:
+                plan.refusals.append((call, f"`{local}.initialize` whose result is not assigned"))
+        elif attr == "scale_loss":
+            item = chain[-3] if len(chain) > 2 else None
+            stmt = chain[-4] if len(chain) > 3 else None
+            ok = isinstance(item, ast.withitem) and isinstance(stmt, ast.With) and len(stmt.items) == 1 \
+                and isinstance(item.optional_vars, ast.Name) and len(call.args) >= 2 and not call.keywords \
+                and all(_backward_of(s, item.optional_vars.id) for s in stmt.body)
+            if ok:
+                plan.scale_loss.append((stmt, call.args[0], call.args[1], _function_of(chain), chain[:-4]))
+            else:
+                plan.refusals.append((call, f"`with {local}.scale_loss(loss, optimizer) as s:` whose body is not "
+                                            "only `s.backward(...)`"))
+        elif attr in ("state_dict", "load_state_dict"):
+            plan.state.append((call, attr))
+        else:
+            plan.refusals.append((call, f"`{local}.{attr}` (no torch.amp counterpart torchport writes)"))
+    return plan
+
+
+def _backward_of(stmt, name: str) -> bool:
+    """`<name>.backward(...)` as a statement."""
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+        and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == "backward" \
+        and isinstance(stmt.value.func.value, ast.Name) and stmt.value.func.value.id == name
+
+
+def _keyword(call, name: str):
+    return next((k.value for k in call.keywords if k.arg == name), None)
+
+
+@checker(codes.TP120, codes.TP121, phase=Phase.FILE, triggers=("apex",), needs=("apex",))
+def apex_amp(tree: ast.Module, ctx: FileContext) -> None:
+    binding = _amp_binding(ctx)
+    if binding is None or any(n == "apex" or n.startswith("apex.amp") for n in ctx.api.user_names):
+        return  # the user's rule files say what apex.amp becomes
+    plan = _plan(tree, binding.local)
+    if not (plan.initialize or plan.scale_loss or plan.state):
+        return
+    if plan.refusals or len(plan.initialize) > 1 or SCALER in ctx.source:
+        why = [w for _n, w in plan.refusals] or (["more than one amp.initialize"] if len(plan.initialize) > 1
+                                                 else [f"the name {SCALER} is taken"])
+        for node, _w in plan.refusals[:1] or [(binding.stmt, "")]:
+            ctx.report(node, codes.TP121, ADVICE, "apex.amp not converted in this file: " + "; ".join(sorted(set(why)))
+                       + "; see `torchport rules TP120` for the torch.amp equivalent")
+        return
+    t = ctx.target
+    device = f'"{t.device}"' if t.device else t.device_expr.format(torch=ctx.torch_name())
+    ctx.needs_register = bool(t.register)  # the scaler and autocast name the target's device
+    r = codes.TP120
+    for stmt, call, function in plan.initialize:
+        _convert_initialize(ctx, stmt, call, function, device, plan, r)
+    for stmt, loss, optimizer, function, chain in plan.scale_loss:
+        _convert_scale_loss(ctx, stmt, loss, optimizer, function, chain, device, r)
+    for call, attr in plan.state:
+        ctx.replace(call.func, f"{SCALER}.{attr}", r, "apex amp's state -> the GradScaler's")
+    for stmt in binding.stmts:
+        _drop_import(ctx, stmt, binding.local, r)
+    binding.converted = True
+
+
+def _convert_initialize(ctx, stmt, call, function, device: str, plan: Plan, r) -> None:
+    t = ctx.target
+    opt_level = _keyword(call, "opt_level")
+    level = opt_level.value if isinstance(opt_level, ast.Constant) else None
+    enabled = "False" if level == "O0" else "True" if level is not None or opt_level is None else \
+        f"{ctx.text(opt_level)} != \"O0\""
+    ns_amp = t.amp == "namespace"
+    ctor = (f"{ctx.spell(t.namespace + '.amp.GradScaler')}(enabled={enabled})" if ns_amp
+            else f"{ctx.spell('torch.amp.GradScaler')}({device}, enabled={enabled})")
+    loss_scale = _keyword(call, "loss_scale")
+    notes = []
+    if isinstance(loss_scale, ast.Constant) and isinstance(loss_scale.value, (int, float)) \
+            and not isinstance(loss_scale.value, bool):
+        ctor = ctor[:-1] + f", init_scale={loss_scale.value!r})"
+        notes.append("apex kept a static loss scale; the GradScaler starts from it and adapts it")
+    elif loss_scale is not None and not isinstance(loss_scale, ast.Constant):
+        notes.append(f"loss_scale={ctx.text(loss_scale)}: the GradScaler scales dynamically whatever it holds")
+    if level in ("O2", "O3") or opt_level is not None and level is None:
+        notes.append("O2/O3 (fp16 model weights with fp32 master copies; pure fp16) have no torch.amp form: "
+                     "this runs as O1 (autocast); keep_batchnorm_fp32 and master weights are not needed")
+    args = [ctx.text(a) for a in call.args]
+    targets = stmt.targets[0]
+    names = [ctx.text(e) for e in targets.elts] if isinstance(targets, (ast.Tuple, ast.List)) else [ctx.text(targets)]
+    indent = _indent(ctx, stmt)
+    lines = []
+    if names != args[:len(names)] or len(names) != len(args):
+        lines.append(f"{', '.join(names)} = {', '.join(args[:len(names)])}")
+    cross = function is not None and (any(f is not function for _w, _l, _o, f, _c in plan.scale_loss) or plan.state)
+    if cross and not _declares_global(function):  # the scaler is used elsewhere: a module global, as apex's amp
+        body = function.body
+        first = body[1] if len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            else body[0]
+        ctx.insert(ctx.line_starts[first.lineno - 1], f"{_indent(ctx, first)}global {SCALER}{ctx.newline}", r,
+                   quiet=True)
+    message = "apex amp.initialize -> a torch.amp GradScaler" + ("; " + "; ".join(notes) if notes else "")
+    if any("cuda" in a.lower() for a in args):  # other rules rewrite inside the arguments: keep their text
+        first_arg, last_arg = call.args[0], call.args[len(names) - 1] if len(call.args) >= len(names) else call.args[-1]
+        ctx.replace((ctx.span(call)[0], ctx.span(first_arg)[0]), "(", r, message)
+        ctx.replace((ctx.span(last_arg)[1], ctx.span(call)[1]), ")", r, quiet=True)
+        ctx.insert(ctx.span(stmt)[1], f"{ctx.newline}{indent}{SCALER} = {ctor}", r, quiet=True)
+        return
+    lines.append(f"{SCALER} = {ctor}")
+    ctx.replace(stmt, (ctx.newline + indent).join(lines), r, message)
+
+
+def _declares_global(function) -> bool:
+    return any(isinstance(n, ast.Global) and SCALER in n.names for n in ast.walk(function))
+
+
+def _indent(ctx, stmt) -> str:
+    start = ctx.line_starts[stmt.lineno - 1]
+    return ctx.source[start:ctx.span(stmt)[0]]
+
+
+def _convert_scale_loss(ctx, stmt, loss, optimizer, function, chain, device: str, r) -> None:
+    loss_text = ctx.text(loss)
+    calls = []
+    for s in stmt.body:
+        call = s.value
+        inner = ctx.source[ctx.span(call.func)[1]:ctx.span(call)[1]]  # "(...)" of backward
+        calls.append(f"{SCALER}.scale({loss_text}).backward{inner}")
+    ctx.replace(stmt, (ctx.newline + _indent(ctx, stmt)).join(calls), r, "amp.scale_loss -> GradScaler.scale")
+    if isinstance(optimizer, ast.Name):
+        for node in ast.walk(function if function is not None else ctx.tree):
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and not node.value.args \
+                    and isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "step" \
+                    and isinstance(node.value.func.value, ast.Name) and node.value.func.value.id == optimizer.id:
+                ctx.replace(node, f"{SCALER}.step({optimizer.id}){ctx.newline}{_indent(ctx, node)}{SCALER}.update()",
+                            r, "optimizer.step() -> the scaler's step (skipped when gradients overflowed) and update")
+    block = _block_of(chain, stmt)
+    if block is None or not isinstance(loss, ast.Name):
+        ctx.report(stmt, codes.TP121, ADVICE, f"run the forward and the loss under torch.autocast({device}) by hand")
+        return
+    _wrap_forward(ctx, block, stmt, loss.id, device, r)
+
+
+def _block_of(chain, stmt) -> Optional[list]:
+    """The statement list holding `stmt`."""
+    parent = chain[-1] if chain else None
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(parent, field, None)
+        if isinstance(block, list) and any(s is stmt for s in block):
+            return block
+    return None
+
+
+def _wrap_forward(ctx, block: list, stmt, loss: str, device: str, r) -> None:
+    """Indent the run of simple statements before `stmt` that ends with the assignment of `loss` under
+    `with torch.autocast(...)`."""
+    at = next(i for i, s in enumerate(block) if s is stmt)
+    end = next((i for i in range(at - 1, -1, -1) if _assigns(block[i], loss)), None)
+    if end is None:
+        ctx.report(stmt, codes.TP121, ADVICE, f"`{loss}` is not computed just before: run the forward and the loss "
+                                              f"under torch.autocast({device}) by hand")
+        return
+    start = end
+    while start > 0 and isinstance(block[start - 1], FORWARD) and not NOT_FORWARD.search(ctx.text(block[start - 1])):
+        start -= 1
+    first, last = block[start], block[end]
+    if any(isinstance(n, (ast.Constant, ast.JoinedStr)) and n.lineno != n.end_lineno
+           for s in block[start:end + 1] for n in ast.walk(s)):
+        ctx.report(first, codes.TP121, ADVICE, "a string over several lines in the forward: wrap it in "
+                                               f"torch.autocast({device}) by hand")
+        return
+    indent = _indent(ctx, first)
+    unit = "\t" if indent.startswith("\t") else "    "
+    begin = ctx.line_starts[first.lineno - 1]
+    head = f"{indent}with {ctx.spell('torch.autocast')}({device}, enabled={SCALER}.is_enabled()):{ctx.newline}"
+    ctx.insert(begin, head, r, "apex O1's half precision -> torch.autocast around the forward and the loss",
+               anchor=ctx.span(first)[0])
+    for line in range(first.lineno, last.end_lineno + 1):  # insertions only: other rules' edits inside stay
+        start = ctx.line_starts[line - 1]
+        end = ctx.line_starts[line] if line < len(ctx.line_starts) else len(ctx.source)
+        if ctx.source[start:end].strip():
+            ctx.insert(start, unit, r, quiet=True)
+
+
+def _assigns(stmt, name: str) -> bool:
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] \
+        if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) else []
+    return any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t))
+
+
+def _drop_import(ctx, stmt, local: str, r) -> None:
+    """Remove `amp` from its import statement: the names it also imports stay; a statement that imported only
+    amp goes with its line, or becomes `pass` where it was its block's only statement."""
+    names = stmt.names
+    kept = [a for a in names if (a.asname or a.name.split(".")[0]) != local and a.asname != local]
+    if kept:
+        text = ", ".join(f"{a.name} as {a.asname}" if a.asname else a.name for a in kept)
+        head = f"from {'.' * stmt.level}{stmt.module or ''} import " if isinstance(stmt, ast.ImportFrom) else "import "
+        ctx.replace(stmt, head + text, r, quiet=True)
+        return
+    parent = ctx.parents().get(id(stmt))
+    block = next((b for f in ("body", "orelse", "finalbody", "handlers") for b in [getattr(parent, f, None)]
+                  if isinstance(b, list) and any(x is stmt for x in b)), [])
+    start, end = ctx.span(stmt)
+    line_start = ctx.line_starts[stmt.lineno - 1]
+    line_end = ctx.line_starts[stmt.end_lineno] if stmt.end_lineno < len(ctx.line_starts) else len(ctx.source)
+    alone = not ctx.source[line_start:start].strip() and not ctx.source[end:line_end].strip()
+    if len(block) > 1 and alone:
+        ctx.replace((line_start, line_end), "", r, quiet=True)
+    else:
+        ctx.replace(stmt, "pass", r, quiet=True)
