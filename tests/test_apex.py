@@ -85,7 +85,7 @@ def test_every_target_gets_its_scaler_and_autocast(target):
     assert {codes.TP120.id} <= {f.rule for f in findings} and codes.TP121.id not in {f.rule for f in findings}
 
 
-@pytest.mark.parametrize("use", ["params = amp.master_params(optimizer)", "if amp is None:\n    pass",
+@pytest.mark.parametrize("use", ["amp.register_float_function(torch, \"sigmoid\")", "if amp is None:\n    pass",
                                  "with amp.scale_loss(loss, optimizer) as s:\n    s.backward()\n    log(s)"])
 def test_uses_without_a_torch_amp_form_leave_the_file_and_say_why(use):
     source = f"from apex import amp\nmodel, optimizer = amp.initialize(model, optimizer)\n{use}\n"
@@ -109,3 +109,46 @@ def test_imports_that_bind_more_keep_the_rest():
               "opt = optimizers.FusedSGD(model.parameters(), lr=0.1)\n")
     new, _findings = convert_text(source)
     assert "from apex import optimizers" in new and "amp.initialize" not in new
+
+
+def test_apex_used_only_under_a_flag_keeps_running_without_it():
+    """The transformers-examples shape: a disabled module-level scaler until amp.initialize's replacement makes
+    the real one, the forward under autocast outside the `if args.fp16:`, master params unscaled before clipping."""
+    source, findings = convert_text((FIXTURE / "hf_style.py").read_text())
+    compile(source, "hf_style.py", "exec")
+    assert not imports_apex(source)
+    assert 'amp_scaler = torch.amp.GradScaler("cpu", enabled=False)' in source  # module level, before train()
+    assert source.index("enabled=False") < source.index("def train")
+    assert "global amp_scaler" in source and 'enabled=args.fp16_opt_level != "O0"' in source
+    unscale = source.index("amp_scaler.unscale_(optimizer)")
+    assert unscale < source.index("clip_grad_norm_([p for group in optimizer.param_groups")
+    assert source.index('with torch.autocast("cpu"') < source.index("loss = outputs[0]")
+    assert codes.TP121.id not in {f.rule for f in findings}
+
+
+def test_the_flag_off_path_runs(tmp_path):
+    """With --fp16 off, the converted loop runs on the disabled scaler: a plain fp32 step."""
+    torch = pytest.importorskip("torch")
+    source, _ = convert_text((FIXTURE / "hf_style.py").read_text())
+    namespace: dict = {}
+    exec(compile(source, "hf_style.py", "exec"), namespace)
+
+    class Args:
+        fp16, fp16_opt_level, device, gradient_accumulation_steps, max_grad_norm = False, "O1", "cpu", 1, 1.0
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(3, 1)
+
+        def forward(self, x):
+            return (self.lin(x).pow(2).mean(),)
+
+    torch.manual_seed(0)
+    model = Model()
+    before = model.lin.weight.detach().clone()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    namespace["train"](Args, model, optimizer, [{"x": torch.randn(4, 3)}])
+    assert not torch.equal(before, model.lin.weight)  # it stepped
+    Args.fp16 = True
+    namespace["train"](Args, model, optimizer, [{"x": torch.randn(4, 3)}])  # and with the scaler on

@@ -328,7 +328,8 @@ TP120 = _define(
     what=('apex.amp -> torch.amp: `amp.initialize` -> a GradScaler (`amp_scaler`), the forward and loss before '
           '`amp.scale_loss` under `torch.autocast`, `scale_loss` -> `amp_scaler.scale(loss).backward()`, '
           '`optimizer.step()` -> `amp_scaler.step(optimizer)` and `amp_scaler.update()`, `amp.state_dict()` '
-          '-> the scaler\'s; the apex import goes.'),
+          '-> the scaler\'s, `amp.master_params(opt)` -> its parameters (unscaled first before clipping); the '
+          'apex import goes.'),
     why="""\
 NVIDIA removed apex.amp in 2025; torch.amp does the same work.  opt_level "O0" disables the scaler and the
 autocast region (`enabled=`), a non-literal opt_level is tested at run time.  Autocast uses the target's
@@ -361,10 +362,10 @@ TP121 = _define(
     what='apex.amp left as it is, or a part of its conversion left to do by hand, with the reason.',
     example=('from apex import amp\n'
              'model = amp.initialize(model)\n'
-             'params = amp.master_params(optimizer)\n',
+             'amp.register_float_function(torch, "sigmoid")\n',
              'from apex import amp\n'
              'model = amp.initialize(model)\n'
-             'params = amp.master_params(optimizer)\n'),
+             'amp.register_float_function(torch, "sigmoid")\n'),
 )
 
 TP201 = _define(

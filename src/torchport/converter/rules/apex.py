@@ -5,6 +5,7 @@ so that every forward afterwards runs in half precision, `with amp.scale_loss(lo
 s.backward()` scales the loss, and the next `optimizer.step()` unscales and skips steps whose gradients
 overflowed.  torch.amp says the same with a GradScaler and an autocast region:
 
+    amp_scaler = torch.amp.GradScaler(<device>, enabled=False)               # at module level
     amp_scaler = torch.amp.GradScaler(<device>, enabled=<opt_level != "O0">)   # at amp.initialize
     with torch.autocast(<device>, enabled=amp_scaler.is_enabled()):           # the forward and the loss
         output = model(x)
@@ -13,7 +14,10 @@ overflowed.  torch.amp says the same with a GradScaler and an autocast region:
     amp_scaler.step(optimizer)                                                 # optimizer.step()
     amp_scaler.update()
 
-`amp.state_dict()` / `amp.load_state_dict(s)` become the scaler's.  A file is converted only when every
+`amp.state_dict()` / `amp.load_state_dict(s)` become the scaler's; `amp.master_params(optimizer)` becomes the
+optimizer's parameters, and a `clip_grad_norm_` of them gets `amp_scaler.unscale_(optimizer)` before it.  The
+module-level scaler is disabled until `amp.initialize` makes the real one (declared `global` there), so code that
+used amp only when a flag said so (`if args.fp16:`) runs unchanged without it.  A file is converted only when every
 use of `amp` in it is one of these forms; otherwise nothing changes and the uses that stop it are named
 (TP121), as are what torch.amp does differently (O2/O3 master weights, a static loss scale).
 """
@@ -64,6 +68,7 @@ class Plan:
         self.initialize: list = []       # (Assign statement, Call, enclosing function or None)
         self.scale_loss: list = []       # (With statement, loss expr, optimizer expr, enclosing function, chain)
         self.state: list = []            # (Call, method name)
+        self.master: list = []           # (Call, chain): amp.master_params(optimizer)
         self.refusals: list = []         # (node, why)
 
 
@@ -99,6 +104,8 @@ def _plan(tree, local: str) -> Plan:
                                             "only `s.backward(...)`"))
         elif attr in ("state_dict", "load_state_dict"):
             plan.state.append((call, attr))
+        elif attr == "master_params" and len(call.args) == 1 and not call.keywords:
+            plan.master.append((call, chain[:-2]))
         else:
             plan.refusals.append((call, f"`{local}.{attr}` (no torch.amp counterpart torchport writes)"))
     return plan
@@ -121,7 +128,7 @@ def apex_amp(tree: ast.Module, ctx: FileContext) -> None:
     if binding is None or any(n == "apex" or n.startswith("apex.amp") for n in ctx.api.user_names):
         return  # the user's rule files say what apex.amp becomes
     plan = _plan(tree, binding.local)
-    if not (plan.initialize or plan.scale_loss or plan.state):
+    if not (plan.initialize or plan.scale_loss or plan.state or plan.master):
         return
     if plan.refusals or len(plan.initialize) > 1 or SCALER in ctx.source:
         why = [w for _n, w in plan.refusals] or (["more than one amp.initialize"] if len(plan.initialize) > 1
@@ -134,26 +141,67 @@ def apex_amp(tree: ast.Module, ctx: FileContext) -> None:
     device = f'"{t.device}"' if t.device else t.device_expr.format(torch=ctx.torch_name())
     ctx.needs_register = bool(t.register)  # the scaler and autocast name the target's device
     r = codes.TP120
+    at_module_level = any(function is None for _s, _c, function in plan.initialize)
+    replaced = None if at_module_level else _module_scaler(ctx, tree, binding, device, r)
     for stmt, call, function in plan.initialize:
-        _convert_initialize(ctx, stmt, call, function, device, plan, r)
+        _convert_initialize(ctx, stmt, call, function, device, r)
     for stmt, loss, optimizer, function, chain in plan.scale_loss:
         _convert_scale_loss(ctx, stmt, loss, optimizer, function, chain, device, r)
+    for call, chain in plan.master:
+        _convert_master_params(ctx, call, chain, r)
     for call, attr in plan.state:
         ctx.replace(call.func, f"{SCALER}.{attr}", r, "apex amp's state -> the GradScaler's")
     for stmt in binding.stmts:
-        _drop_import(ctx, stmt, binding.local, r)
+        if stmt is not replaced:
+            _drop_import(ctx, stmt, binding.local, r)
     binding.converted = True
 
 
-def _convert_initialize(ctx, stmt, call, function, device: str, plan: Plan, r) -> None:
+def _scaler(ctx, device: str, enabled: str) -> str:
+    t = ctx.target
+    if t.amp == "namespace":
+        return f"{ctx.spell(t.namespace + '.amp.GradScaler')}(enabled={enabled})"
+    return f"{ctx.spell('torch.amp.GradScaler')}({device}, enabled={enabled})"
+
+
+def _module_scaler(ctx, tree, binding, device: str, r):
+    """`amp_scaler = <disabled GradScaler>` at module level: where apex.amp was imported there (that statement is
+    returned), else after the module's imports."""
+    line = f"{SCALER} = {_scaler(ctx, device, 'False')}  # made by amp.initialize's replacement"
+    top = [s for s in binding.stmts if any(s is b for b in tree.body)]
+    if top and len(top[0].names) == 1:
+        ctx.replace(top[0], line, r, "apex.amp -> a GradScaler, disabled until amp.initialize's replacement",
+                    quiet=True)
+        return top[0]
+    imports = [s for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))]
+    last = (imports[-1].end_lineno or imports[-1].lineno) if imports else 0
+    after = ctx.line_starts[last] if 0 < last < len(ctx.line_starts) else len(ctx.source) if last else 0
+    lead = ctx.newline if after == len(ctx.source) and not ctx.source.endswith(("\n", "\r")) else ""
+    ctx.insert(after, lead + line + ctx.newline, r, quiet=True)
+    return None
+
+
+def _convert_master_params(ctx, call, chain, r) -> None:
+    """amp.master_params(opt) -> opt's parameters; in a clip_grad_norm_/clip_grad_value_ statement, unscale first."""
+    opt = ctx.text(call.args[0])
+    ctx.replace(call, f'[p for group in {opt}.param_groups for p in group["params"]]', r,
+                "apex O1's master params are the optimizer's parameters")
+    outer = next((n for n in reversed(chain) if isinstance(n, ast.Call)), None)
+    stmt = next((n for n in reversed(chain) if isinstance(n, ast.stmt)), None)
+    if outer is not None and isinstance(stmt, ast.Expr) and stmt.value is outer and \
+            getattr(outer.func, "attr", getattr(outer.func, "id", "")) in ("clip_grad_norm_", "clip_grad_value_"):
+        ctx.insert(ctx.span(stmt)[0], f"{SCALER}.unscale_({opt}){ctx.newline}{_indent(ctx, stmt)}", r,
+                   "gradients are clipped unscaled: the scaler unscales them first")
+
+
+def _convert_initialize(ctx, stmt, call, function, device: str, r) -> None:
     t = ctx.target
     opt_level = _keyword(call, "opt_level")
     level = opt_level.value if isinstance(opt_level, ast.Constant) else None
     enabled = "False" if level == "O0" else "True" if level is not None or opt_level is None else \
         f"{ctx.text(opt_level)} != \"O0\""
-    ns_amp = t.amp == "namespace"
-    ctor = (f"{ctx.spell(t.namespace + '.amp.GradScaler')}(enabled={enabled})" if ns_amp
-            else f"{ctx.spell('torch.amp.GradScaler')}({device}, enabled={enabled})")
+    del t
+    ctor = _scaler(ctx, device, enabled)
     loss_scale = _keyword(call, "loss_scale")
     notes = []
     if isinstance(loss_scale, ast.Constant) and isinstance(loss_scale.value, (int, float)) \
@@ -172,8 +220,7 @@ def _convert_initialize(ctx, stmt, call, function, device: str, plan: Plan, r) -
     lines = []
     if names != args[:len(names)] or len(names) != len(args):
         lines.append(f"{', '.join(names)} = {', '.join(args[:len(names)])}")
-    cross = function is not None and (any(f is not function for _w, _l, _o, f, _c in plan.scale_loss) or plan.state)
-    if cross and not _declares_global(function):  # the scaler is used elsewhere: a module global, as apex's amp
+    if function is not None and not _declares_global(function):  # the module's scaler, as apex's amp was one
         body = function.body
         first = body[1] if len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
             else body[0]
@@ -214,16 +261,16 @@ def _convert_scale_loss(ctx, stmt, loss, optimizer, function, chain, device: str
                     and isinstance(node.value.func.value, ast.Name) and node.value.func.value.id == optimizer.id:
                 ctx.replace(node, f"{SCALER}.step({optimizer.id}){ctx.newline}{_indent(ctx, node)}{SCALER}.update()",
                             r, "optimizer.step() -> the scaler's step (skipped when gradients overflowed) and update")
-    block = _block_of(chain, stmt)
-    if block is None or not isinstance(loss, ast.Name):
-        ctx.report(stmt, codes.TP121, ADVICE, f"run the forward and the loss under torch.autocast({device}) by hand")
+    found = _loss_assignment(chain, stmt, loss.id) if isinstance(loss, ast.Name) else None
+    if found is None:
+        ctx.report(stmt, codes.TP121, ADVICE, f"the loss is not computed before this in the function: run the "
+                                              f"forward and the loss under torch.autocast({device}) by hand")
         return
-    _wrap_forward(ctx, block, stmt, loss.id, device, r)
+    _wrap_forward(ctx, found[0], found[1], device, r)
 
 
-def _block_of(chain, stmt) -> Optional[list]:
-    """The statement list holding `stmt`."""
-    parent = chain[-1] if chain else None
+def _block_of(parent, stmt) -> Optional[list]:
+    """The statement list of `parent` holding `stmt`."""
     for field in ("body", "orelse", "finalbody"):
         block = getattr(parent, field, None)
         if isinstance(block, list) and any(s is stmt for s in block):
@@ -231,15 +278,26 @@ def _block_of(chain, stmt) -> Optional[list]:
     return None
 
 
-def _wrap_forward(ctx, block: list, stmt, loss: str, device: str, r) -> None:
-    """Indent the run of simple statements before `stmt` that ends with the assignment of `loss` under
-    `with torch.autocast(...)`."""
-    at = next(i for i, s in enumerate(block) if s is stmt)
-    end = next((i for i in range(at - 1, -1, -1) if _assigns(block[i], loss)), None)
-    if end is None:
-        ctx.report(stmt, codes.TP121, ADVICE, f"`{loss}` is not computed just before: run the forward and the loss "
-                                              f"under torch.autocast({device}) by hand")
-        return
+def _loss_assignment(chain, stmt, loss: str) -> Optional[tuple]:
+    """(block, index) of the last assignment of `loss` before `stmt` in its block or, going out, in the blocks
+    holding it (`if args.fp16: with amp.scale_loss(...)` after the forward), within its function."""
+    inner = stmt
+    for parent in reversed(chain):
+        block = _block_of(parent, inner)
+        if block is None:
+            return None
+        at = next(i for i, s in enumerate(block) if s is inner)
+        end = next((i for i in range(at - 1, -1, -1) if _assigns(block[i], loss)), None)
+        if end is not None:
+            return block, end
+        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+            return None
+        inner = parent
+    return None
+
+
+def _wrap_forward(ctx, block: list, end: int, device: str, r) -> None:
+    """Indent the run of simple statements ending with block[end] (the loss) under `with torch.autocast(...)`."""
     start = end
     while start > 0 and isinstance(block[start - 1], FORWARD) and not NOT_FORWARD.search(ctx.text(block[start - 1])):
         start -= 1
