@@ -152,3 +152,17 @@ def test_the_flag_off_path_runs(tmp_path):
     assert not torch.equal(before, model.lin.weight)  # it stepped
     Args.fp16 = True
     namespace["train"](Args, model, optimizer, [{"x": torch.randn(4, 3)}])  # and with the scaler on
+
+
+def test_fused_layer_norm_becomes_layer_norm_with_its_arguments_and_parameters():
+    torch = pytest.importorskip("torch")
+    source = ("import torch\nfrom apex.normalization import FusedLayerNorm\n"
+              "from apex.normalization.fused_layer_norm import FusedLayerNorm as FLN\n"
+              "a = FusedLayerNorm(8, eps=1e-6)\nb = FLN((2, 8), elementwise_affine=False)\n")
+    new, _findings = convert_text(source)
+    assert not imports_apex(new)
+    namespace: dict = {}
+    exec(compile(new, "m.py", "exec"), namespace)
+    a, b = namespace["a"], namespace["b"]
+    assert type(a) is torch.nn.LayerNorm and a.eps == 1e-6 and set(a.state_dict()) == {"weight", "bias"}
+    assert b.normalized_shape == (2, 8) and b.weight is None
