@@ -162,3 +162,17 @@ def test_cli_with_a_fake_vendor_package_and_tool(tmp_path):
     p = subprocess.run([sys.executable, "-m", "torchport", "doctor", "--to", "cpu", "--json"], capture_output=True,
                        text=True, env=dict(ENV, OMP_NUM_THREADS="2"))
     assert p.returncode == 0 and '"target": "cpu"' in p.stdout
+
+
+def test_a_builtin_backend_needs_a_torch_that_has_it():
+    """xpu: torch/version.py's `xpu` field (set only in XPU builds); mps: macOS only."""
+    xpu, mps = load_target("xpu"), load_target("mps")
+    cpu_build = dict(dists={"torch": "2.13.0"}, modules_found={"torch"},
+                     files={"/site/torch/version.py": "cuda: Optional[str] = None\nxpu: Optional[str] = None\n"})
+    row = C.check_torch(FakeProbe(**cpu_build), xpu)
+    assert row.status == FAIL and "not built for Intel GPU" in row.detail and "whl/xpu" in row.fix
+    xpu_build = dict(cpu_build, files={"/site/torch/version.py": "xpu: Optional[str] = '20250101'\n"})
+    row = C.check_torch(FakeProbe(**xpu_build), xpu)
+    assert row.status == OK and "XPU 20250101 build" in row.detail
+    assert C.check_torch(FakeProbe(platform="linux", **cpu_build), mps).status == FAIL
+    assert C.check_torch(FakeProbe(platform="darwin", **cpu_build), mps).status == OK

@@ -93,6 +93,8 @@ class DoctorSettings:
     version_rule: str = ""              # "same-minor": the vendor package X.Y is built for torch X.Y
     smi_args: tuple = ()                # arguments of the management tool listing the devices
     env: dict = field(default_factory=dict)  # variable -> fix, or {contains, fix}
+    build: str = ""                     # torch/version.py's field a torch built for the target sets ("xpu")
+    platforms: tuple = ()               # the sys.platform values the target exists on ("darwin"); (): any
 
 
 @dataclass(frozen=True)
@@ -557,7 +559,8 @@ _TARGET_KEYS = {
     "runtime": fields({"noop": list_of(dotted_name), "amp_dtype": one_of("float16", "bfloat16"), "bf16": boolean,
                        "pinned_memory": boolean, "sync_batchnorm": boolean}),
     "doctor": fields({"version_rule": one_of("same-minor"), "smi_args": list_of(text),
-                      "env": table_of(env_name, _doctor_need)}),
+                      "env": table_of(env_name, _doctor_need), "build": optional(identifier),
+                      "platforms": list_of(identifier)}),
     "sim": fields({"label": text, "device_name": text, "memory_gib": integer(1, 1 << 20),
                    "amp_dtypes": list_of(identifier), "capability": list_of(integer(0, 1000)),
                    "properties": table_of(identifier, scalar), "version": text, "source": text}),

@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import Callable, Optional
 
 OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"
+PLATFORMS = {"darwin": "macOS", "linux": "Linux", "win32": "Windows"}   # sys.platform -> its name
 _MAJOR_MINOR = re.compile(r"(\d+)\.(\d+)")
 # `cuda: Optional[str] = '12.1'` in torch/version.py: the annotation stays on its line (crossing lines, it
 # would rescan the rest of the file from each line that starts with the key)
 _BUILD_FIELDS = {key: re.compile(rf"^{key}\s*(?::[^=\n]*)?=\s*['\"]([^'\"]+)['\"]", re.MULTILINE)
-                 for key in ("cuda", "hip")}
+                 for key in ("cuda", "hip", "xpu")}
 # torch==2.1, torch (>=2.1): one run of blanks on each side of the parenthesis
 _TORCH_PIN = re.compile(r"torch\s*(?:\(\s*)?(==|~=|>=)\s*([\w.+]+)")
 _TORCH_IN_VERSION = re.compile(r"torch(\d+\.\d+(?:\.\d+)?)")            # a torch version a vendor's version names
@@ -48,6 +49,7 @@ class Probe:
 
     environ: dict = field(default_factory=lambda: dict(os.environ))
     python: tuple = tuple(sys.version_info[:3])
+    platform: str = sys.platform
     which: Callable = shutil.which
     modules: dict = field(default_factory=lambda: sys.modules)
     governor_files: str = "/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor"
@@ -137,8 +139,18 @@ def check_torch(probe: Probe, target) -> Check:
         return Check("torch", FAIL, "torch is not installed",
                      f"install {target.torch_install or 'torch'} (pin the version: a bare `pip install torch` pulls "
                      "a multi-GB CUDA build)")
-    build = f"CUDA {info['cuda']}" if info.get("cuda") else f"ROCm {info['hip']}" if info.get("hip") else "CPU"
+    build = f"CUDA {info['cuda']}" if info.get("cuda") else f"ROCm {info['hip']}" if info.get("hip") else \
+        f"XPU {info['xpu']}" if info.get("xpu") else "CPU"
     detail = f"torch {info['version']} ({build} build)"
+    needs = target.doctor
+    if needs.platforms and probe.platform not in needs.platforms:
+        where = ", ".join(PLATFORMS.get(p, p) for p in needs.platforms)
+        return Check("torch", FAIL, detail + f": {target.title} exists only on {where}, this is "
+                                             f"{PLATFORMS.get(probe.platform, probe.platform)}",
+                     f"run on a machine with {target.title}")
+    if needs.build and not info.get(needs.build):
+        return Check("torch", FAIL, detail + f": this torch is not built for {target.title}",
+                     f"install {target.torch_install}")
     if info.get("cuda") and target.register:
         return Check("torch", WARN, detail + f": {target.title} runs on the CPU build plus its extension",
                      f"install {target.torch_install}")
