@@ -20,17 +20,27 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def _worker_start(init: Callable, *init_args) -> None:
-    """A worker leaves Ctrl-C to the parent, which stops the pool: no traceback per worker, no hang."""
+def _serve(conn, init: Callable, init_args: tuple, work: Callable) -> None:
+    """A worker: build its state, then answer each chunk it is sent with its results until it is sent None.
+    Ctrl-C is left to the parent, which stops the workers: no traceback per worker."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    init(*init_args)
-
-
-def _chunk(args):
-    work, indexes, items = args
-    return indexes, [work(item) for item in items]
+    try:
+        init(*init_args)
+        while True:
+            job = conn.recv()
+            if job is None:
+                return
+            indexes, items = job
+            conn.send((indexes, [work(item) for item in items]))
+    except EOFError:  # the parent went away
+        return
+    except BaseException as e:  # noqa: BLE001 - the parent raises it
+        try:
+            conn.send(("raise", e))
+        except Exception:  # noqa: BLE001 - not picklable: say what it was
+            conn.send(("raise", RuntimeError(f"{type(e).__name__}: {e}")))
 
 
 def run(items: list, init: Callable, init_args: tuple, work: Callable, n_jobs: int,
@@ -51,19 +61,64 @@ def run(items: list, init: Callable, init_args: tuple, work: Callable, n_jobs: i
     # Round-robin the costly items over many chunks so every worker gets a share of them.
     order = sorted(range(len(items)), key=lambda i: -weights[i])
     n_chunks = n_jobs * 8
-    chunks = [[i for i in order[k::n_chunks]] for k in range(n_chunks)]
-    chunks = [c for c in chunks if c]
+    chunks = [c for c in ([i for i in order[k::n_chunks]] for k in range(n_chunks)) if c]
+    return _in_workers(items, chunks, init, init_args, work, min(n_jobs, len(chunks)), progress)
+
+
+def _in_workers(items: list, chunks: list, init: Callable, init_args: tuple, work: Callable, n_jobs: int,
+                progress: Optional[Callable]) -> list:
+    """The chunks handed out to worker processes, each over a pipe of its own.  No lock is shared, so stopping
+    (Ctrl-C, an error) is killing the workers: a multiprocessing.Pool can hang in terminate() while a worker
+    is writing a large result."""
     import multiprocessing  # only parallel runs pay for importing it
+    from multiprocessing.connection import wait
 
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin" else "spawn"
     ctx = multiprocessing.get_context(method)
     results: list = [None] * len(items)
+    workers = []
     done = 0
-    with ctx.Pool(n_jobs, _worker_start, (init, *init_args)) as pool:
-        for indexes, part in pool.imap_unordered(_chunk, [(work, c, [items[i] for i in c]) for c in chunks]):
-            for i, r in zip(indexes, part):
-                results[i] = r
-            done += len(indexes)
-            if progress:
-                progress(done, len(items))
-    return results
+    try:
+        for _ in range(n_jobs):
+            here, there = ctx.Pipe()
+            process = ctx.Process(target=_serve, args=(there, init, init_args, work), daemon=True)
+            process.start()
+            there.close()
+            workers.append((process, here))
+        pending = list(chunks)
+        busy = set()
+        for _process, conn in workers:
+            if pending:
+                chunk = pending.pop(0)
+                conn.send((chunk, [items[i] for i in chunk]))
+                busy.add(conn)
+        while busy:
+            for conn in wait(list(busy)):
+                try:
+                    answer = conn.recv()
+                except EOFError:
+                    raise RuntimeError("a worker process ended without its results") from None
+                if answer[0] == "raise":
+                    raise answer[1]
+                indexes, part = answer
+                for i, r in zip(indexes, part):
+                    results[i] = r
+                done += len(indexes)
+                if progress:
+                    progress(done, len(items))
+                if pending:
+                    chunk = pending.pop(0)
+                    conn.send((chunk, [items[i] for i in chunk]))
+                else:
+                    busy.discard(conn)
+                    conn.send(None)
+        for process, conn in workers:
+            process.join()
+            conn.close()
+        return results
+    finally:
+        for process, conn in workers:
+            if process.is_alive():
+                process.kill()
+                process.join()
+            conn.close()
