@@ -81,7 +81,8 @@ def _in_workers(items: list, chunks: list, init: Callable, init_args: tuple, wor
     try:
         for _ in range(n_jobs):
             here, there = ctx.Pipe()
-            process = ctx.Process(target=_serve, args=(there, init, init_args, work), daemon=True)
+            process = ctx.Process(target=_serve, args=(there, init, init_args, work),  # type: ignore[attr-defined]
+                                  daemon=True)
             process.start()
             there.close()
             workers.append((process, here))
@@ -93,7 +94,8 @@ def _in_workers(items: list, chunks: list, init: Callable, init_args: tuple, wor
                 conn.send((chunk, [items[i] for i in chunk]))
                 busy.add(conn)
         while busy:
-            for conn in wait(list(busy)):
+            for ready in wait(list(busy)):
+                conn = ready  # type: ignore[assignment]  # wait() returns the connections it was given
                 try:
                     answer = conn.recv()
                 except EOFError:
