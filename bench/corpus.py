@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+from collections import Counter
 import csv
 import difflib
 import json
@@ -62,6 +63,26 @@ def defined_names(tree) -> list:
                 and isinstance(n.value, ast.Name) and n.value.id in ("self", "cls"):
             out.append(n.attr)
     return sorted(out)
+
+
+def apex_rebinding(old_tree, new_tree) -> bool:
+    """Do the defined names differ only as TP120's apex.amp conversion changes them: `as` names of
+    `with amp.scale_loss(...)` and the targets of `... = amp.initialize(...)` bound fewer times, `amp_scaler`
+    added?"""
+    rebound = set()
+    for n in ast.walk(old_tree):
+        if isinstance(n, ast.With) and any(isinstance(i.context_expr, ast.Call) and
+                                           getattr(i.context_expr.func, "attr", "") == "scale_loss" for i in n.items):
+            rebound.update(t.id for i in n.items for t in ast.walk(i.optional_vars or ast.Pass())
+                           if isinstance(t, ast.Name))
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and \
+                getattr(n.value.func, "attr", "") == "initialize":
+            rebound.update(t.id for target in n.targets for t in ast.walk(target) if isinstance(t, ast.Name))
+    if not rebound:
+        return False
+    old, new = Counter(defined_names(old_tree)), Counter(defined_names(new_tree))
+    return all(old[k] >= new[k] for k in rebound) and \
+        {k for k in old | new if old[k] != new[k]} <= rebound | {"amp_scaler"}
 
 
 def torch_cuda_lines(tree, same=frozenset(), guarded=frozenset()) -> set:
@@ -242,7 +263,7 @@ def check(src: Path, out: Path, reports: Path, target: str) -> list:
             except SyntaxError as e:
                 problems.append(f"{rel}: output does not parse: {e.msg} (line {e.lineno})")
                 continue
-            if defined_names(old_tree) != defined_names(new_tree):
+            if defined_names(old_tree) != defined_names(new_tree) and not apex_rebinding(old_tree, new_tree):
                 gone = sorted(set(defined_names(old_tree)) - set(defined_names(new_tree)))
                 problems.append(f"{rel}: user identifiers changed: {gone[:5]}")
         else:

@@ -97,7 +97,7 @@ def test_uses_without_a_torch_amp_form_leave_the_file_and_say_why(use):
 
 def test_static_loss_scale_and_O2_are_said():
     source = ("from apex import amp\nmodel, opt = amp.initialize(model, opt, opt_level=\"O2\", loss_scale=128.0)\n"
-              "with amp.scale_loss(loss, opt) as s:\n    s.backward()\n")
+              "with amp.scale_loss(loss, opt) as s:\n    s.backward()\nopt.step()\n")
     new, findings = convert_text(source)
     assert "init_scale=128.0" in new and "enabled=True" in new
     message = next(f.message for f in findings if f.rule == codes.TP120.id and "initialize" in f.message)
@@ -166,3 +166,38 @@ def test_fused_layer_norm_becomes_layer_norm_with_its_arguments_and_parameters()
     a, b = namespace["a"], namespace["b"]
     assert type(a) is torch.nn.LayerNorm and a.eps == 1e-6 and set(a.state_dict()) == {"weight", "bias"}
     assert b.normalized_shape == (2, 8) and b.weight is None
+
+
+def test_a_scale_loss_whose_step_is_elsewhere_is_left():
+    """transformers' Trainer scales in one method and steps in another: converting the scale alone would step
+    with scaled gradients (apex unscaled them when its context closed), so the file is left and says why."""
+    source = ("from apex import amp\n\nclass T:\n    def setup(self, model):\n"
+              "        model, self.optimizer = amp.initialize(model, self.optimizer)\n\n"
+              "    def backward(self, loss):\n        with amp.scale_loss(loss, self.optimizer) as scaled_loss:\n"
+              "            scaled_loss.backward()\n\n    def step(self):\n        self.optimizer.step()\n")
+    new, findings = convert_text(source)
+    assert new == source
+    assert any(f.rule == codes.TP121.id and "self.optimizer.step()" in f.message for f in findings)
+
+
+def test_an_attribute_optimizer_stepped_in_the_same_function_is_converted():
+    source = ("from apex import amp\n\nclass T:\n    def train(self, model, loss_fn, x):\n"
+              "        model, self.opt = amp.initialize(model, self.opt)\n        loss = loss_fn(model(x))\n"
+              "        with amp.scale_loss(loss, self.opt) as scaled_loss:\n            scaled_loss.backward()\n"
+              "        self.opt.step()\n")
+    new, _findings = convert_text(source)
+    assert "amp_scaler.step(self.opt)" in new and "amp_scaler.update()" in new
+    compile(new, "t.py", "exec")
+
+
+def test_the_corpus_invariant_accepts_exactly_the_rebinding():
+    """bench/corpus.py checks that no user identifier changes; TP120 removes `scaled_loss` and adds amp_scaler."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from corpus import apex_rebinding, defined_names
+
+    old = (FIXTURE / "train_apex.py").read_text()
+    new, _findings = convert_text(old)
+    old_tree, new_tree = ast.parse(old), ast.parse(new)
+    assert defined_names(old_tree) != defined_names(new_tree) and apex_rebinding(old_tree, new_tree)
+    renamed = ast.parse(new.replace("def make_model", "def build_model").replace("make_model()", "build_model()"))
+    assert not apex_rebinding(old_tree, renamed)

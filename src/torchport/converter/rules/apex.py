@@ -130,6 +130,9 @@ def apex_amp(tree: ast.Module, ctx: FileContext) -> None:
     plan = _plan(tree, binding.local)
     if not (plan.initialize or plan.scale_loss or plan.state or plan.master):
         return
+    for stmt, _loss, optimizer, function, _chain in plan.scale_loss:
+        if not _steps(ctx, function, optimizer):  # scaled gradients must be stepped by the scaler: all or nothing
+            plan.refusals.append((stmt, f"`{ctx.text(optimizer)}.step()` is not in the function of its scale_loss"))
     if plan.refusals or len(plan.initialize) > 1 or SCALER in ctx.source:
         why = [w for _n, w in plan.refusals] or (["more than one amp.initialize"] if len(plan.initialize) > 1
                                                  else [f"the name {SCALER} is taken"])
@@ -254,19 +257,28 @@ def _convert_scale_loss(ctx, stmt, loss, optimizer, function, chain, device: str
         inner = ctx.source[ctx.span(call.func)[1]:ctx.span(call)[1]]  # "(...)" of backward
         calls.append(f"{SCALER}.scale({loss_text}).backward{inner}")
     ctx.replace(stmt, (ctx.newline + _indent(ctx, stmt)).join(calls), r, "amp.scale_loss -> GradScaler.scale")
-    if isinstance(optimizer, ast.Name):
-        for node in ast.walk(function if function is not None else ctx.tree):
-            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and not node.value.args \
-                    and isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "step" \
-                    and isinstance(node.value.func.value, ast.Name) and node.value.func.value.id == optimizer.id:
-                ctx.replace(node, f"{SCALER}.step({optimizer.id}){ctx.newline}{_indent(ctx, node)}{SCALER}.update()",
-                            r, "optimizer.step() -> the scaler's step (skipped when gradients overflowed) and update")
+    opt = ctx.text(optimizer)
+    for node in _steps(ctx, function, optimizer):
+        ctx.replace(node, f"{SCALER}.step({opt}){ctx.newline}{_indent(ctx, node)}{SCALER}.update()",
+                    r, "optimizer.step() -> the scaler's step (skipped when gradients overflowed) and update")
     found = _loss_assignment(chain, stmt, loss.id) if isinstance(loss, ast.Name) else None
     if found is None:
         ctx.report(stmt, codes.TP121, ADVICE, f"the loss is not computed before this in the function: run the "
                                               f"forward and the loss under torch.autocast({device}) by hand")
         return
     _wrap_forward(ctx, found[0], found[1], device, r)
+
+
+def _steps(ctx, function, optimizer) -> list:
+    """The `<optimizer>.step()` statements in the function holding a scale_loss (or the module): the optimizer
+    a plain name or attribute chain (`self.optimizer`), matched by its text."""
+    if not isinstance(optimizer, (ast.Name, ast.Attribute)):
+        return []
+    text = ctx.text(optimizer)
+    return [node for node in ast.walk(function if function is not None else ctx.tree)
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and not node.value.args
+            and not node.value.keywords and isinstance(node.value.func, ast.Attribute)
+            and node.value.func.attr == "step" and ctx.text(node.value.func.value) == text]
 
 
 def _block_of(parent, stmt) -> Optional[list]:
