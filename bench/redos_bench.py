@@ -48,7 +48,7 @@ from torchport.converter import run as converter_run  # noqa: E402
 from torchport import ckpt  # noqa: E402
 from torchport.converter.run import Converter  # noqa: E402
 from torchport.core import command, textfile, words  # noqa: E402
-from torchport.doctor import checks, explain  # noqa: E402
+from torchport.doctor import checks, explain, stack  # noqa: E402
 from torchport.kb import packages  # noqa: E402
 from torchport.porting import api as porting_api  # noqa: E402
 from torchport.porting import buildglue, engine, lexer  # noqa: E402
@@ -147,6 +147,22 @@ def _kb_cases() -> list:
                 repeated("a"), repeated("a_"), repeated(ex.split()[0] if ex.split() else ex),
                 around("", "a", "_impl: implementation for device cuda"),
                 repeated("x_impl: implementation for device "), repeated("malloc:"), repeated("mlu270"))))
+    return out
+
+
+def _doctor_version_cases() -> list:
+    """Each target's [doctor.toolkit]/[doctor.driver] pattern, searched as doctor/stack.read_version does."""
+    from torchport.backends import available_targets, load_target
+
+    out = []
+    for name in available_targets():
+        doctor = load_target(name).doctor
+        for part, where in (("toolkit", doctor.toolkit), ("driver", doctor.driver)):
+            if where:
+                rx = re.compile(where["pattern"])
+                out.append(Case(f"backends/{name}.toml doctor.{part}.pattern", (rx,), rx.search, (
+                    repeated("version="), repeated("Version=1"), repeated('version": "1.'), repeated("1."),
+                    repeated("version :"), around("version=", " "))))
     return out
 
 
@@ -281,10 +297,13 @@ CASES = [
     regex("doctor.checks._TORCH_IN_VERSION", checks._TORCH_IN_VERSION, "search", repeated("torch1.")),
     regex("doctor.checks._DEVICE_IDS", checks._DEVICE_IDS, "fullmatch", around("", "1,"), around("1", " "),
           around("", "1 , ")),
+    regex("doctor.stack._VAR", stack._VAR, "sub", repeated("$"), repeated("${a"), repeated("$a")),
+    regex("doctor.stack._SUFFIX", stack._SUFFIX, "sub", repeated("1.rc"), repeated("1.post."), repeated("1-")),
     regex("doctor.explain._NEWLINE", explain._NEWLINE, "finditer", repeated("\n")),
     regex("doctor.explain._ERROR_LINE", explain._ERROR_LINE, "search", repeated("erro"), repeated("could no")),
     regex("doctor.explain._WORD", explain._WORD, "findall", repeated("ab"), repeated("a ")),
     *_kb_cases(),
+    *_doctor_version_cases(),
     regex("kb.packages._SEPARATORS", packages._SEPARATORS, "sub", repeated("-_."), repeated("a-")),
     # porting/
     regex("porting.api._LAUNCH", porting_api._LAUNCH, "finditer", around("a", " "), repeated("a <"),
@@ -364,6 +383,7 @@ DYNAMIC = {
     "torchport.porting.engine.load_map": "porting.engine.PortMap.kept (hip)",
     "torchport.porting.lexer._compile": "porting.lexer._TOKEN",
     "torchport.doctor.explain._compiled": "kb/errors.toml ...",
+    "torchport.doctor.stack.read_version": "backends/<target>.toml doctor.toolkit.pattern ...",
 }
 
 

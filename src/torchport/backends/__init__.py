@@ -95,6 +95,11 @@ class DoctorSettings:
     env: dict = field(default_factory=dict)  # variable -> fix, or {contains, fix}
     build: str = ""                     # torch/version.py's field a torch built for the target sets ("xpu")
     platforms: tuple = ()               # the sys.platform values the target exists on ("darwin"); (): any
+    toolkit: dict = field(default_factory=dict)  # where the vendor toolkit keeps its version: {name, files,
+                                                 # commands, pattern, source} (paired in kb/vendor_versions.toml)
+    driver: dict = field(default_factory=dict)   # the same for the driver (its version is reported, not paired)
+    devices: dict = field(default_factory=dict)  # device nodes: {nodes, docker, container_env, container_runtime,
+                                                 # source}
 
 
 @dataclass(frozen=True)
@@ -527,6 +532,23 @@ def _decision(entry) -> None:
         _at(k, checks[k], v)
 
 
+def _version_pattern(value) -> None:
+    """[doctor.toolkit/driver] pattern: a regular expression whose first group is the version."""
+    text(value)
+    try:
+        groups = re.compile(value).groups
+    except re.error as e:
+        raise BadValue(f"is not a regular expression ({e}): {_show(value)}") from None
+    if groups < 1:
+        raise BadValue(f"needs a group around the version: {_show(value)}")
+
+
+# [doctor.toolkit] / [doctor.driver]: files (globs; $VAR is the variable's value, a pattern naming an unset one is
+# skipped), commands (programs printing the version), the pattern finding it, and where this was learnt.
+_VERSION_SOURCE = fields({"name": text, "files": list_of(text), "commands": list_of(list_of(text)),
+                          "pattern": _version_pattern, "source": reason})
+
+
 def _doctor_need(value) -> None:
     """[doctor] env: the fix, or {contains = "part the value needs", fix = "..."}."""
     if isinstance(value, dict):
@@ -560,7 +582,9 @@ _TARGET_KEYS = {
                        "pinned_memory": boolean, "sync_batchnorm": boolean}),
     "doctor": fields({"version_rule": one_of("same-minor"), "smi_args": list_of(text),
                       "env": table_of(env_name, _doctor_need), "build": optional(identifier),
-                      "platforms": list_of(identifier)}),
+                      "platforms": list_of(identifier), "toolkit": _VERSION_SOURCE, "driver": _VERSION_SOURCE,
+                      "devices": fields({"nodes": list_of(text), "docker": text, "container_env": optional(env_name),
+                                         "container_runtime": text, "source": reason})}),
     "sim": fields({"label": text, "device_name": text, "memory_gib": integer(1, 1 << 20),
                    "amp_dtypes": list_of(identifier), "capability": list_of(integer(0, 1000)),
                    "properties": table_of(identifier, scalar), "version": text, "source": text}),

@@ -1,10 +1,11 @@
 """`torchport doctor`: is this machine set up to run PyTorch on the target?  One row per check, with
 its status (ok / warn / fail / skip), what was found, and the fix.
 
-Every check reads the machine through a `Probe` (environment, installed distributions, files,
-programs on PATH), so tests can fake any of it.  What a target needs (its package, variables,
-management tool, extra required variables) comes from its target file: checks hold no vendor
-names of their own.
+Every check reads the machine through a `Probe` (environment, installed distributions, files and
+device nodes, programs on PATH, the current folder), so tests can fake any of it.  What a target
+needs (its package, variables, management tool, extra required variables, where its toolkit keeps
+its version, its device nodes) comes from its target file: checks hold no vendor names of their
+own.  The vendor-stack checks (versions, device nodes, shadowing modules) are in stack.py.
 """
 from __future__ import annotations
 
@@ -56,6 +57,7 @@ class Probe:
     cpu_count: int = os.cpu_count() or 1
     run_timeout: float = 15.0
     device_count: Optional[Callable] = None   # target -> int, only when the vendor stack is already imported
+    cwd: str = field(default_factory=lambda: _cwd())
 
     def version(self, dist: str) -> Optional[str]:
         try:
@@ -96,6 +98,47 @@ class Probe:
             return None, str(e)
         text = (p.stdout or p.stderr or "").strip().splitlines()
         return p.returncode, text[0] if text else ""
+
+    def output(self, argv: list) -> Optional[str]:
+        """All a program prints on stdout when it succeeds, else None."""
+        try:
+            p = subprocess.run(argv, capture_output=True, text=True, timeout=self.run_timeout, errors="replace")
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return p.stdout if p.returncode == 0 else None
+
+    def exists(self, path: str) -> bool:
+        return os.path.exists(path)
+
+    def access(self, path: str) -> bool:
+        """Whether this user may read and write the file (a device node)."""
+        return os.access(path, os.R_OK | os.W_OK)
+
+    def group(self, path: str) -> Optional[str]:
+        """The name of the group owning a file, or None."""
+        try:
+            import grp
+
+            return grp.getgrgid(os.stat(path).st_gid).gr_name
+        except (ImportError, OSError, KeyError):
+            return None
+
+    def realpath(self, path: str) -> str:
+        return os.path.realpath(path)
+
+    def dist_dir(self, dist: str) -> Optional[str]:
+        """The folder an installed distribution's files are under (site-packages), or None."""
+        try:
+            return str(importlib.metadata.distribution(dist).locate_file(""))
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+
+def _cwd() -> str:
+    try:
+        return os.getcwd()
+    except OSError:   # the folder was removed under us
+        return ""
 
 
 # ----------------------------------------------------------------- helpers
@@ -314,8 +357,12 @@ def check_misconfigurations(probe: Probe, target) -> list:
 
 
 def run_checks(target, probe: Optional[Probe] = None) -> list:
+    from . import stack   # the vendor stack's versions, device nodes, shadowing modules (it imports this module)
+
     probe = probe or Probe()
     rows = [check_python(probe, target), check_torch(probe, target), check_vendor(probe, target)]
+    rows += stack.check_toolkit(probe, target) + stack.check_driver(probe, target)
+    rows += stack.check_devices(probe, target) + stack.check_shadowing(probe, target)
     rows += check_visibility(probe, target) + check_required_env(probe, target)
     rows.append(check_tool(probe, target))
     rows.append(check_distributed(probe, target))
