@@ -23,6 +23,10 @@ def run(args) -> int:
     s = r["steps"]
     print(f"torchport profile: {s['profiled']} steps (one step = one {printable(s['step_by'])}), mean "
           f"{s['mean_wall_step_us'] / 1e3:.2f} ms, {len(r['ops'])} ops; {r['bound']}", file=sys.stderr)
+    from ..profile.advice import copy_line, shapes_line
+
+    print(f"  {printable(copy_line(r['copy_format']))}", file=sys.stderr)
+    print(f"  {printable(shapes_line(r['varying_shapes']))}", file=sys.stderr)
     print(f"  {printable(os.path.join(args.output, 'summary.md'))} (+ ops.csv, trace.json, profile.json)",
           file=sys.stderr)
     return code

@@ -4,7 +4,9 @@ files it writes into its folder when the active steps are done:
     trace.json    Chrome trace (chrome://tracing, Perfetto)
     ops.csv       per op: calls, host time total/self, device time total/self (when a device is
                   profiled), the most frequent input shapes, self memory
-    summary.md    top ops, step times, host-bound vs device-bound estimate, data-loader wait
+    summary.md    top ops, step times, host-bound vs device-bound estimate, data-loader wait, the
+                  copy/format share of op time and the ops whose input shapes vary across steps
+                  (advice.py)
     profile.json  all of it, for `torchport profile diff`
 
 While it runs, every DataLoader batch (`__next__` of torch's DataLoader iterators) is timed, per step:
@@ -30,6 +32,8 @@ from torch.profiler import ProfilerActivity, profile, schedule
 
 from ..core import writes
 from ..core.csvfile import write_csv
+from ..core.names import md_cell
+from . import advice
 
 SCHEMA_VERSION = 1
 DATA_BOUND = 0.5    # share of a step spent waiting for DataLoader batches from which a step is data-loading bound
@@ -65,6 +69,7 @@ class Profiler:
         self.target = target
         self.wait, self.warmup, self.active = wait, warmup, active
         self.activities, self.device = activities_for(target)
+        self.record_shapes = record_shapes
         self._prof = profile(activities=list(self.activities), record_shapes=record_shapes,
                              profile_memory=profile_memory,
                              schedule=schedule(wait=wait, warmup=warmup, active=active, repeat=1),
@@ -172,6 +177,7 @@ def summarize(prof, p: "Profiler") -> dict:
                     "self_device_memory_bytes": e.self_device_memory_usage,
                     "input_shapes": [s for s, _ in shapes.get(e.key, Counter()).most_common(3)]})
     ops.sort(key=lambda o: -(o["host_self_us"] + o["device_self_us"]))
+    events, ranges = advice.records(prof)
     step_events = [x.time_range.elapsed_us() for x in prof.events() if x.name.startswith("ProfilerStep")]
     steps = len(p.step_times) or len(step_events) or 1
     profiled_step_us = statistics.mean(step_events) if step_events else 0.0
@@ -207,7 +213,10 @@ def summarize(prof, p: "Profiler") -> dict:
                        "aten_host_self_us": round(host_ops, 3), "device_self_us": round(device_self, 3),
                        "dataloader_us": round(loader_us, 3), "dataloader_share": round(loader_share, 4),
                        "device_busy_share": round(busy, 4)},
-            "data_loading_bound": loader_share >= DATA_BOUND, "bound": bound, "ops": ops}
+            "data_loading_bound": loader_share >= DATA_BOUND, "bound": bound,
+            "copy_format": advice.copy_format(events, p.device is not None),
+            "varying_shapes": advice.varying_shapes(events, ranges, partial=p.partial, recorded=p.record_shapes),
+            "ops": ops}
 
 
 OPS_COLUMNS = ("op", "calls", "host_total_us", "host_self_us", "device_total_us", "device_self_us",
@@ -236,10 +245,30 @@ def markdown(r: dict, top: int = 25) -> str:
              f"- {r['bound']}",
              f"- data loading: {t['dataloader_us'] / 1e3:.2f} ms waiting for DataLoader batches "
              f"({t['dataloader_share']:.0%} of the profiled step time); per step: "
-             f"{', '.join(f'{x:.0%}' for x in s['dataloader_share'])}{dominated}", "",
+             f"{', '.join(f'{x:.0%}' for x in s['dataloader_share'])}{dominated}",
+             f"- {advice.copy_line(r['copy_format'])}",
+             f"- {advice.shapes_line(r['varying_shapes'])}", "",
              f"## Top ops (of {len(r['ops'])}), by self time", "",
              "| op | calls | host total (us) | host self (us) | device self (us) | input shapes |", "|---|---|---|---|---|---|"]
     for o in r["ops"][:top]:
         lines.append(f"| {o['op']} | {o['calls']} | {o['host_total_us']:.1f} | {o['host_self_us']:.1f} | "
                      f"{o['device_self_us']:.1f} | {'; '.join(o['input_shapes'][:2])} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + shapes_table(r["varying_shapes"])) + "\n"
+
+
+def shapes_table(v: dict) -> list:
+    lines = ["", "## Ops whose input shapes vary across steps", ""]
+    if v["note"]:
+        return lines + [f"Unknown: {v['note']}."]
+    if not v["ops"]:
+        return lines + [f"None: every op called in two or more of the {v['steps_compared']} whole steps had the "
+                        "same input shapes in each."]
+    lines += ["A graph-compiling target (Ascend) compiles an op again for each new input shape: pad or bucket "
+              "the inputs to a few fixed shapes.", "",
+              "| op | distinct shapes | examples | steps | host self (us) |", "|---|---|---|---|---|"]
+    for o in v["ops"]:
+        lines.append(f"| {md_cell(o['op'])} | {o['signatures']} | {md_cell('; '.join(o['examples']))} | "
+                     f"{', '.join(map(str, o['steps']))} | {o['host_self_us']:.1f} |")
+    if v["more"]:
+        lines.append(f"\n({v['more']} more ops vary: see profile.json, varying_shapes)")
+    return lines
