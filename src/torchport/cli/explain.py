@@ -9,7 +9,7 @@ from .common import target_name
 
 
 def run(args) -> int:
-    from ..doctor.explain import explain
+    from ..doctor.explain import MIN_SIMILARITY, explain
 
     if args.to:
         from ..backends import load_target
@@ -24,7 +24,8 @@ def run(args) -> int:
     matches, nearest = explain(text, target=args.to)
     if args.json:
         rows = [{"id": m.error.id, "line": m.line, "text": m.text, "score": m.score, "title": m.error.title,
-                 "cause": m.error.cause, "fix": m.error.fix, "source": m.error.source} for m in matches or nearest]
+                 "cause": m.error.cause, "fix": m.error.fix, "source": m.error.source,
+                 "confidence": m.error.confidence} for m in matches or nearest]
         json.dump({"known": bool(matches), "matches": rows}, sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0 if matches else 1
@@ -37,9 +38,11 @@ def run(args) -> int:
         print(f"  cause: {e.cause}")
         print(f"  fix:   {e.fix}")
         print(f"  source: {e.source}" + ("  (weak: the source shows this error only as a screenshot or without a "
-                                         "cause; the advice is ours)" if e.confidence == "weak" else ""))
-    if not matches:
-        print("not a known error; the nearest known ones:")
+                                         "cause; the advice is torchport's)" if e.confidence == "weak" else ""))
+    if not matches and not nearest:
+        print(f"not a known error, and no known error is similar to it (similarity under {MIN_SIMILARITY:.2f})")
+    elif not matches:
+        print("not a known error; the nearest known ones (similarity 0 to 1):")
         for m in nearest:
             print(f"  {m.score:.2f}  {m.error.title} [{m.error.id}]")
             print(f"        fix: {m.error.fix}")
