@@ -35,6 +35,8 @@ from ..core.finding import ADVICE, CHANGES, ERROR, UNSUPPORTED
 from ..kb.operators import op_list
 from ..kb.packages import packages
 from ..porting.native import NATIVE_SUFFIXES, NativeScan
+from .advice import COLUMNS as ADVICE_COLUMNS
+from .advice import project_rows
 from .scan import OPTIONAL, guarded_scan, init_worker
 
 SCHEMA_VERSION = 1
@@ -97,6 +99,7 @@ class AnalysisResult:
     elapsed: float = 0.0
     started: str = ""
     _touchpoints: Optional[list] = field(default=None, repr=False)
+    _advice: dict = field(default_factory=dict, repr=False)
 
     def target_findings(self, target: str) -> list:
         """What convert reports for this target (Python and shell files)."""
@@ -147,6 +150,12 @@ class AnalysisResult:
     def unsupported(self, target: str) -> list:
         return [f for f in self.target_findings(target) if f.action == UNSUPPORTED]
 
+    def advice(self, target: str) -> list:
+        """Performance advice for the target (kb/advice.toml): [(file, line, rule, advice, source)]."""
+        if target not in self._advice:
+            self._advice[target] = project_rows(self.files, target)
+        return self._advice[target]
+
     def summary(self) -> dict:
         touch = self.touchpoints()
         return {
@@ -162,6 +171,7 @@ class AnalysisResult:
             "exported_ops": len(self.native.pybind_ops) + sum(len(v) for v in self.native.library_ops.values()),
             "extension_call_sites": sum(1 for s in self.files for f in s.common if f.rule == codes.TP907.id),
             "readiness": {t: r.to_dict() for t, r in self.readiness.items()},
+            "advice": {t: len(self.advice(t)) for t in self.targets},
             "elapsed_seconds": round(self.elapsed, 3),
         }
 
@@ -185,7 +195,9 @@ class AnalysisResult:
                 "library_ops": {ns: sorted(ops) for ns, ops in sorted(self.native.library_ops.items())},
             },
             "per_target": {t: {"readiness": self.readiness[t].to_dict(),
-                               "findings": [f.to_dict() for f in self.target_findings(t)]} for t in self.targets},
+                               "findings": [f.to_dict() for f in self.target_findings(t)],
+                               "advice": [dict(zip((c.lower() for c in ADVICE_COLUMNS), row))
+                                          for row in self.advice(t)]} for t in self.targets},
             "files": [{"path": s.path, "kind": s.kind, "status": s.status, "lines": s.lines}
                       for s in self.files if s.status != "skipped"],
         }
@@ -234,7 +246,7 @@ def analyze(path, targets=None, *, torch_version: Optional[str] = None, output=N
             _merge(native, s.native)
     library = tuple((ns, tuple(sorted(ops))) for ns, ops in sorted(native.library_ops.items()) if ops)
     rest = [e for e in entries if not is_native(e)]
-    init_args = (tuple(names), tuple(sorted(native.pybind_ops)), library, tree.own_packages(entries))
+    init_args = (tuple(names), tuple(sorted(native.pybind_ops)), library, tree.own_packages(entries), False, True)
     scans = native_scans + parallel.run(rest, init_worker, init_args, guarded_scan, jobs or parallel.default_jobs(),
                                         _weight, progress)
     scans.sort(key=lambda s: s.path)

@@ -23,6 +23,7 @@ from ..core import files as tree
 from ..core.finding import ADVICE, ERROR, Finding
 from ..core.textfile import decode
 from ..kb.packages import packages
+from . import advice as perf
 from .deps import dependency_findings, is_dependency_file
 from ..porting.native import NATIVE_SUFFIXES, NativeScan, line_finder, scan_native
 
@@ -126,6 +127,9 @@ class FileScan(FileResult):
     per_target: dict = field(default_factory=dict)    # target -> [Finding] (what convert reports)
     native: Optional[NativeScan] = None
     edits: dict = field(default_factory=dict)         # target -> [Edit] convert would make (keep_edits only)
+    advice: list = field(default_factory=list)        # [advice.Hit] of kb/advice.toml's rules (analyze only)
+    entry: bool = False                               # the file has a `__main__` guard
+    mentions: frozenset = frozenset()                 # advice rules' `unless_mentioned` words the file holds
 
     @property
     def common(self) -> list:
@@ -142,9 +146,10 @@ class Analyzer:
     project's C++ extensions export (found first, so Python call sites can be matched here)."""
 
     def __init__(self, targets: tuple, ext_ops: tuple = (), library_ops: tuple = (), own: tuple = (),
-                 keep_edits: bool = False):
+                 keep_edits: bool = False, advice: bool = False):
         self.converters = {t: Converter(t, own_packages=own) for t in targets}
         self.keep_edits = keep_edits  # `torchport check --format sarif` turns convert's edits into fixes
+        self.advice = perf.rules_for(targets) if advice else ()  # performance advice (analyze, not check)
         self.packages = packages()
         self.call_site = call_site_pattern(ext_ops, library_ops)
         self.own = set(own)  # the project's own top-level packages
@@ -174,6 +179,8 @@ class Analyzer:
                     "cannot decode the file" if b"\0" not in data else
                     "not scanned: the file holds NUL bytes (UTF-16 or binary, not source text)"))])
         result = FileScan(rel, "scanned", kind=kind, lines=text.text.count("\n") + 1)
+        if self.advice:
+            result.mentions = perf.mentions(text.text, self.advice)
         if kind == "python":
             self._python(result, text)
             if is_dependency_file(rel):  # setup.py
@@ -210,6 +217,8 @@ class Analyzer:
             text = decode(tree.read_bytes(path, config.MENTION_BYTES))
         except OSError:
             return result
+        if text is not None and self.advice:  # a launch config may set what an advice rule asks for
+            result.mentions = perf.mentions(text.text, self.advice)
         if text is not None and ("cuda" in text.text.lower() or "nccl" in text.text.lower()):
             for t, conv in self.converters.items():
                 result.per_target[t] = config.config_settings(rel, text.text, conv.target)
@@ -229,6 +238,11 @@ class Analyzer:
                 sites = [replace(f, message=f"{f.message}; {OPTIONAL}") if f.old.split(".")[0] in optional else f
                          for f in sites]
             result.common += sites
+        if self.advice:
+            try:
+                result.advice, result.entry = perf.file_hits(src, self.advice)
+            except (SyntaxError, ValueError, RecursionError):
+                pass  # not parsable: reported below when convert would look at it
         python = next(iter(self.converters.values())).python
         if not python.wants(src.lowered):
             result.status = "clean"
@@ -270,8 +284,8 @@ _ANALYZER: dict = {}
 
 
 def init_worker(targets: tuple, ext_ops: tuple = (), library_ops: tuple = (), own: tuple = (),
-                keep_edits: bool = False) -> None:
-    _ANALYZER["a"] = Analyzer(targets, ext_ops, library_ops, own, keep_edits)
+                keep_edits: bool = False, advice: bool = False) -> None:
+    _ANALYZER["a"] = Analyzer(targets, ext_ops, library_ops, own, keep_edits, advice)
 
 
 def scan_entry(entry) -> FileScan:

@@ -44,9 +44,10 @@ def run(args) -> int:
             n = Counter(f.action for f in result.target_findings(t))
             print(f"  convert --to {t}: {sum(n[a] for a in ('insert', 'modify', 'delete'))} changes, "
                   f"{n['unsupported']} unsupported, {n['advice']} to review")
+        print("  performance advice: " + ", ".join(f"{t} {n}" for t, n in s["advice"].items()))
         if result.output:
             print(f"  report: {printable(os.path.join(result.output, 'analysis.md'))} (+ report.html, analysis.json, "
-                  "cuda_op_list.csv, unknown_api.csv, <target>/unsupported_api.csv)")
+                  "cuda_op_list.csv, unknown_api.csv, <target>/unsupported_api.csv, <target>/advice.csv)")
     errors = [f for f in result.common if f.action == "error"]
     if not args.json:
         print_errors(errors)

@@ -5,6 +5,8 @@
     cuda_op_list.csv                every CUDA touchpoint: File, Start Line, End Line, OP, Tips
     unknown_api.csv                 torch.cuda names not in torch.cuda's API list (same columns)
     <target>/unsupported_api.csv    what convert would leave for that target (same columns)
+    <target>/advice.csv             performance advice for that target: File, Line, Rule, Advice, Source
+                                    (kb/advice.toml; each row names its source)
     report.html                     one self-contained page: grades, readiness, filterable lists, code (html.py)
 """
 from __future__ import annotations
@@ -39,8 +41,11 @@ def write_analysis(result, folder: Path) -> None:
                                                                  f"{f.message}".rstrip(": "))),
         "unknown_api.csv": _csv(COLUMNS, _rows(result.unknown_apis())),
     }
+    from ..analyze.advice import COLUMNS as ADVICE_COLUMNS
+
     for t in result.targets:
         files[f"{t}/unsupported_api.csv"] = _csv(COLUMNS, _rows(result.unsupported(t)))
+        files[f"{t}/advice.csv"] = _csv(ADVICE_COLUMNS, result.advice(t))
     for name, text in files.items():
         path = folder / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -108,6 +113,13 @@ def markdown(result) -> str:
             per_target = "; ".join(f"{t}: {pkg.targets[t]['instead']}" for t in result.targets if t in pkg.targets)
             rows.append((name, pkg.kind, len(uses), pkg.instead + (f" | per target: {per_target}" if per_target else "")))
         out += _table(("Package", "Kind", "Uses", "Instead"), rows) + [""]
+    out += ["## Performance advice per target", "",
+            "What to change so the code runs well on the target (DataLoader settings, environment variables, "
+            "dynamic shapes, copies, the vendor's fused APIs, TF32/HF32, memory format): `<target>/advice.csv`, "
+            "each row with its source. Not counted in the grade.", ""]
+    out += _table(("Target", "Advice", "Rules"), [
+        (t, len(rows), ", ".join(f"{rule} {n}" for rule, n in sorted(Counter(r[2] for r in rows).items())) or "-")
+        for t, rows in ((t, result.advice(t)) for t in result.targets)]) + [""]
     for t in result.targets:
         unsupported = result.unsupported(t)
         out += [f"## {t}: {len(unsupported)} unsupported", ""]
