@@ -104,6 +104,8 @@ COMMANDS = {
     "doctor": (["doctor", "--to", "cpu"], "torchport.doctor.run_checks"),
     "explain": (["explain", "CUDA error: out of memory"], "torchport.doctor.explain.explain"),
     "compare": (["compare", "{tmp}", "{tmp}"], "torchport.debug.runs.compare_runs"),
+    "export onnx": (["export", "onnx", "--model", "m:f", "--input-shape", "1", "-o", "{tmp}/m.onnx"],
+                    "torchport.export.export_onnx"),
     "rules": (["rules"], "torchport.converter.rules_doc.rules_table"),
     "targets": (["targets"], "torchport.backends.target_names"),
 }

@@ -10,6 +10,8 @@ arguments, say) is refused with the names of those globals; `allow` lists the on
 `_orig_mod.` prefixes, optimizer, GradScaler and apex amp states) and the problems they cause on another
 machine; `fix` writes a copy mapped to the CPU (which loads on any device) with prefixes stripped,
 optionally loaded into the user's model to prove it fits.
+`build_model` and `load_model_state` are the one way a user's model is built and its checkpoint
+loaded into it (`ckpt fix --check-model`, `torchport export onnx`).
 """
 from __future__ import annotations
 
@@ -267,30 +269,77 @@ def _strip(torch, obj, prefixes: tuple, stripped: Counter) -> None:
 def _check_model(torch, obj, spec: str) -> None:
     """Load the checkpoint's model state dict into `pkg.mod:factory`'s model (strict); a mismatch is an error
     naming the first keys that differ."""
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
-        raise UsageError(f"--check-model needs module:factory (mypkg.models:build), got {spec!r}")
+    load_model_state(torch, build_model(spec, "--check-model"), obj, spec, "--check-model")
+
+
+def build_model(spec: str, option: str = "--model"):
+    """The model `factory()` returns, for `pkg.mod:factory` (imported with the current folder on sys.path) or
+    `path/to/file.py:factory` (the file's folder on sys.path, for its own imports); `option` names the
+    command-line option in errors."""
+    module_name, _, attr = spec.rpartition(":")
+    if not module_name or not attr or not attr.isidentifier():
+        raise UsageError(f"{option} needs module:factory (mypkg.models:build) or file.py:factory, got {spec!r}")
     import sys
 
-    sys.path.insert(0, os.getcwd())
+    is_file = module_name.endswith(".py") or os.sep in module_name or "/" in module_name
+    if is_file and not Path(module_name).is_file():
+        raise UsageError(f"{option} {spec}: {module_name} is not a file")
+    folder = str(Path(module_name).resolve().parent) if is_file else os.getcwd()
+    sys.path.insert(0, folder)
     try:
-        factory = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as e:
-        raise UsageError(f"--check-model {spec}: cannot import it ({e})") from None
+        if is_file:
+            from importlib import util
+
+            name = Path(module_name).stem
+            loader = util.spec_from_file_location(name, module_name)
+            if loader is None or loader.loader is None:
+                raise UsageError(f"{option} {spec}: cannot import {module_name} (not a Python file)")
+            module = sys.modules[name] = util.module_from_spec(loader)
+            loader.loader.exec_module(module)
+        else:
+            module = importlib.import_module(module_name)
+        factory = getattr(module, attr)
+    except UsageError:
+        raise
+    except Exception as e:  # noqa: BLE001 - the user's module failed to import: their error, one line
+        raise UsageError(f"{option} {spec}: cannot import it ({type(e).__name__}: {e})") from None
     finally:
-        sys.path.pop(0)
-    model = factory()
+        sys.path.remove(folder)
+    if not callable(factory):
+        raise UsageError(f"{option} {spec}: {attr} is not callable")
+    try:
+        model = factory()
+    except Exception as e:  # noqa: BLE001 - the user's factory failed: their error, one line
+        raise UsageError(f"{option} {spec}: {attr}() failed ({type(e).__name__}: {e})") from None
+    if not isinstance(model, _torch().nn.Module):
+        raise UsageError(f"{option} {spec}: {attr}() returned {type(model).__name__}, not a torch.nn.Module")
+    return model
+
+
+def load_model_state(torch, model, obj, spec: str, option: str = "--check-model", strip: tuple = ()) -> list:
+    """Load the checkpoint's model state dict (see _model_state) into `model`, strictly, after cutting each
+    prefix of `strip` that every key carries and the model's keys do not; returns the prefixes cut.  A
+    mismatch is an error naming the first keys that differ."""
     state = _model_state(torch, obj)
     if state is None:
-        raise UsageError("--check-model: the checkpoint holds no state dict to load")
+        raise UsageError(f"{option}: the checkpoint holds no state dict to load")
+    own = model.state_dict()
+    cut = []
+    for prefix in strip:
+        if common_prefix(state, prefix) and not common_prefix(own, prefix):
+            from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present
+
+            consume_prefix_in_state_dict_if_present(state, prefix)  # in place: the object is the loaded copy
+            cut.append(prefix)
     try:
         missing, unexpected = model.load_state_dict(state, strict=False)
     except RuntimeError as e:  # shapes that differ
         detail = " ".join(str(e).split("\n\t")[1:2]) or str(e).splitlines()[0]
-        raise UsageError(f"--check-model {spec}: the state dict does not fit the model: {detail.strip()[:300]}") from None
+        raise UsageError(f"{option} {spec}: the state dict does not fit the model: {detail.strip()[:300]}") from None
     if missing or unexpected:
-        raise UsageError(f"--check-model {spec}: the state dict does not fit the model: "
+        raise UsageError(f"{option} {spec}: the state dict does not fit the model: "
                          f"missing {list(missing)[:3]}, unexpected {list(unexpected)[:3]}")
+    return cut
 
 
 def _model_state(torch, obj):

@@ -14,10 +14,12 @@ import sys
 from ..core.errors import UsageError
 from ..core.version import __version__
 from . import exits
-from . import analyze, check, ckpt, convert, debug, doctor, explain, ops, port_ext, profile, rules, run, sim, targets
+from . import analyze, check, ckpt, convert, debug, doctor, explain, export, ops, port_ext, profile, rules, run, sim
+from . import targets
 from .common import Parser, split_program
 
-COMMANDS = (convert, analyze, check, port_ext, run, sim, ops, profile, doctor, explain, debug, ckpt, rules, targets)
+COMMANDS = (convert, analyze, check, port_ext, run, sim, ops, profile, doctor, explain, debug, ckpt, export, rules,
+            targets)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -82,5 +84,6 @@ def command_name(args) -> str:
     """`convert`, `ops check`, `profile diff`...: how the user spelled the command."""
     if args.command == "profile-diff":
         return "profile diff"
-    sub = getattr(args, "ops_command", None) or getattr(args, "debug_command", None) or getattr(args, "ckpt_command", None)
+    sub = getattr(args, "ops_command", None) or getattr(args, "debug_command", None) or getattr(args, "ckpt_command", None) \
+        or getattr(args, "export_command", None)
     return " ".join(filter(None, (args.command, sub)))

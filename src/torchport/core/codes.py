@@ -519,6 +519,24 @@ the device of the model's parameters.  A tensor loaded to be used as it is needs
              'ckpt = torch.load(args.resume, map_location="cpu")\n'),
 )
 
+TP212 = _define(
+    'TP212', 'onnx-export-on-cpu', 'device-string', CONVERT, REWRITE,
+    what='What `torch.onnx.export` gets (the model, the dummy inputs) stays on the CPU: `.cuda()` -> `.cpu()`, '
+         '`"cuda"` -> `"cpu"`.',
+    why="""\
+Ascend's guide exports ONNX from the CPU ("模型保存与转换 / 导出ONNX模型": `device = torch.device("cpu")`, the
+checkpoint loaded with `map_location='cpu'`, `model.eval()`, then `torch.onnx.export`), and the file is converted
+for the device later (ATC).  A CUDA export script that puts the model or the dummy input on the GPU would otherwise
+have them moved to the target.  In the function that calls the export, the literal forms that feed it (in the call,
+in the assignments of the names it passes, in bare `model.cuda()` statements) become the CPU.  A move by a device
+variable (`.to(device)`) is reported instead, and nothing of that export is rewritten: the variable may be the
+training device too, and the model and its inputs must stay together.""",
+    example=('dummy = torch.randn(1, 3, 224, 224).cuda()\n'
+             'torch.onnx.export(model, dummy, "m.onnx")\n',
+             'dummy = torch.randn(1, 3, 224, 224).cpu()\n'
+             'torch.onnx.export(model, dummy, "m.onnx")\n'),
+)
+
 TP301 = _define(
     'TP301', 'backend-strings', 'distributed', CONVERT, REWRITE,
     what='"nccl" as a collective backend -> the target\'s backend ("hccl", "cncl", "mccl", "xccl", "gloo").',

@@ -15,9 +15,10 @@ def builtin_checkers(distributed: bool = True) -> list:
     (converter/multicard.py, not imported then)."""
     from .. import config, shell
     from . import api, apex, devices, distributed as backends, env, host, imports, messages, methods, profiler, reported
+    from . import onnx
 
-    found = found_in(api, methods, devices, backends, messages, host, env, profiler, reported, apex, imports, shell,
-                     config)
+    found = found_in(onnx, api, methods, devices, backends, messages, host, env, profiler, reported, apex, imports,
+                     shell, config)
     if distributed:
         from .. import multicard
 

@@ -46,7 +46,8 @@ def _is_module_ref(ctx, node) -> bool:
 @checker(codes.TP501, nodes=(ast.Call,), triggers=("cuda",))
 def cuda_method(node: ast.Call, ctx: FileContext) -> None:
     func = node.func
-    if not (isinstance(func, ast.Attribute) and func.attr == "cuda") or _is_module_ref(ctx, func.value):
+    if not (isinstance(func, ast.Attribute) and func.attr == "cuda") or _is_module_ref(ctx, func.value) \
+            or id(node) in ctx.handled:  # kept on the CPU for an ONNX export (rules/onnx.py)
         return
     t = ctx.target
     r = codes.TP501
