@@ -101,12 +101,12 @@ def test_static_loss_scale_and_O2_are_said():
     new, findings = convert_text(source)
     assert "init_scale=128.0" in new and "enabled=True" in new
     message = next(f.message for f in findings if f.rule == codes.TP120.id and "initialize" in f.message)
-    assert "O2/O3" in message and "static loss scale" in message
+    assert "opt_level O2" in message and "runs as O1" in message and "static loss scale" in message
 
 
 def test_imports_that_bind_more_keep_the_rest():
     source = ("import torch\nfrom apex import amp, optimizers\nmodel, opt = amp.initialize(model, opt)\n"
-              "opt = optimizers.FusedSGD(model.parameters(), lr=0.1)\n")
+              "opt = optimizers.FusedLAMB(model.parameters(), lr=0.1)\n")
     new, _findings = convert_text(source)
     assert "from apex import optimizers" in new and "amp.initialize" not in new
 
@@ -201,3 +201,183 @@ def test_the_corpus_invariant_accepts_exactly_the_rebinding():
     assert defined_names(old_tree) != defined_names(new_tree) and apex_rebinding(old_tree, new_tree)
     renamed = ast.parse(new.replace("def make_model", "def build_model").replace("make_model()", "build_model()"))
     assert not apex_rebinding(old_tree, renamed)
+
+
+# ------------------------------------------------------------------ apex.optimizers (TP122)
+def apex_step(params, grads, state, kind, t, lr, wd, betas=(0.9, 0.999), eps=1e-8, momentum=0.9, nesterov=True):
+    """One step of apex's update as its kernels write it (NVIDIA/apex csrc/multi_tensor_adam.cu: ADAM_MODE_0 adds
+    wd * p to the gradient, ADAM_MODE_1 to the update; csrc/multi_tensor_sgd_kernel.cu: weight decay before the
+    momentum, the first step's momentum is the gradient; csrc/multi_tensor_adagrad.cu: ADAGRAD_MODE_0 adds wd * p
+    to the gradient, mode 1 to the update), in plain tensor arithmetic."""
+    for i, (p, g) in enumerate(zip(params, grads)):
+        if kind.startswith("adagrad"):
+            g = g + wd * p if kind == "adagrad" else g
+            state[i] = h = state.get(i, torch_zeros(p)) + g * g
+            p -= lr * (g / (h.sqrt() + 1e-10) + (wd * p if kind == "adagrad-w" else 0))
+            continue
+        if kind == "sgd":
+            g = g + wd * p
+            buf = g.clone() if t == 1 else state[i] * momentum + g
+            state[i] = buf
+            p -= lr * (g + momentum * buf if nesterov else buf)
+            continue
+        m, v = state.get(i, (torch_zeros(p), torch_zeros(p)))
+        if kind == "adam-l2":
+            g = g + wd * p
+        m = betas[0] * m + (1 - betas[0]) * g
+        v = betas[1] * v + (1 - betas[1]) * g * g
+        state[i] = (m, v)
+        update = (m / (1 - betas[0] ** t)) / ((v / (1 - betas[1] ** t)).sqrt() + eps)
+        if kind == "adamw":
+            update = update + wd * p
+        p -= lr * update
+
+
+def torch_zeros(p):
+    import torch
+    return torch.zeros_like(p)
+
+
+def apex_reference(namespace, kind, steps, lr, wd) -> dict:
+    """The fixture's model trained with apex's update (the converted file's model and data, reused)."""
+    import torch
+    model = namespace["make_model"]()
+    params = list(model.parameters())
+    state: dict = {}
+    for t, (x, y) in enumerate(namespace["batches"](steps), 1):
+        for p in params:
+            p.grad = None
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        with torch.no_grad():
+            apex_step(params, [p.grad for p in params], state, kind, t, lr, wd)
+    return {k: v.detach() for k, v in model.state_dict().items()}
+
+
+@pytest.fixture(scope="module")
+def optimizers_cpu(tmp_path_factory):
+    out = tmp_path_factory.mktemp("fused") / "fused_optimizers.py"
+    result = convert(FIXTURE / "fused_optimizers.py", "cpu", out, write_reports=False)
+    assert result.summary()["errors"] == 0
+    return out
+
+
+@pytest.mark.parametrize("kind, reference, lr, wd", [("adamw", "adamw", 0.01, 0.01), ("adam-l2", "adam-l2", 0.01, 0.01),
+                                                     ("adam-default-decay", "adamw", 0.01, 0.0),
+                                                     ("sgd", "sgd", 0.1, 1e-3), ("adagrad", "adagrad", 0.1, 1e-3)])
+def test_converted_fused_optimizers_train_like_apex(optimizers_cpu, tmp_path, kind, reference, lr, wd):
+    """The converted script runs; after 10 steps its parameters are apex's update's to 1e-6, and not those of the
+    other reading (Adam for AdamW, weight decay 0.01 for apex's default 0, decoupled decay for Adagrad's L2), so
+    the choice of class and arguments is what is tested."""
+    torch = pytest.importorskip("torch")
+    source = optimizers_cpu.read_text()
+    assert not imports_apex(source)
+    run = subprocess.run([sys.executable, str(optimizers_cpu), "--optimizer", kind, "--out", str(tmp_path / "p.pt")],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    ours = torch.load(tmp_path / "p.pt", weights_only=True)
+    namespace: dict = {}
+    exec(compile(source, "fused_optimizers.py", "exec"), namespace)
+    theirs = apex_reference(namespace, reference, 10, lr, wd)
+    assert max((ours[k] - theirs[k]).abs().max().item() for k in ours) <= 1e-6
+    other = {"adamw": ("adam-l2", wd), "adam-l2": ("adamw", wd), "adam-default-decay": ("adamw", 0.01),
+             "sgd": ("sgd", 0.1), "adagrad": ("adagrad-w", wd)}[kind]
+    wrong = apex_reference(namespace, other[0], 10, lr, other[1])
+    assert max((ours[k] - wrong[k]).abs().max().item() for k in ours) > 1e-5
+
+
+def test_fused_adam_becomes_adamw_or_adam_with_apex_defaults():
+    source = ("from apex.optimizers import FusedAdam\nimport apex.optimizers as ao\n"
+              "a = FusedAdam(m.parameters(), lr=1e-3)\n"
+              "b = ao.FusedAdam(m.parameters(), 1e-3, adam_w_mode=False, bias_correction=True, capturable=False)\n")
+    new, findings = convert_text(source, "mlu")
+    assert not imports_apex(new)
+    assert "a = torch.optim.AdamW(m.parameters(), lr=1e-3, weight_decay=0.0)" in new
+    assert "b = torch.optim.Adam(m.parameters(), 1e-3)" in new
+    assert [f.rule for f in findings].count(codes.TP122.id) == 2
+    assert codes.TP114.id not in {f.rule for f in findings}  # converted names are not reported as apex's too
+
+
+@pytest.mark.parametrize("call, why", [
+    ("FusedAdam(m.parameters(), adam_w_mode=args.w)", "decided at run time"),
+    ("FusedAdam(m.parameters(), 1e-3, False)", "positional"),
+    ("FusedAdam(m.parameters(), bias_correction=False)", "always correct"),
+    ("FusedAdam(m.parameters(), capturable=True, master_weights=True)", "master copies"),
+    ("FusedSGD(m.parameters(), 0.1, wd_after_momentum=True)", "after the momentum"),
+    ("FusedAdam(*args)", "* or **"),
+    ("FusedAdagrad(m.parameters(), adagrad_w_mode=True)", "decoupled weight decay"),
+])
+def test_fused_optimizer_arguments_without_a_counterpart_leave_the_call(call, why):
+    source = f"from apex.optimizers import FusedAdagrad, FusedAdam, FusedSGD\nopt = {call}\n"
+    new, findings = convert_text(source)
+    assert new == source
+    said = [f.message for f in findings if f.rule == codes.TP122.id]
+    assert len(said) == 1 and "not converted" in said[0] and why in said[0]
+
+
+def test_fused_lamb_is_reported_not_converted():
+    source = "import apex\nopt = apex.optimizers.FusedLAMB(model.parameters(), lr=1e-3)\n"
+    for target in ("cpu", "npu"):
+        new, findings = convert_text(source, target)
+        assert new == source
+        said = next(f.message for f in findings if f.rule == codes.TP122.id)
+        assert "FusedLAMB not converted" in said
+        assert ("NpuFusedLamb" in said and "clip_grad_norm_" in said) if target == "npu" else "no torch.optim" in said
+
+
+def test_npu_gets_torch_npus_fused_optimizers():
+    source = ("import torch\nfrom apex.optimizers import FusedAdam, FusedSGD\n"
+              "a = FusedAdam(model.parameters(), lr=1e-3)\nb = FusedAdam(model.parameters(), adam_w_mode=False)\n"
+              "c = FusedSGD(model.parameters(), 0.1, 0.9, set_grad_none=True)\n")
+    new, findings = convert_text(source, "npu")
+    assert "import torch_npu" in new and not imports_apex(new)
+    assert "a = torch_npu.optim.NpuFusedAdamW(model.parameters(), lr=1e-3, weight_decay=0.0)" in new
+    assert "b = torch_npu.optim.NpuFusedAdam(model.parameters())" in new  # its weight_decay defaults to 0
+    assert "c = torch_npu.optim.NpuFusedSGD(model.parameters(), 0.1, 0.9)" in new
+    assert "fused=True" not in new
+    assert all("never re-allocate" in f.message for f in findings if f.rule == codes.TP122.id)
+
+
+def test_fused_true_only_where_torch_has_the_kernels():
+    source = "from apex.optimizers import FusedSGD\nopt = FusedSGD(model.parameters(), lr=0.1)\n"
+    for target, fused in (("cpu", True), ("xpu", True), ("mps", True), ("musa", False), ("accelerator", False)):
+        new, _ = convert_text(source, target)
+        assert ("fused=True" in new) is fused, target
+
+
+def test_amp_and_optimizers_from_one_import_both_go():
+    """One `from apex import amp, optimizers` loses both names in one edit; the fused SGD steps under the
+    GradScaler (torch hands a fused optimizer the scale itself)."""
+    torch = pytest.importorskip("torch")
+    source = ("import torch\nfrom apex import amp, optimizers\ntorch.manual_seed(0)\nmodel = torch.nn.Linear(2, 1)\n"
+              "x = torch.randn(4, 2)\nopt = optimizers.FusedSGD(model.parameters(), lr=0.1)\n"
+              "model, opt = amp.initialize(model, opt)\nbefore = model.weight.detach().clone()\n"
+              "loss = model(x).float().pow(2).mean()\n"
+              "with amp.scale_loss(loss, opt) as s:\n    s.backward()\nopt.step()\n")
+    new, findings = convert_text(source)
+    assert not imports_apex(new) and codes.TP000.id not in {f.rule for f in findings}
+    assert "opt = torch.optim.SGD(model.parameters(), lr=0.1, fused=True)" in new
+    namespace: dict = {}
+    exec(compile(new, "t.py", "exec"), namespace)
+    assert not torch.equal(namespace["before"], namespace["model"].weight)  # it stepped
+
+
+@pytest.mark.parametrize("level, words", [("O2", ["runs as O1", "master weights", "load_state_dict"]),
+                                          ("O3", ["model.half()", "remove amp_scaler", "Attempting to unscale FP16"]),
+                                          ("args.level", ["decided at run time"])])
+def test_amp_initialize_says_what_each_level_and_keyword_means(level, words):
+    opt_level = f'"{level}"' if level.startswith("O") else level
+    source = (f"from apex import amp\nmodel, opt = amp.initialize(model, opt, opt_level={opt_level}, "
+              "keep_batchnorm_fp32=True, master_weights=True, combine_grad=True, scale_window=1000)\n")
+    _new, findings = convert_text(source)
+    message = next(f.message for f in findings if f.rule == codes.TP120.id and "initialize" in f.message)
+    for word in words + ["BatchNorm weights and running statistics stay fp32", "steps the fp32 weights themselves",
+                         "NpuFused*", "growth_interval="]:
+        assert word in message, word
+
+
+def test_a_fused_optimizer_used_as_a_value_is_reported():
+    """transformers picks the class first (`optimizer_cls = FusedAdam`) and calls it elsewhere: left, and said."""
+    source = "from apex.optimizers import FusedAdam\noptimizer_cls = FusedAdam\nopt = optimizer_cls(params, lr=1e-3)\n"
+    new, findings = convert_text(source)
+    assert new == source
+    assert any(f.rule == codes.TP122.id and "used as a value" in f.message for f in findings)

@@ -174,7 +174,7 @@ def test_json_report_is_versioned_with_stable_keys(files):
                           "summary", "findings"]
     assert data["schema_version"] == 1 and data["command"] == "check" and data["exit_code"] == 1
     assert set(data["summary"]) == {"files", "problems", "changes", "unsupported", "errors", "notes", "suppressed",
-                                    "elapsed_seconds"}
+                                    "ignored", "elapsed_seconds"}
     assert (data["summary"]["problems"], data["summary"]["notes"]) == (2, 1)
     for f in data["findings"]:
         assert list(f) == ["file", "line", "end_line", "rule", "category", "action", "old", "new", "message", "col",

@@ -51,11 +51,17 @@ def test_python_api_returns_what_the_report_says(project, tmp_path):
 
 
 def test_single_file(project):
-    code, _, err = run_cli("convert", str(project / "train.py"), "--to", "xpu")
+    code, _, err = run_cli("convert", str(project / "train.py"), "--to", "xpu", "-o", str(project / "train_xpu.py"))
     assert code == 0, err
     out = project / "train_xpu.py"
     assert "torch.ones(2).xpu()" in out.read_text()
     assert (project / "train_xpu_report" / "report.md").is_file()
+    out.rename(project.parent / "train_xpu.py")
+    before = sorted(p.name for p in project.iterdir())
+    code, printed, err = run_cli("convert", str(project / "train.py"), "--to", "xpu")
+    assert code == 0, err
+    assert printed == (project.parent / "train_xpu.py").read_text(), "without -o the same text, printed"
+    assert sorted(p.name for p in project.iterdir()) == before, "and nothing written beside the input"
 
 
 def test_syntax_error_is_copied_and_the_run_goes_on(project, tmp_path):

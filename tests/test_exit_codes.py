@@ -91,6 +91,7 @@ def test_usage_error_through_the_real_entry_point(files):
 # (the command as typed, the function it calls that is made to fail)
 COMMANDS = {
     "convert": (["convert", "{proj}", "--to", "npu", "--dry-run"], "torchport.converter.api.convert"),
+    "migrate": (["migrate", "{proj}", "--to", "npu", "-o", "{tmp}/migrated"], "torchport.migrate.migrate"),
     "analyze": (["analyze", "{proj}", "--json"], "torchport.analyze.api.analyze"),
     "check": (["check", "{proj}", "--to", "npu"], "torchport.check.api.check"),
     "port-ext": (["port-ext", "{proj}", "--to", "musa", "--diff"], "torchport.porting.api.port"),

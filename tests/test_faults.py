@@ -240,8 +240,8 @@ def test_a_file_edited_during_an_in_place_run_keeps_the_edit(tmp_path, monkeypat
     edited = CUDA + b"# the user's edit\n"
     real = run.Converter.convert_file
 
-    def convert_file(self, rel, data, kind):
-        out = real(self, rel, data, kind)
+    def convert_file(self, rel, data, kind, *rest):
+        out = real(self, rel, data, kind, *rest)
         if rel == "a.py":
             (src / "a.py").write_bytes(edited)  # saved in an editor while torchport worked
         return out
@@ -300,10 +300,10 @@ def test_file_deleted_mid_run_is_its_error(tmp_path, monkeypatch):
     src = make_project(tmp_path / "p", {"a.py": CUDA, "b.py": CUDA})
     real = run.Converter.convert_file
 
-    def convert_file(self, rel, data, kind):
+    def convert_file(self, rel, data, kind, *rest):
         if rel == "a.py":
             (src / "b.py").unlink()
-        return real(self, rel, data, kind)
+        return real(self, rel, data, kind, *rest)
 
     monkeypatch.setattr(run.Converter, "convert_file", convert_file)
     result = convert(src, "cpu", tmp_path / "o", jobs=1, write_reports=False)
@@ -504,7 +504,7 @@ def test_a_grade_with_unread_files_says_unverified(tmp_path):
         code, out, err = run_cli("analyze", str(src), "-t", "npu", "-o", str(tmp_path / "an"), preexec_fn=unprivileged())
     finally:
         (src / "a.py").chmod(0o644)
-    assert code == 1 and "unverified: 1 files not read" in out, out + err
+    assert code == 1 and "unverified: 1 file not read" in out, out + err
     data = json.loads((tmp_path / "an" / "analysis.json").read_text())
     assert data["per_target"]["npu"]["readiness"]["files_not_read"] == 1
 

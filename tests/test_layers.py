@@ -4,7 +4,7 @@ violation.
 
     entry         api (the Python API) < the torchport package; auto; cli < __main__
     presentation  report writers (md/csv/json/html), SARIF, the generated rule docs
-    commands      convert, analyze, port-ext, check: run an engine over a tree, return a result
+    commands      convert, analyze, port-ext, check: run an engine over a tree, return a result; < migrate (composes them)
     engines       converter, porting < analyze;  sim < runtime < debug, profile;  doctor
     targets       backends < kb (target files, API lists and ApiMap, op lists, known errors)
     core          findings, codes, files and writes, text, words, the parallel runner
@@ -28,7 +28,7 @@ LAYERS = [
                  ("torchport.doctor", 0), ("torchport.ckpt", 0),
                  ("torchport.export", 1)]),
     ("commands", [("torchport.converter.api", 0), ("torchport.porting.api", 0), ("torchport.analyze.api", 0),
-                  ("torchport.check", 0)]),
+                  ("torchport.check", 0), ("torchport.migrate", 1)]),
     ("presentation", [("torchport.report", 0), ("torchport.check.sarif", 0), ("torchport.converter.rules_doc", 0)]),
     ("entry", [("torchport.api", 0), ("torchport", 1), ("torchport.auto", 0), ("torchport.cli", 2), ("torchport.__main__", 3)]),
 ]

@@ -41,7 +41,7 @@ def test_cambricon_style_rows(project, tmp_path):
     torchport.convert(project, "mlu", tmp_path / "o")
     md = (tmp_path / "o_report" / "report.md").read_text()
     assert '| 1 | run.sh:2 | change "CUDA_VISIBLE_DEVICES" to "MLU_VISIBLE_DEVICES" | TP801 |' in md
-    assert '| train.py:1 | add "import torch_mlu" | TP001 |' in md
+    assert '| train.py:1 | add "import torch_mlu"<br>registers the \'mlu\' device with PyTorch | TP001 |' in md
 
 
 def test_csv_columns_and_formula_injection():
@@ -58,7 +58,7 @@ def test_csv_columns_and_formula_injection():
     for value in ("=1", "+1+1", "-1+2", "-inf", "@x", "\tx", "\rx"):
         assert csv_cell(value).startswith("'")
     assert csv_cell("plain") == "plain" and csv_cell("-0.25") == "-0.25", "a plain number stays a number"
-    assert md_cell("a|b\nc`d") == "a\\|b<br>c\\`d"
+    assert md_cell("a|b\nc`d") == "a\\|b<br>c`d"  # backticks stay: no `\\``
 
 
 def test_json_counts_match_findings(project, tmp_path):
@@ -78,7 +78,7 @@ def test_json_schema_matches_the_documentation(project, tmp_path):
     torchport.convert(project, "npu", tmp_path / "o")
     data = json.loads((tmp_path / "o_report" / "report.json").read_text())
     assert set(data) == {"schema_version", "tool", "command", "started", "target", "input", "output",
-                         "report_dir", "backup", "mode", "rule_files", "summary", "files", "findings"}
+                         "report_dir", "backup", "mode", "rule_files", "summary", "files", "findings", "suppressed"}
     assert set(data["findings"][0]) == {"file", "line", "end_line", "col", "rule", "category", "action",
                                         "old", "new", "message"}
     assert set(data["files"][0]) == {"path", "kind", "status", "lines", "message"}

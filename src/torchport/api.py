@@ -9,9 +9,14 @@ from pathlib import Path
 def convert(path, target, output=None, **options):
     """Convert a file or directory for `target` and write the reports; see torchport.converter.api.convert."""
     from .converter.api import convert as command
+    from .core import manifest
     from .report import write_all
 
+    since = manifest.start()
     result = command(path, target, output, **options)
+    result.settled = None  # a folder output: what this run replaced there (core/manifest.py)
+    if result.report_dir and result.mode == "write" and result.output and Path(result.input).is_dir():
+        result.settled = manifest.settle(result.output, result.report_dir, [r.path for r in result.files], since)
     if result.report_dir:
         write_all(result, Path(result.report_dir))
     return result
@@ -30,10 +35,16 @@ def analyze(path, targets=None, **options):
 
 def port_ext(path, target, output=None, **options):
     """Port CUDA C++ extension sources for `target` and write the reports; see torchport.porting.api.port."""
+    from .core import manifest
     from .porting.api import port as command
     from .report.port import write_port
 
+    since = manifest.start()
     result = command(path, target, output, **options)
+    result.settled = None  # a folder output: what this run replaced there (core/manifest.py)
+    if result.report_dir and result.mode == "write" and result.output and Path(result.input).is_dir():
+        result.settled = manifest.settle(result.output, result.report_dir, [r.output or r.path for r in result.files],
+                                         since)
     if result.report_dir:
         write_port(result, Path(result.report_dir))
     return result
@@ -44,3 +55,20 @@ def check(inputs, target, **options):
     from .check.api import check as command
 
     return command(inputs, target, **options)
+
+
+def migrate(path, target, output=None, **options):
+    """analyze -> convert -> port-ext -> check (-> verify) into one output tree, and its one report folder
+    `<output>/torchport-report/`; see torchport.migrate.migrate."""
+    import shutil
+
+    from .migrate import migrate as command
+    from .report.migrate import write_migrate
+
+    result = command(path, target, output, **options)
+    try:
+        write_migrate(result, Path(result.report_dir))
+    finally:
+        if result.port is not None and result.port.backup:  # the copies port-ext replaced: torchport's own
+            shutil.rmtree(result.port.backup, ignore_errors=True)
+    return result

@@ -130,6 +130,7 @@ class FileScan(FileResult):
     advice: list = field(default_factory=list)        # [advice.Hit] of kb/advice.toml's rules (analyze only)
     entry: bool = False                               # the file has a `__main__` guard
     mentions: frozenset = frozenset()                 # advice rules' `unless_mentioned` words the file holds
+    suppressed: dict = field(default_factory=dict)    # target -> [Finding] left out (core/suppress.py)
 
     @property
     def common(self) -> list:
@@ -146,8 +147,8 @@ class Analyzer:
     project's C++ extensions export (found first, so Python call sites can be matched here)."""
 
     def __init__(self, targets: tuple, ext_ops: tuple = (), library_ops: tuple = (), own: tuple = (),
-                 keep_edits: bool = False, advice: bool = False):
-        self.converters = {t: Converter(t, own_packages=own) for t in targets}
+                 keep_edits: bool = False, advice: bool = False, selection=None):
+        self.converters = {t: Converter(t, own_packages=own, selection=selection) for t in targets}
         self.keep_edits = keep_edits  # `torchport check --format sarif` turns convert's edits into fixes
         self.advice = perf.rules_for(targets) if advice else ()  # performance advice (analyze, not check)
         self.packages = packages()
@@ -187,13 +188,15 @@ class Analyzer:
                 result.common += dependency_findings(rel, text.text, self.packages)
         elif kind == "shell":
             for t, conv in self.converters.items():
-                _new, kept, result.per_target[t] = conv.shell.convert(rel, text.text, text.newline)
+                _new, kept, result.per_target[t] = conv.shell.convert(rel, text.text, text.newline,
+                                                                      result.suppressed.setdefault(t, []))
                 if self.keep_edits:
                     result.edits[t] = kept
         elif kind == "notebook":
             for t, conv in self.converters.items():
                 try:
-                    _new, result.per_target[t], _lines = conv.convert_notebook(rel, data)
+                    _new, result.per_target[t], _lines = conv.convert_notebook(rel, data,
+                                                                               result.suppressed.setdefault(t, []))
                 except ValueError as e:
                     result.status = "error"
                     result.common.append(Finding(rel, 1, 1, codes.TP000.id, "input", ERROR, message=str(e)))
@@ -256,7 +259,8 @@ class Analyzer:
                                          message=f"syntax error: {getattr(e, 'msg', e)}"))
             return
         for t, conv in self.converters.items():
-            _new, kept, result.per_target[t] = conv.python.convert(rel, source, text.newline, src=src, wanted=True)
+            _new, kept, result.per_target[t] = conv.python.convert(rel, source, text.newline, src=src, wanted=True,
+                                                                   suppressed=result.suppressed.setdefault(t, []))
             if self.keep_edits:
                 result.edits[t] = kept
         if python.imports_cuda_package(src.lowered):
@@ -284,8 +288,8 @@ _ANALYZER: dict = {}
 
 
 def init_worker(targets: tuple, ext_ops: tuple = (), library_ops: tuple = (), own: tuple = (),
-                keep_edits: bool = False, advice: bool = False) -> None:
-    _ANALYZER["a"] = Analyzer(targets, ext_ops, library_ops, own, keep_edits, advice)
+                keep_edits: bool = False, advice: bool = False, selection=None) -> None:
+    _ANALYZER["a"] = Analyzer(targets, ext_ops, library_ops, own, keep_edits, advice, selection)
 
 
 def scan_entry(entry) -> FileScan:

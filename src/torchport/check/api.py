@@ -37,6 +37,7 @@ from ..core.names import printable
 from ..core import parallel
 from ..core.errors import UsageError
 from ..core.finding import ADVICE, CHANGES, ERROR, UNSUPPORTED
+from ..core.suppress import Selection
 
 SCHEMA_VERSION = 1            # of `--format json`
 BASELINE_VERSION = 1          # of baseline files
@@ -95,7 +96,8 @@ class CheckResult:
     root: str                                     # paths in findings are relative to it (posix)
     files: list = field(default_factory=list)     # [FileScan] of the Python and shell files checked
     findings: list = field(default_factory=list)  # reported (not suppressed), sorted
-    suppressed: list = field(default_factory=list)
+    suppressed: list = field(default_factory=list)    # by the baseline
+    ignored: list = field(default_factory=list)       # by `# torchport: ignore` comments or rule selection
     prints: dict = field(default_factory=dict)    # id(Finding) -> fingerprint (reported and suppressed)
     baseline: Optional[str] = None
     elapsed: float = 0.0
@@ -126,16 +128,20 @@ class CheckResult:
             "errors": actions[ERROR],
             "notes": actions[ADVICE],
             "suppressed": len(self.suppressed),
+            "ignored": len(self.ignored),
             "elapsed_seconds": round(self.elapsed, 3),
         }
 
-    def summary_line(self) -> str:
+    def summary_line(self, verdict: Optional[str] = None) -> str:
+        """The last line of the text report; `verdict` replaces its `-> ok` / `-> FAILED` end."""
         s = self.summary()
         line = (f"torchport check --to {self.target}: {s['files']} files, {s['problems']} problems "
                 f"({s['changes']} changes, {s['unsupported']} unsupported, {s['errors']} errors), {s['notes']} to review")
         if self.baseline is not None:
             line += f", {s['suppressed']} suppressed by the baseline"
-        return line + (" -> FAILED" if self.exit_code else " -> ok")
+        if s["ignored"]:
+            line += f", {s['ignored']} suppressed by `# torchport: ignore` or rule selection"
+        return line + " -> " + (verdict or ("FAILED" if self.exit_code else "ok"))
 
     def to_dict(self) -> dict:
         return {
@@ -152,10 +158,10 @@ class CheckResult:
                               fingerprint=self.fingerprint(f)) for f in self.findings],
         }
 
-    def text(self) -> str:
+    def text(self, verdict: Optional[str] = None) -> str:
         lines = [f"{printable(f.file)}:{f.line}:{f.col + 1}: {f.rule} {f.action}: {printable(describe(f))}"
                  for f in self.findings]
-        return "\n".join(lines + [self.summary_line()]) + "\n"
+        return "\n".join(lines + [self.summary_line(verdict)]) + "\n"
 
 
 # ------------------------------------------------------------------ inputs
@@ -283,9 +289,11 @@ def write_output(result: CheckResult, path, text: str, what: str = "report") -> 
 
 # ------------------------------------------------------------------ the check
 def check(inputs, target: str, *, exclude: Sequence[str] = (), root: Optional[str] = None,
-          baseline=None, jobs: Optional[int] = None, keep_edits: bool = False, progress=None) -> CheckResult:
+          baseline=None, jobs: Optional[int] = None, keep_edits: bool = False, progress=None,
+          selection: Optional[Selection] = None) -> CheckResult:
     """Check files and folders for `target`; never writes anything. `baseline` is a baseline file
-    path; `keep_edits` keeps convert's edits (FileScan.edits) for SARIF fixes."""
+    path; `keep_edits` keeps convert's edits (FileScan.edits) for SARIF fixes; `selection` the codes
+    reported (core/suppress.py; `# torchport: ignore` comments are always honoured)."""
     inputs = [str(p) for p in ([inputs] if isinstance(inputs, (str, os.PathLike)) else inputs)]
     if not inputs:
         raise UsageError("check needs at least one INPUT file or folder")
@@ -303,14 +311,19 @@ def check(inputs, target: str, *, exclude: Sequence[str] = (), root: Optional[st
     top = find_root(inputs, root)
     entries = collect(inputs, top, exclude)
     own = _own_packages(top, [p for p in inputs if os.path.isdir(p)])
-    scans = parallel.run(entries, init_worker, ((ref,), (), (), own, keep_edits), guarded_scan,
+    scans = parallel.run(entries, init_worker, ((ref,), (), (), own, keep_edits, False, selection), guarded_scan,
                          jobs or parallel.default_jobs(), _weight, progress)
     found = [f for s in scans for f in s.per_target.get(ref, []) + [c for c in s.common
                                                                      if c.action == ERROR or c.rule == codes.TP000.id]]
+    ignored = [f for s in scans for f in s.suppressed.get(ref, [])]
+    if selection:  # what the converter does not see: config files' values
+        ignored += [f for f in found if not selection.allows(f.rule, f.file)]
+        found = [f for f in found if selection.allows(f.rule, f.file)]
     found.sort(key=lambda f: (f.file, f.line, f.col, f.rule))
     prints = fingerprints(found)
     result = CheckResult(t.name, inputs, top, scans, prints={id(f): fp for f, fp in zip(found, prints)},
-                         target_ref=ref, baseline=str(baseline) if baseline is not None else None)
+                         target_ref=ref, baseline=str(baseline) if baseline is not None else None,
+                         ignored=sorted(ignored, key=lambda f: (f.file, f.line, f.col, f.rule)))
     for f, fp in zip(found, prints):
         if known is not None and f.action != ERROR and fp in known:
             result.suppressed.append(f)

@@ -15,10 +15,11 @@ from ..core.errors import UsageError
 from ..core.version import __version__
 from . import exits
 from . import analyze, check, ckpt, convert, debug, doctor, explain, export, ops, port_ext, profile, rules, run, sim
+from . import migrate
 from . import targets
 from .common import Parser, split_program
 
-COMMANDS = (convert, analyze, check, port_ext, run, sim, ops, profile, doctor, explain, debug, ckpt, export, rules,
+COMMANDS = (migrate, convert, analyze, check, port_ext, run, sim, ops, profile, doctor, explain, debug, ckpt, export, rules,
             targets)
 
 

@@ -8,6 +8,7 @@ from collections import Counter
 
 from ..core.errors import UsageError
 from ..core.names import printable
+from ..core.words import counted
 from .common import jobs, print_errors, progress, target_list
 
 
@@ -29,12 +30,12 @@ def run(args) -> int:
         sys.stdout.write("\n")
     else:
         s = result.summary()
-        print(f"torchport analyze: {s['files']} files ({s['python_files']} Python), {s['lines']} lines "
-              f"in {s['elapsed_seconds']:.2f} s")
-        print(f"  {s['touchpoints']} CUDA touchpoints: "
+        print(f"torchport analyze: {counted(s['files'], 'file')} ({s['python_files']} Python), "
+              f"{counted(s['lines'], 'line')} in {s['elapsed_seconds']:.2f} s")
+        print(f"  {counted(s['touchpoints'], 'CUDA touchpoint')}: "
               + ", ".join(f"{k} {v}" for k, v in s["touchpoints_by_group"].items()))
-        print(f"  C++/CUDA: {s['cuda_files']} CUDA files, {s['cuda_kernels']} kernels, "
-              f"{s['exported_ops']} exported ops, {s['extension_call_sites']} Python call sites")
+        print(f"  C++/CUDA: {counted(s['cuda_files'], 'CUDA file')}, {counted(s['cuda_kernels'], 'kernel')}, "
+              f"{counted(s['exported_ops'], 'exported op')}, {counted(s['extension_call_sites'], 'Python call site')}")
         rows = readiness_rows(result)
         widths = [max(len(str(x)) for x in column) + 2 for column in zip(READINESS_HEADER, *rows)]
         print("  " + "".join(h.ljust(w) for h, w in zip(READINESS_HEADER, widths)))
@@ -42,7 +43,7 @@ def run(args) -> int:
             print("  " + "".join(str(c).ljust(w) for c, w in zip(row, widths)))
         for t in result.targets:  # the words and numbers convert and check print for the same code
             n = Counter(f.action for f in result.target_findings(t))
-            print(f"  convert --to {t}: {sum(n[a] for a in ('insert', 'modify', 'delete'))} changes, "
+            print(f"  convert --to {t}: {counted(sum(n[a] for a in ('insert', 'modify', 'delete')), 'change')}, "
                   f"{n['unsupported']} unsupported, {n['advice']} to review")
         print("  performance advice: " + ", ".join(f"{t} {n}" for t, n in s["advice"].items()))
         if result.output:

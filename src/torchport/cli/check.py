@@ -5,14 +5,27 @@ import json
 import sys
 
 from ..core.names import printable
+from . import settings
 from .common import target_name, jobs, progress, write_out
 
 
 def run(args) -> int:
-    from ..check.api import check, write_baseline, write_output
+    from ..check.api import check, find_root, write_baseline, write_output
 
-    result = check(args.inputs, args.to, exclude=args.exclude or (), root=args.root, baseline=args.baseline,
-                   jobs=args.jobs, keep_edits=args.format == "sarif", progress=progress())
+    conf = settings.resolve(args, args.inputs, "check")
+    selection = settings.selection(args, conf, find_root(args.inputs, args.root))
+    baseline = args.baseline or (conf.baseline if not args.write_baseline else None)
+    result = check(args.inputs, args.to, exclude=[*conf.exclude, *(args.exclude or ())], root=args.root,
+                   baseline=baseline, jobs=args.jobs, keep_edits=args.format == "sarif", progress=progress(),
+                   selection=selection)
+    if args.format != "text" or args.output:  # the text report names them itself
+        settings.print_warnings(result.findings)
+    verdict = None
+    if args.write_baseline:
+        n = write_baseline(result, args.write_baseline)
+        errors = result.summary()["errors"]
+        verdict = f"baseline written ({n} findings)" + (f"; FAILED: {errors} errors (files that could not be "
+                                                         "checked are never baselined)" if errors else "")
     if args.format == "sarif":
         from ..check.sarif import to_sarif
 
@@ -20,16 +33,15 @@ def run(args) -> int:
     elif args.format == "json":
         report = json.dumps(result.to_dict(), indent=1, ensure_ascii=False) + "\n"
     else:
-        report = result.text()
+        report = result.text(verdict)
     if args.output:
         write_output(result, args.output, report)
-        print(result.summary_line())
+        print(result.summary_line(verdict))
     else:
         write_out(report)
     if args.write_baseline:
-        n = write_baseline(result, args.write_baseline)
         print(f"  baseline: {n} findings recorded in {printable(args.write_baseline)}", file=sys.stderr)
-        return 1 if result.summary()["errors"] else 0
+        return 1 if errors else 0
     return result.exit_code
 
 
@@ -41,16 +53,19 @@ def add(sub) -> None:
                                    "fail; files that cannot be parsed do). Writes nothing but -o and --write-baseline. "
                                    "See docs/check.md.")
     k.add_argument("inputs", nargs="+", metavar="INPUT", help="files and folders (Python and shell scripts are checked)")
-    k.add_argument("-t", "--to", required=True, metavar="TARGET", type=target_name,
-                   help="npu, mlu, musa, xpu, mps, cpu, accelerator, or a target .toml file")
+    k.add_argument("-t", "--to", metavar="TARGET", type=target_name,
+                   help="npu, mlu, musa, xpu, mps, cpu, accelerator, or a target .toml file (default: target in "
+                        "[tool.torchport] of pyproject.toml; one of them is required)")
     k.add_argument("--format", choices=("text", "json", "sarif"), default="text", help="report format (default: text)")
     k.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE (the summary line still goes "
                                                           "to stdout)")
-    k.add_argument("--baseline", metavar="FILE", help="suppress the findings recorded in FILE")
+    k.add_argument("--baseline", metavar="FILE", help="suppress the findings recorded in FILE (default: baseline in "
+                                                      "[tool.torchport])")
     k.add_argument("--write-baseline", metavar="FILE", help="record the current findings in FILE (exit 0 unless a "
                                                            "file cannot be parsed)")
     k.add_argument("-e", "--exclude", action="append", metavar="GLOB", help="skip matching files; repeatable")
     k.add_argument("--root", metavar="DIR", help="report paths relative to DIR (default: the current folder when "
                                                  "it holds every INPUT)")
     k.add_argument("-j", "--jobs", type=jobs, metavar="N", help="worker processes (default: CPU count)")
+    settings.add_options(k)
     k.set_defaults(func=run)

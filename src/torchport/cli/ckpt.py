@@ -5,6 +5,7 @@ import json
 import sys
 
 from ..core.names import printable
+from ..core.words import counted
 
 
 def run_inspect(args) -> int:
@@ -17,12 +18,12 @@ def run_inspect(args) -> int:
         return 1 if result.problems else 0
     where = ", ".join(f"{loc} {n}" for loc, n in sorted(result.locations.items())) or "none"
     dtypes = ", ".join(f"{d} {n}" for d, n in result.dtypes.most_common())
-    print(f"{printable(result.path)}: {result.tensors} tensor(s); storages saved on: {where}")
+    print(f"{printable(result.path)}: {counted(result.tensors, 'tensor')}; storages saved on: {where}")
     if dtypes:
         print(f"  dtypes: {dtypes}")
     for part in result.parts:
         label = part.where or "(the checkpoint)"
-        text = {"state-dict": f"state dict, {part.tensors} tensor(s)" + (f", every key starts with '{part.prefix}'"
+        text = {"state-dict": f"state dict, {counted(part.tensors, 'tensor')}" + (f", every key starts with '{part.prefix}'"
                                                                       if part.prefix else ""),
                 "optimizer": f"optimizer state: {part.detail}", "grad-scaler": f"torch.amp.GradScaler state: {part.detail}",
                 "apex-amp": f"apex amp state: {part.detail}", "tensor": f"tensor {part.detail}",
@@ -51,7 +52,7 @@ def run_fix(args) -> int:
     moved = ", ".join(f"{loc} {n}" for loc, n in sorted(result.locations.items()) if not loc.startswith("cpu"))
     print(f"wrote {printable(result.output)}: every storage on the CPU" + (f" (saved on {moved})" if moved else ""))
     for prefix, n in sorted(result.stripped.items()):
-        print(f"  stripped '{prefix}' from {n} state dict(s)")
+        print(f"  stripped '{prefix}' from {counted(n, 'state dict')}")
     missing = [p for p in args.strip_prefix if p not in result.stripped]
     for prefix in missing:
         print(f"  no state dict had '{prefix}' on every key: nothing stripped for it")

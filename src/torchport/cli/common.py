@@ -83,7 +83,9 @@ class Parser(argparse.ArgumentParser):
     one: `unknown option --too (did you mean --to?)`, `unknown command 'conver' (did you mean convert?)`."""
 
     takes_program = False    # the command runs a program: `-- python x.py`, see split_program
+    program_after_dashes = False  # ... and only after `--` (the command has a positional of its own)
     words: list = []         # the command's own part of the command line (set by cli.parse), for hints
+    program: list = []       # the program it runs, as split_program found it (for the hint on misplaced options)
 
     def error(self, message):
         raise UsageError(self.reword(message))
@@ -103,6 +105,9 @@ class Parser(argparse.ArgumentParser):
         if stray and ("arguments are required" in message or "unrecognized arguments" in message):
             name = stray.split("=", 1)[0]  # a misspelled option is the cause, whatever argparse complains of
             return f"unknown option {printable(name)}" + self.closest(name, options)
+        misplaced = self.misplaced(options)
+        if misplaced and "arguments are required" in message:
+            return printable(message) + misplaced
         m = re.match(r"unrecognized arguments: (.*)", message)
         if m:
             return f"unexpected argument '{printable(m.group(1).split()[0])}'" + self.closest("", ())
@@ -116,6 +121,17 @@ class Parser(argparse.ArgumentParser):
         if close:
             return f" (did you mean {printable(close[0])}?)"
         return f" (see `{self.prog} --help`)" if help_hint else ""
+
+    def misplaced(self, options: list) -> str:
+        """` (-o comes after the program...)` when one of this command's options follows the program it runs (which
+        gets every word after it), else ""."""
+        if not self.takes_program:
+            return ""
+        given = next((w.split("=", 1)[0] for w in self.program if w.split("=", 1)[0] in options), None)
+        if given is None:
+            return ""
+        return (f" ({printable(given)} comes after the program, so the program gets it: put {self.prog}'s options "
+                f"first and -- before the program: {self.prog} [OPTIONS] -- python script.py [ARGS...])")
 
     @staticmethod
     def unknown_option(word: str, options: list) -> bool:
@@ -135,19 +151,24 @@ def split_program(parser: argparse.ArgumentParser, argv: list) -> tuple:
     """(the command's own arguments, the program it runs and that program's arguments).  The program starts
     after `--`, or (when `--` is left out) at the first word that is neither one of the command's options nor
     an option's value: `python`, a script, `-m MODULE`.  Everything after belongs to the program, however
-    much it looks like an option.  Which options take a value is read from the parser itself."""
+    much it looks like an option.  Which options take a value is read from the parser itself.  The parser keeps
+    the program, so that its errors can tell an option given after the program (Parser.misplaced)."""
+    if getattr(parser, "program_after_dashes", False):  # it has a positional of its own (migrate PROJECT)
+        return (argv[:argv.index("--")], argv[argv.index("--") + 1:]) if "--" in argv else (argv, [])
     valued = {s for a in parser._actions if a.option_strings and a.nargs != 0 for s in a.option_strings}
     i = 0
     while i < len(argv):
         token = argv[i]
         if token == "--":
+            parser.program = argv[i + 1:]  # type: ignore[attr-defined]
             return argv[:i], argv[i + 1:]
         if token == "-m":
-            return argv[:i], argv[i:]
+            break
         if token.split("=", 1)[0] in valued:
             i += 1 if "=" in token else 2
         elif token.startswith("-"):  # a flag, -oDIR, or an unknown option: argparse judges it
             i += 1
         else:
             break
+    parser.program = argv[i:]  # type: ignore[attr-defined]
     return argv[:i], argv[i:]

@@ -5,6 +5,7 @@ import os
 import sys
 
 from ..core.names import printable
+from ..core.words import counted
 from .common import target_name
 
 
@@ -28,8 +29,8 @@ def run_debug(args) -> int:
     if args.debug_command == "dump":
         code, dumper, step = script.dump_script(args.program, args.output, tensors=args.tensors,
                                                 steps=args.steps, target=args.to)
-        print(f"torchport debug dump: {dumper.entries} entries (op outputs, parameters, gradients) in "
-              f"{dumper.steps_dumped} steps (a step: {step}) -> {printable(str(dumper.folder / 'ops.jsonl'))}",
+        print(f"torchport debug dump: {counted(dumper.entries, 'entry', 'entries')} (op outputs, parameters, "
+              f"gradients) in {counted(dumper.steps_dumped, 'step')} (a step: {step}) -> {printable(str(dumper.folder / 'ops.jsonl'))}",
               file=sys.stderr)
         print(f"  next: torchport compare A_DUMP {printable(args.output)}", file=sys.stderr)
         return code
@@ -41,15 +42,22 @@ def run_debug(args) -> int:
 
 
 def add(sub) -> None:
-    cmp = sub.add_parser("compare", help="compare two runs dumped with torchport.debug.dump (GPU vs target)")
+    cmp = sub.add_parser("compare", help="compare two runs dumped with torchport.debug.dump (GPU vs target)",
+                         description="Compare two runs dumped with `torchport debug dump` (or torchport.debug.dump) "
+                                     "op by op, step by step, and name the first op whose outputs differ beyond the "
+                                     "tolerance. See docs/debug.md.")
     cmp.add_argument("a", metavar="A", help="dump folder of the reference run")
     cmp.add_argument("b", metavar="B", help="dump folder of the run under test")
     cmp.add_argument("-o", "--output", metavar="DIR", help="write compare.csv and compare.md there")
-    cmp.add_argument("--rank", type=int, default=0)
+    cmp.add_argument("--rank", type=int, default=0, help="which process's dump to compare "
+                                                                 "(multi-process runs); default 0")
     cmp.add_argument("--rtol", type=float, metavar="X", help="the relative error allowed everywhere (default: by "
                                                              "dtype, docs/debug.md)")
     cmp.set_defaults(func=run_compare)
-    dbg = sub.add_parser("debug", help="dump a run (for compare) or find its first NaN/Inf, without editing the script")
+    dbg = sub.add_parser("debug", help="dump a run (for compare) or find its first NaN/Inf, without editing the script",
+                         description="Run a script under a debugging hook, without editing it: `debug dump` "
+                                     "records op outputs per step for `torchport compare`, `debug nan` names the first "
+                                     "op making NaN/Inf.")
     dsub = dbg.add_subparsers(dest="debug_command", metavar="DEBUG_COMMAND", required=True)
     for name, text in (("dump", "dump op outputs, parameters and gradients per step (for `torchport compare`)"),
                        ("nan", "name the first op making NaN/Inf from finite inputs: op, module, phase, step")):

@@ -7,6 +7,7 @@ import sys
 from collections import Counter
 
 from ..core.names import printable
+from ..core.words import counted
 from .common import target_name, installed_target
 
 
@@ -27,12 +28,15 @@ def run(args) -> int:
             if r.fix and r.status in ("warn", "fail"):
                 print(f"        fix: {printable(r.fix)}")
         counts = Counter(r.status for r in rows)
-        print(f"  {counts['fail']} failed, {counts['warn']} warnings, {counts['ok']} ok")
+        print(f"  {counts['fail']} failed, {counted(counts['warn'], 'warning')}, {counts['ok']} ok")
     return 1 if any(r.status == FAIL for r in rows) else 0
 
 
 def add(sub) -> None:
-    dr = sub.add_parser("doctor", help="check this machine's setup for a target (one row per check, with fixes)")
+    dr = sub.add_parser("doctor", help="check this machine's setup for a target (one row per check, with fixes)",
+                        description="Check this machine's setup for a target: Python, torch and the vendor's "
+                                    "extension, the management tool, the distributed backend, the CPU governor and "
+                                    "environment variables; one row per check, with its fix.")
     dr.add_argument("-t", "--to", metavar="TARGET", type=target_name, help="default: TORCHPORT_TARGET, else the installed vendor stack")
-    dr.add_argument("--json", action="store_true")
+    dr.add_argument("--json", action="store_true", help="print the checks as JSON")
     dr.set_defaults(func=run)

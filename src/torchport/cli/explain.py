@@ -50,9 +50,11 @@ def run(args) -> int:
 
 
 def add(sub) -> None:
-    ex = sub.add_parser("explain", help="known error messages -> cause and fix (text or --file LOG)")
+    ex = sub.add_parser("explain", help="known error messages -> cause and fix (text or --file LOG)",
+                        description="Match an error message (the words given, or the lines of a log file) "
+                                    "against the targets' known errors and print each one's cause and fix.")
     ex.add_argument("text", nargs="*", help="the error text")
     ex.add_argument("-f", "--file", metavar="LOG", help="a log file to search")
     ex.add_argument("-t", "--to", metavar="TARGET", type=target_name, help="only this target's errors (and generic ones)")
-    ex.add_argument("--json", action="store_true")
+    ex.add_argument("--json", action="store_true", help="print the matches as JSON")
     ex.set_defaults(func=run)

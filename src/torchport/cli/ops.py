@@ -6,6 +6,7 @@ import sys
 from collections import Counter
 
 from ..core.names import printable
+from ..core.words import counted
 from .common import target_name
 
 
@@ -32,7 +33,7 @@ def run_check(args) -> int:
     else:
         where = f"{ops.vendor_version or 'torch'} (torch {ops.torch_version})" if ops else "no data"
         by = f" recorded with torch {printable(recorded)}" if recorded else ""
-        print(f"torchport ops check --to {printable(target.name)}: {len(results)} ops{by}, data: {where}")
+        print(f"torchport ops check --to {printable(target.name)}: {counted(len(results), 'op')}{by}, data: {where}")
         if ops is not None and ops.note:
             print(f"  note: {printable(ops.note)}")
         for st, n, modules in results:
@@ -51,30 +52,34 @@ def run_record(args) -> int:
 
     code, recorder, path = record_script(args.program, args.output, steps=args.steps, target=args.to)
     data = recorder.to_dict()
-    print(f"torchport ops record: {data['total_calls']} op calls, {len(data['ops'])} distinct ops, "
-          f"{data['steps']} steps -> {printable(path)}", file=sys.stderr)
+    print(f"torchport ops record: {counted(data['total_calls'], 'op call')}, "
+          f"{counted(len(data['ops']), 'distinct op')}, {counted(data['steps'], 'step')} -> {printable(path)}", file=sys.stderr)
     print(f"  next: torchport ops check {printable(path)} --to TARGET", file=sys.stderr)
     return code
 
 
 def add(sub) -> None:
-    o = sub.add_parser("ops", help="operator support")
+    o = sub.add_parser("ops", help="operator support",
+                      description="Operator support: `ops record` records the aten ops a script runs, "
+                                  "`ops check` says which of them a target lacks, falls back on or runs only on the CPU.")
     osub = o.add_subparsers(dest="ops_command", metavar="OPS_COMMAND")
-    oc = osub.add_parser("check", help="which recorded aten ops a target lacks or runs on the CPU")
+    oc = osub.add_parser("check", help="which recorded aten ops a target lacks or runs on the CPU",
+                         description="Check recorded aten ops (from `ops record`, or a list) against a target's "
+                                     "operator data: missing, falling back to the CPU, CPU-only, supported.")
     oc.add_argument("ops", help='ops JSON: ["aten::add.Tensor", ...], {"op": count}, or {"ops": [{"op", "count", "modules"}]}')
-    oc.add_argument("-t", "--to", required=True, metavar="TARGET", type=target_name)
+    oc.add_argument("-t", "--to", required=True, metavar="TARGET", type=target_name, help="the target to check against")
     oc.add_argument("-v", "--torch-version", metavar="X", help="pick the operator data for this torch version "
                                                                 "(default: the one the ops file was recorded with)")
     oc.add_argument("--all", action="store_true", help="list supported ops too")
     oc.add_argument("--fail-on", choices=("missing", "fallback"), help="exit 1 when an op is missing (or falls back, "
                                                                        "or has a kernel only on the CPU)")
-    oc.add_argument("--json", action="store_true")
+    oc.add_argument("--json", action="store_true", help="print the result as JSON")
     oc.set_defaults(func=run_check)
     orc = osub.add_parser("record", help="record the aten ops a script runs (for ops check)",
                           usage="torchport ops record -o OPS.json [--steps N] [--to TARGET] -- python script.py [ARGS...]",
                           description="Run a script (in this process, as __main__) under an operator recorder: every aten "
                                       "op with its overload, input shapes, module paths, forward/backward and counts.")
-    orc.add_argument("-o", "--output", required=True, metavar="OPS.json")
+    orc.add_argument("-o", "--output", required=True, metavar="OPS.json", help="the ops file to write")
     orc.add_argument("--steps", type=int, metavar="N", help="stop after N optimizer steps")
     orc.add_argument("-t", "--to", metavar="TARGET", type=target_name, help="apply `torchport run --to TARGET` first (record a CUDA "
                                                           "script on a machine without CUDA)")

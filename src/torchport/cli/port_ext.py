@@ -7,6 +7,7 @@ import sys
 
 from ..core.errors import UsageError
 from ..core.names import printable
+from ..core.words import counted
 from .common import target_name, jobs, print_errors, progress, write_out
 
 
@@ -27,21 +28,36 @@ def run(args) -> int:
         json.dump(result.to_dict(), sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
         return 1 if errors else 0
-    if result.mode == "inventory":
+    cpu_only = result.cpu_only()
+    if cpu_only:
+        from ..porting.api import nothing_to_port
+
+        print(f"torchport port-ext --to {printable(result.target)}: {nothing_to_port(cpu_only)}")
+        glue = [r.path for r in result.files if r.status == "ported"]
+        if glue:
+            print(f"  build files adapted all the same: {', '.join(printable(p) for p in glue)} (see the report)")
+        if result.output:
+            print(f"  copy: {printable(result.output)}")
+    elif result.mode == "inventory":
         inv = result.inventory
         print(f"torchport port-ext --to {printable(result.target)}: inventory only (kernels must be rewritten): "
-              f"{len(inv['kernels'])} kernels in {inv['cuda_files']} CUDA files, {len(inv['launches'])} launch sites, "
-              f"{len(inv['pybind_ops']) + sum(len(v) for v in inv['library_ops'].values())} exported ops, "
-              f"{len(inv['python_calls'])} Python call sites")
+              f"{counted(len(inv['kernels']), 'kernel')} in {counted(inv['cuda_files'], 'CUDA file')}, "
+              f"{counted(len(inv['launches']), 'launch site')}, "
+              f"{counted(len(inv['pybind_ops']) + sum(len(v) for v in inv['library_ops'].values()), 'exported op')}, "
+              f"{counted(len(inv['python_calls']), 'Python call site')}")
     else:
         t = result.totals()
-        print(f"torchport port-ext --to {printable(result.target)}: {t['files']} files, {t['converted_refs']} references converted, "
-              f"{t['left_refs']} left, {t['unsupported']} unsupported, {t['needs_review']} to review, "
-              f"{t['renamed_files']} files renamed in {t['elapsed_seconds']:.2f} s")
+        print(f"torchport port-ext --to {printable(result.target)}: {counted(t['files'], 'file')}, "
+              f"{counted(t['converted_refs'], 'reference')} converted, {t['left_refs']} left, {t['unsupported']} "
+              f"unsupported, {t['needs_review']} to review, {counted(t['renamed_files'], 'file')} renamed in "
+              f"{t['elapsed_seconds']:.2f} s")
         print(f"  project includes: {t['includes_checked']} checked, "
               + (f"{t['includes_broken']} NO LONGER RESOLVE (see the report)" if t["includes_broken"] else "all resolve"))
         if result.output:
             print(f"  ported copy: {printable(result.output)}")
+        settled = getattr(result, "settled", None)
+        if args.force and settled is not None and settled.replaced:  # what --force replaced (core/manifest.py)
+            print(f"  --force: {printable(settled.output)}: {settled.line()}")
         if result.backup:
             print(f"  originals backed up in: {printable(result.backup)}")
     if result.report_dir:
@@ -62,11 +78,11 @@ def add(sub) -> None:
     p.add_argument("-m", "--map", action="append", metavar="MAP.json", help="extra mapping table; repeatable")
     p.add_argument("--ignore", action="append", metavar="GLOB",
                    help="copy matching files unchanged (default: other vendors' mlu/ npu/ mps/ parrots/ subtrees)")
-    p.add_argument("-j", "--jobs", type=jobs, metavar="N")
-    p.add_argument("--report-dir", metavar="DIR")
+    p.add_argument("-j", "--jobs", type=jobs, metavar="N", help="worker processes (default: CPU count)")
+    p.add_argument("--report-dir", metavar="DIR", help="where reports go (default: <output>_port_report)")
     pm = p.add_mutually_exclusive_group()
     pm.add_argument("--in-place", action="store_true", help="rewrite INPUT itself, keeping a backup")
     pm.add_argument("--diff", action="store_true", help="print a unified diff, write nothing")
-    p.add_argument("--force", action="store_true")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--force", action="store_true", help="write into an existing output or report folder")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run)

@@ -6,6 +6,7 @@ import sys
 
 from ..core.errors import UsageError
 from ..core.names import printable
+from ..core.words import counted
 from .common import target_name
 
 
@@ -21,8 +22,8 @@ def run(args) -> int:
         print(f"torchport profile: no step was profiled: {printable(profiler.why_empty)}", file=sys.stderr)
         return code or 1
     s = r["steps"]
-    print(f"torchport profile: {s['profiled']} steps (one step = one {printable(s['step_by'])}), mean "
-          f"{s['mean_wall_step_us'] / 1e3:.2f} ms, {len(r['ops'])} ops; {r['bound']}", file=sys.stderr)
+    print(f"torchport profile: {counted(s['profiled'], 'step')} (one step = one {printable(s['step_by'])}), mean "
+          f"{s['mean_wall_step_us'] / 1e3:.2f} ms, {counted(len(r['ops']), 'op')}; {r['bound']}", file=sys.stderr)
     from ..profile.advice import copy_line, shapes_line
 
     print(f"  {printable(copy_line(r['copy_format']))}", file=sys.stderr)
@@ -58,7 +59,7 @@ def add(sub) -> None:
                                     "an inference loop is stepped by calls of --step-fn, or else by wall-clock "
                                     "windows (when the script makes no optimizer in the first window). See "
                                     "docs/profile.md.")
-    pr.add_argument("-o", "--output", metavar="DIR", help="profile folder (diff: report folder)")
+    pr.add_argument("-o", "--output", required=True, metavar="DIR", help="profile folder")
     pr.add_argument("-t", "--to", metavar="TARGET", type=target_name, help="the target: its device activity is profiled and "
                                                          "`torchport run --to TARGET` patches are applied")
     pr.add_argument("--steps", type=int, default=3, help="active (recorded) steps; default 3")

@@ -38,5 +38,5 @@ def add(sub) -> None:
                                    "example converted for every target.")
     r.add_argument("code", nargs="?", metavar="CODE", help="one code to show in full (e.g. TP201)")
     r.add_argument("--markdown", action="store_true", help="print the full reference (docs/rules.md)")
-    r.add_argument("--json", action="store_true")
+    r.add_argument("--json", action="store_true", help="print the codes as JSON")
     r.set_defaults(func=run)

@@ -28,6 +28,8 @@ def run(args) -> int:
 
 
 def add(sub) -> None:
-    t = sub.add_parser("targets", help="list the bundled targets")
-    t.add_argument("--json", action="store_true")
+    t = sub.add_parser("targets", help="list the bundled targets",
+                       description="List the bundled targets: name, title, device module, "
+                                   "distributed backend and what registers the device with PyTorch.")
+    t.add_argument("--json", action="store_true", help="print the targets as JSON")
     t.set_defaults(func=run)

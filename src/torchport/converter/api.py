@@ -1,6 +1,7 @@
 """`torchport.convert(...)`: the Python API behind `torchport convert`, returning a ConvertResult."""
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -15,7 +16,10 @@ from ..core.errors import UsageError
 from ..core.finding import ADVICE, CHANGES, ERROR, UNSUPPORTED
 from ..core.parallel import default_jobs
 from ..core.pipeline import Mode
+from ..core.suppress import Selection
 from .run import FAILED, Converter, run_jobs, timer
+
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # convert -s: what --device-env may name
 
 SCHEMA_VERSION = 1
 
@@ -38,6 +42,11 @@ class ConvertResult:
     @property
     def findings(self) -> list:
         return [f for r in self.files for f in r.findings]
+
+    @property
+    def suppressed(self) -> list:
+        """Findings `# torchport: ignore` comments or rule selection left out (their changes not made)."""
+        return [f for r in self.files for f in getattr(r, "suppressed", ())]
 
     @property
     def diff(self) -> str:
@@ -99,6 +108,7 @@ class ConvertResult:
             "errors": actions[ERROR],
             "unscanned_cuda_files": sum(1 for r in self.files if getattr(r, "mentions_cuda", False)),
             "by_rule": dict(sorted(Counter(f.rule for f in self.findings).items())),
+            "suppressed": len(self.suppressed),
             "elapsed_seconds": round(self.elapsed, 3),
         }
 
@@ -119,6 +129,7 @@ class ConvertResult:
             "files": [{"path": r.path, "kind": r.kind, "status": r.status, "lines": r.lines,
                        "message": r.message} for r in self.files],
             "findings": [f.to_dict() for f in self.findings],
+            "suppressed": [f.to_dict() for f in self.suppressed],
         }
 
 
@@ -126,13 +137,20 @@ def convert(path, target: str, output=None, *, rules: Sequence[str] = (), exclud
             launch: Optional[str] = None, jobs: Optional[int] = None, in_place: bool = False,
             diff: bool = False, dry_run: bool = False, force: bool = False, report_dir=None,
             write_reports: Optional[bool] = None, progress=None, distributed: bool = False,
-            main: Optional[str] = None, model_var: str = "model", loader_var: Optional[str] = None) -> ConvertResult:
+            main: Optional[str] = None, model_var: str = "model", loader_var: Optional[str] = None,
+            specify_device: Optional[str] = None, selection: Optional[Selection] = None,
+            similar: bool = False) -> ConvertResult:
     """Convert a file or directory for `target` (a bundled target name or a .toml file).
 
     Default: a mirrored tree `<name>_<target>` next to the input and reports in
     `<output>_report/`.  `in_place` rewrites the input and keeps a backup; `diff`
     and `dry_run` write nothing (reports only if `report_dir` is given).
     `distributed`: also make the training script `main` multi-device (see converter/multicard.py).
+    `specify_device`: an environment variable the launch script (`launch`, or the input file) takes its
+    device index from (Ascend's `-s`; see TP404).
+    `selection`: the codes reported and changed (--select/--ignore, core/suppress.py); `# torchport: ignore`
+    comments are always honoured: what they suppress is left as written and counted in `suppressed`.
+    `similar`: replace the unsupported APIs of kb/similar.toml by their similar APIs (Ascend's `-sim`; TP123).
     """
     mode = Mode.of(in_place, diff, dry_run)
     src = Path(path)
@@ -153,6 +171,16 @@ def convert(path, target: str, output=None, *, rules: Sequence[str] = (), exclud
     tree.check_layout(src, out, reports, force)
 
     launch_rel = _inside_input(src, launch, "launch script") if launch else None
+    if specify_device is not None:
+        if not ENV_NAME.fullmatch(specify_device):
+            raise UsageError(f"--device-env {specify_device!r}: not an environment variable name (letters, digits, _)")
+        if distributed:
+            raise UsageError("--specify-device does not go with --distributed: each process takes its device from "
+                             "LOCAL_RANK there")
+        if launch_rel is None and src.is_dir():
+            raise UsageError("--specify-device needs --launch SCRIPT (the entry script, which sets the device) "
+                             "when INPUT is a folder")
+        launch_rel = launch_rel or src.name
     multi = None
     if distributed:
         multi = _multicard(src, main, loaded, model_var, loader_var, out if mode == "write" else
@@ -162,11 +190,11 @@ def convert(path, target: str, output=None, *, rules: Sequence[str] = (), exclud
 
     with tree.hold_output(src, out, mode, force):
         return _convert(src, user.paths, target, target_name, mode, out, reports, launch_rel, multi, rules, exclude,
-                        jobs, progress, force)
+                        jobs, progress, force, specify_device or "", selection, similar)
 
 
 def _convert(src, rule_paths, target, target_name, mode, out, reports, launch_rel, multi, rules, exclude, jobs,
-             progress, force) -> ConvertResult:
+             progress, force, device_env="", selection=None, similar=False) -> ConvertResult:
     clock = timer()
     started = time.strftime("%Y-%m-%dT%H:%M:%S")
     entries = list(tree.walk(src, tuple(exclude)))
@@ -188,7 +216,7 @@ def _convert(src, rule_paths, target, target_name, mode, out, reports, launch_re
     target_ref = str(target) if str(target).endswith(".toml") else target_name
     roots = (src if src.is_dir() else src.parent, (out if src.is_dir() else out.parent) if out else None, backup)
     results = run_jobs(jobs_list, target_ref, tuple(rules), launch_rel, mode, jobs or default_jobs(), progress,
-                       tree.own_packages(entries), roots)
+                       tree.own_packages(entries), roots, device_env, selection, similar)
     if multi is not None:
         results.append(multi.finish(results, mode))
     if backup is not None and not writes.remove_empty_dirs(backup):

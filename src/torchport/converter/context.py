@@ -70,6 +70,7 @@ class FileContext:
         self.handled: set = set()                # ids of nodes a rule already rewrote (or decided to leave)
         self.target_imports: list = []           # import statements rewritten to the target
         self.launch = False                      # the launch script always gets the registration import
+        self.device_env = ""                     # convert -s: the launch script takes its device from this variable
         self.user_codes: dict = {}               # id -> Code of a user rule file
         self.memo: dict = {}                     # what a rule works out once per file (rules/methods.py)
         self._order = 0

@@ -15,6 +15,7 @@ from typing import Optional
 
 from ..core import codes
 from ..core import edits as edit_ops
+from ..core import suppress
 from ..core.finding import ERROR, FAILED, Finding
 from ..core.words import minimal_words, trie_pattern
 from ..kb.apimap import ApiMap
@@ -160,6 +161,7 @@ class PythonConverter:
     """Runs the checkers over Python sources for one target."""
 
     user_codes: dict = {}  # id -> Code, for findings made by user rule files
+    selection = suppress.Selection()  # --select/--ignore, [tool.torchport]: the codes this run reports
 
     def __init__(self, api: ApiMap, rules: list, import_words=()):
         self.api = api
@@ -212,18 +214,22 @@ class PythonConverter:
         return table
 
     def convert(self, path: str, source: str, newline: str = "\n", launch: bool = False,
-                src: Optional[SourceFile] = None, wanted: bool = False):
+                src: Optional[SourceFile] = None, wanted: bool = False, device_env: str = "",
+                suppressed: Optional[list] = None):
         """Return (new_source, kept_edits, findings); raises SyntaxError on unparsable input.
 
         `src` may be passed in when several targets look at one file: what it computes
         is shared (the rules never change the tree); `wanted` says the caller already
-        found trigger words in it."""
+        found trigger words in it.  Findings that `# torchport: ignore` comments or
+        `self.selection` suppress are not reported and their changes not made; they
+        are appended to `suppressed` when it is given (core/suppress.py)."""
         src = src if src is not None else SourceFile(path, source)
         if not (launch or wanted or self.wants(src.lowered)):
             return source, [], []
         tree = src.tree
         ctx = FileContext(path, source, self.api, newline, src.line_starts)
         ctx.launch = launch
+        ctx.device_env = device_env
         ctx.tree, ctx.parents = tree, src.parents
         ctx.user_codes = self.user_codes
         dispatch = self.dispatch_for(src.lowered)
@@ -232,6 +238,8 @@ class PythonConverter:
         self._walk(ctx, src, lines, dispatch)
         for r in dispatch.get(Phase.FILE, ()):
             r.check(tree, ctx)
+        suppress.take(ctx, *suppress.python_comments(src.source, src.tree, {c.upper() for c in self.user_codes}),
+                      self.selection, suppressed)
         new_source, kept, dropped = edit_ops.apply(source, ctx.edits)
         findings = [e.finding for e in kept if e.finding is not None] + ctx.findings
         findings += [conflict_finding(ctx, e, kept) for e in edit_ops.conflicts(kept, dropped)]

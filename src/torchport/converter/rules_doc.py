@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..backends import available_targets, load_target
-from ..core.codes import CODES, FAMILIES, FIXES, Code
+from ..core.codes import CODES, FAMILIES, FIXES, TP000, Code
 
 
 def rules_table() -> list:
@@ -43,6 +43,9 @@ def rule_text(code: Code) -> str:
         out += ["Before:", "", *("    " + line for line in code.example[0].splitlines()), ""]
         for name in available_targets():
             out += [f"After ({name}):", "", *("    " + line for line in example_after(code, name).splitlines()), ""]
+    if code is not TP000:  # a file torchport could not process is never suppressed
+        out += [f"Suppress it on one line with `# torchport: ignore[{code.id}]`, everywhere with "
+                f"`--ignore {code.id}` or `ignore = [\"{code.id}\"]` in [tool.torchport] (docs/cli.md).", ""]
     return "\n".join(out).rstrip() + "\n"
 
 

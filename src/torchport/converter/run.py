@@ -11,7 +11,7 @@ import os
 import re
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 from ..core import codes
@@ -21,6 +21,7 @@ from ..core.errors import UsageError
 from ..core import files as tree
 from ..core import edits, parallel, writes
 from ..core.finding import ADVICE, ERROR, FAILED, Finding
+from ..core.suppress import Selection
 from ..core.textfile import decode, unified_diff
 from . import config, notebook
 from ..kb.apimap import ApiMap
@@ -42,14 +43,16 @@ class ConvertedFile(FileResult):
     new_text: Optional[str] = None    # diff / dry-run: the converted text (nothing is written; report.html shows it)
     mentions_cuda: bool = False       # a file copied unscanned that mentions CUDA (counted in the summary)
     hunks: Optional[list] = None      # the changed lines (core.edits.line_hunks), for reports; None: diff the texts
+    suppressed: list = field(default_factory=list)  # findings `# torchport: ignore` or --select/--ignore left out
 
 
 class Converter:
     """Everything one run needs to convert one file, built once per process."""
 
-    def __init__(self, target: str, rule_files=(), launch: Optional[str] = None, own_packages=()):
+    def __init__(self, target: str, rule_files=(), launch: Optional[str] = None, own_packages=(),
+                 device_env: str = "", selection: Optional[Selection] = None, similar: bool = False):
         self.target, self.user = self.inputs(target, rule_files)
-        self.api = ApiMap(self.target, self.user.decisions, own_packages)
+        self.api = ApiMap(self.target, self.user.decisions, own_packages, similar=similar)  # --similar: TP123
         checkers = builtin_checkers(distributed=False) + self.user.checkers()
         # the reference checker must also see files that only use user-named APIs...
         words = tuple(sorted(self.user.trigger_words()))
@@ -60,7 +63,10 @@ class Converter:
         self.python = PythonConverter(self.api, python, self.import_words)
         self.python.user_codes = self.user.codes
         self.shell = ShellConverter(self.api, [c for c in checkers if c.phase is Phase.SHELL])
+        if selection is not None:  # --select/--ignore, [tool.torchport] (core/suppress.py)
+            self.python.selection = self.shell.selection = selection
         self.launch = launch
+        self.device_env = device_env  # convert -s: the launch script's device comes from this variable
 
     @staticmethod
     def inputs(target: str, rule_files=()):
@@ -76,21 +82,24 @@ class Converter:
         new, findings, lines, _hunks = self.convert_file(rel, data, kind)
         return new, findings, lines
 
-    def convert_file(self, rel: str, data: bytes, kind: str):
-        """convert_text's answer and the changed lines (core.edits.line_hunks; None for a notebook)."""
+    def convert_file(self, rel: str, data: bytes, kind: str, suppressed: Optional[list] = None):
+        """convert_text's answer and the changed lines (core.edits.line_hunks; None for a notebook); the
+        findings suppressed (core/suppress.py) are appended to `suppressed` when given."""
         if kind == "notebook":
-            return (*self.convert_notebook(rel, data), None)
+            return (*self.convert_notebook(rel, data, suppressed), None)
         text = decode(data)
         if text is None:
             raise UnicodeError("cannot decode the file (not UTF-8, a declared encoding, or GBK)")
         lines = text.text.count("\n") + 1
         if kind != "python":
-            new, kept, findings = self.shell.convert(rel, text.text, text.newline)
+            new, kept, findings = self.shell.convert(rel, text.text, text.newline, suppressed)
             if new == text.text:
                 return None, findings, lines, None
             return text.encode(new), findings, lines, edits.line_hunks(text.text, kept)
         src = SourceFile(rel, text.text)
-        new, kept, findings = self.python.convert(rel, text.text, text.newline, launch=(rel == self.launch), src=src)
+        launch = rel == self.launch
+        new, kept, findings = self.python.convert(rel, text.text, text.newline, launch=launch, src=src,
+                                                  device_env=self.device_env if launch else "", suppressed=suppressed)
         if new == text.text:
             return None, findings, lines, None
         problem = broken_spans(text.text, new, edits.changed_spans(kept, src.statement_spans(), src.line_starts,
@@ -101,7 +110,7 @@ class Converter:
                 "(with the rule file, if one was given)")))
         return text.encode(new), findings, lines, edits.line_hunks(text.text, kept)
 
-    def convert_notebook(self, rel: str, data: bytes):
+    def convert_notebook(self, rel: str, data: bytes, suppressed: Optional[list] = None):
         """convert_text for a notebook: its code cells, joined, are converted as one Python source (see
         notebook.py); a cell that does not parse is left and reported, one that would stop parsing fails
         the file."""
@@ -121,8 +130,11 @@ class Converter:
         if not good:
             return None, findings, lines
         source, starts = notebook.join(good)
-        new, _kept, found = self.python.convert(rel, source)
+        left: list = []
+        new, _kept, found = self.python.convert(rel, source, suppressed=left)
         findings += notebook.place(found, starts)
+        if suppressed is not None:
+            suppressed += notebook.place(left, starts)
         if new == source:
             return None, findings, lines
         by_index = {c.index: c for c in good}
@@ -161,8 +173,9 @@ def kind_of(rel: str) -> str:
 _WORKER: dict = {}
 
 
-def _init_worker(target, rule_files, launch, mode, own_packages=(), roots=(None, None, None)):
-    _WORKER["conv"] = Converter(target, rule_files, launch, own_packages)
+def _init_worker(target, rule_files, launch, mode, own_packages=(), roots=(None, None, None), device_env="",
+                 selection=None, similar=False):
+    _WORKER["conv"] = Converter(target, rule_files, launch, own_packages, device_env, selection, similar)
     _WORKER["mode"] = mode
     _WORKER["roots"] = roots  # (input root, output root, backup root): where links point, writes may go
 
@@ -206,7 +219,12 @@ def _process(entry, dst, backup, pre) -> ConvertedFile:
             writes.copy_file(entry.src, dst)
         if entry.excluded:
             return ConvertedFile(rel, "excluded", kind=kind)
-        return other_file(rel, entry.src, conv.target)
+        result = other_file(rel, entry.src, conv.target)
+        selection = conv.python.selection
+        if selection and result.findings:  # config values: --select/--ignore only (no comments read there)
+            result.suppressed = [f for f in result.findings if not selection.allows(f.rule, f.file)]
+            result.findings = [f for f in result.findings if selection.allows(f.rule, f.file)]
+        return result
     try:
         info = os.lstat(entry.src)
         data = tree.read_bytes(entry.src)
@@ -220,8 +238,9 @@ def _process(entry, dst, backup, pre) -> ConvertedFile:
         return ConvertedFile(rel, "error", kind=kind, findings=found, lines=data.count(b"\n") + 1, message=what,
                              trace=trace)
 
+    suppressed: list = []
     try:
-        new, findings, lines, hunks = conv.convert_file(rel, data if pre is None else pre, kind)
+        new, findings, lines, hunks = conv.convert_file(rel, data if pre is None else pre, kind, suppressed)
         if pre is not None:  # --distributed: lines are the multi-device source's; the report diffs the texts
             new, hunks = (pre if new is None else new), None
     except (SyntaxError, UnicodeError, ValueError, RecursionError) as e:
@@ -241,8 +260,9 @@ def _process(entry, dst, backup, pre) -> ConvertedFile:
     if new is None:
         if mode == "write":
             writes.write_file(dst, data, info)
-        return ConvertedFile(rel, "unchanged", kind=kind, findings=findings, lines=lines)
-    result = ConvertedFile(rel, "converted", kind=kind, findings=findings, lines=lines, hunks=hunks)
+        return ConvertedFile(rel, "unchanged", kind=kind, findings=findings, lines=lines, suppressed=suppressed)
+    result = ConvertedFile(rel, "converted", kind=kind, findings=findings, lines=lines, hunks=hunks,
+                           suppressed=suppressed)
     if mode == "write":
         writes.write_file(dst, new, info)
     elif mode == "in-place":
@@ -318,11 +338,11 @@ def _weight(job) -> int:
 
 
 def run_jobs(jobs: list, target, rule_files, launch, mode, n_jobs: int, progress=None, own_packages=(),
-             roots=(None, None, None)) -> list:
+             roots=(None, None, None), device_env: str = "", selection=None, similar: bool = False) -> list:
     """Process all jobs, in worker processes when there is enough Python to pay for them; roots: (input,
     output, backup) folders (see _init_worker)."""
-    return parallel.run(jobs, _init_worker, (target, rule_files, launch, mode, tuple(own_packages), roots),
-                        process, n_jobs, _weight, progress)
+    return parallel.run(jobs, _init_worker, (target, rule_files, launch, mode, tuple(own_packages), roots, device_env,
+                                             selection, similar), process, n_jobs, _weight, progress)
 
 
 def timer():

@@ -1,11 +1,12 @@
 """Launch scripts (*.sh): environment variables, backend flags and nvidia-smi, outside comments."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 import re
 
 from ..core import edits as edit_ops
+from ..core import suppress
 from ..core.finding import ADVICE
 from .context import FileContext
 from ..core import codes
@@ -103,8 +104,9 @@ class ShellConverter:
         self.rules = checkers
         words = sorted({w for r in self.rules for w in r.triggers})
         self.trigger = re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)  # scripts are small
+        self.selection = suppress.Selection()  # the codes this run reports (see PythonConverter.selection)
 
-    def convert(self, path: str, source: str, newline: str = "\n"):
+    def convert(self, path: str, source: str, newline: str = "\n", suppressed: Optional[list] = None):
         if not self.trigger.search(source):
             return source, [], []
         ctx = FileContext(path, source, self.api, newline)
@@ -116,6 +118,7 @@ class ShellConverter:
             for s, e in code_spans(line):
                 for r in self.rules:
                     r.check(ctx, line_start + s, line[s:e])
+        suppress.take(ctx, *suppress.shell_comments(ctx.source, code_spans), self.selection, suppressed)
         new_source, kept, _ = edit_ops.apply(source, ctx.edits)
         findings = [e.finding for e in kept if e.finding is not None] + ctx.findings
         findings.sort(key=lambda f: (f.line, f.col, f.rule))

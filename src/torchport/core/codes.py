@@ -368,6 +368,39 @@ TP121 = _define(
              'amp.register_float_function(torch, "sigmoid")\n'),
 )
 
+TP122 = _define(
+    'TP122', 'apex-fused-optimizer', 'third-party', CONVERT, MAPPED,
+    what=('apex.optimizers\' fused optimizers -> torch.optim (FusedAdam -> AdamW, or Adam with '
+          'adam_w_mode=False; FusedSGD -> SGD; FusedAdagrad -> Adagrad) with the arguments that mean the same, '
+          'or the target\'s own fused class (torch_npu.optim.NpuFusedAdamW/NpuFusedAdam/NpuFusedSGD on npu); '
+          'FusedLAMB, FusedNovoGrad and arguments with no counterpart are reported with the steps to take.'),
+    why="""\
+apex's optimizers need its CUDA extensions.  FusedAdam defaults to decoupled weight decay (AdamW) with
+weight_decay=0, where torch.optim.AdamW defaults to 0.01, so the converted call passes weight_decay=0.0 when it
+had none.  set_grad_none goes (torch's zero_grad sets gradients to None by default), as do the defaults
+bias_correction=True, capturable=False, master_weights=False and FusedSGD's wd_after_momentum=False and
+materialize_master_grads; any other value, an adam_w_mode decided at run time, or more positional arguments
+than the two classes share leave the call and say why.  fused=True is added on the targets whose device torch
+lists with fused optimizer kernels (cpu, xpu, mps).  The table is kb/apex.toml, with its sources.""",
+    example=('from apex.optimizers import FusedAdam\n'
+             'opt = FusedAdam(model.parameters(), lr=1e-3, set_grad_none=True)\n',
+             'import torch_npu\n'
+             'opt = torch_npu.optim.NpuFusedAdamW(model.parameters(), lr=1e-3, weight_decay=0.0)\n'),
+)
+
+TP123 = _define(
+    'TP123', 'similar-api', 'other', CONVERT, REWRITE,
+    what=('`convert --similar` (Ascend\'s -sim/--similar): an API the target does not support is replaced by one '
+          'of a similar function, and the finding says what is not the same (kb/similar.toml, with its sources).'),
+    why="""\
+Ascend's migration tool (ms_fmk_transplt) has `-sim`/`--similar`: some unsupported APIs are replaced with
+functionally similar APIs, which may lower accuracy and performance.  torchport makes only the swaps listed in
+kb/similar.toml, each with the targets whose API data leave the original unsupported, what changes and where
+both behaviours are documented: `torch.cuda.nvtx.range(msg)` -> `torch.profiler.record_function(msg)` (a
+torch.profiler label instead of an NVTX range; one-argument calls only).  Without --similar these names stay as
+they are and are reported as unsupported by their own code (TP108 for NVTX).""",
+)
+
 TP201 = _define(
     'TP201', 'device-arguments', 'device-string', CONVERT, REWRITE,
     what='Device strings passed as devices: `torch.device(...)`, `.to(...)`, `device=`, `map_location=`.',
@@ -605,6 +638,20 @@ TP403 = _define(
     what=('`device: cuda`, `"backend": "nccl"`, `device = "cuda:0"` in YAML/JSON/TOML/INI files: reported '
           "with file:line and the target's value (configs are the project's; convert copies them "
           'unchanged).'),
+)
+
+TP404 = _define(
+    'TP404', 'device-from-env', 'env-var', CONVERT, MAPPED,
+    what=('`convert -s` (`--specify-device`, Ascend\'s option): the launch script takes the device index from an '
+          'environment variable (`--device-env`, default NPU_CALCULATE_DEVICE) and sets it as the current device '
+          'after its imports, so every device use without an index follows it.'),
+    why="""\
+Ascend's migration tool (ms_fmk_transplt / PyTorch GPU2Ascend) has `-s`: the device is set from an environment
+variable, which may stop the script's own distributed device choice from working.  Its converted scripts read
+NPU_CALCULATE_DEVICE (0 when unset) and set the device to it.  torchport writes the same in the launch script
+(`--launch`, or the input file), guarded by the target's is_available(), with an index that is not a number
+failing at start.  Indexes written in the code ("cuda:1") stay; a target without device indexes (cpu, mps) gets
+nothing and says so.  It does not go with --distributed, where each process takes LOCAL_RANK.""",
 )
 
 TP501 = _define(

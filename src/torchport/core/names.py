@@ -23,12 +23,27 @@ def printable(name) -> str:
 
 
 def md_cell(text) -> str:
-    """Text for one Markdown table cell: its line breaks become <br>, other control characters escapes,
-    and `|`, backticks and HTML cannot end the cell or start markup."""
+    """Text for one Markdown table cell, escaped only where Markdown needs it: its line breaks become <br>,
+    other control characters escapes, `|` is `\\|` (it would end the cell), and outside code spans a `<` that
+    would open an HTML tag, an `&` that would spell an entity and a backslash before punctuation get a
+    backslash.  `->`, `a < b`, `&` and backticks stay as they are (backticks make code spans)."""
     lines = str(text).replace("\r\n", "\n").split("\n")
-    text = "\n".join(printable(line) for line in lines)
-    text = text.replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`")
-    return text.replace("<", "&lt;").replace(">", "&gt;").replace("\n", "<br>")
+    text = "<br>".join(_md_inline(printable(line)) for line in lines)
+    return text.replace("|", "\\|")
+
+
+_CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)")
+_MD_SPECIAL = re.compile(r"\\(?=[!-/:-@\[-`{-~])|<(?=[A-Za-z/!?])|&(?=#?\w+;)")
+
+
+def _md_inline(text: str) -> str:
+    """One line of text for Markdown: `<tag`, `&entity;` and `\\` before punctuation escaped outside code spans."""
+    out, at = [], 0
+    for m in _CODE_SPAN.finditer(text):
+        out += [_MD_SPECIAL.sub(lambda c: "\\" + c.group(), text[at:m.start()]), m.group()]
+        at = m.end()
+    out.append(_MD_SPECIAL.sub(lambda c: "\\" + c.group(), text[at:]))
+    return "".join(out)
 
 
 def md_code(text) -> str:

@@ -1,7 +1,13 @@
-"""Word lists as regular expressions: a trie-factored alternation, and the minimal set of trigger words."""
+"""Words: word lists as regular expressions (a trie-factored alternation, the minimal set of trigger words), and
+a count with its noun in the right number (`counted(1, "file")` is "1 file", `counted(2, "file")` "2 files")."""
 from __future__ import annotations
 
 import re
+
+
+def counted(n, noun: str, plural: str = "") -> str:
+    """`n noun`, the noun plural unless n is 1 (`plural` for irregular ones: entry/entries)."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
 def trie_pattern(words) -> str:

@@ -24,6 +24,7 @@ import torch
 from torch.utils._python_dispatch import _disable_current_modes
 
 from .base import ALLOCATION, OpMode, is_inplace_or_view, is_random, op_name, phase
+from ..core.words import counted
 from .metrics import Metrics, nan_max, nan_min, tensor_metrics, tolerances, worst_first
 
 LOW_PRECISION = (torch.float16, torch.bfloat16)
@@ -208,8 +209,9 @@ class CompareWithReference(OpMode):
         total = sum(s.compared for s in rows)
         failed = sum(s.failed for s in rows)
         lines = [f"torchport compare_with_reference (rank {self.rank}, reference {self.reference}): "
-                 f"{total} op outputs compared in {len(rows)} ops, {failed} failed, "
-                 f"{sum(self.skipped.values())} calls skipped, {sum(self.errors.values())} reference errors"]
+                 f"{counted(total, 'op output')} compared in {counted(len(rows), 'op')}, {failed} failed, "
+                 f"{counted(sum(self.skipped.values()), 'call')} skipped, "
+                 f"{counted(sum(self.errors.values()), 'reference error')}"]
         if self.first_failure:
             lines.append("first failure: " + _failure_line(self.first_failure))
         lines += ["", "| op | compared | failed | max abs | max rel | min cosine | max mismatch | dtypes | failing modules |",

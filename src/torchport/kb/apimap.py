@@ -14,6 +14,7 @@ from typing import Optional
 from ..backends import NameDecision, Target
 from . import catalog
 from .packages import packages
+from .similar import similar_for
 
 MAP = "map"                  # rewrite to `new`
 ADAPT = "adapt"              # rewrite to `new` and adapt the call (insert the device)
@@ -55,8 +56,10 @@ def _prefixes(qualname: str):
 
 
 class ApiMap:
-    def __init__(self, target: Target, extra_decisions: Optional[dict] = None, own_packages=()):
+    def __init__(self, target: Target, extra_decisions: Optional[dict] = None, own_packages=(),
+                 similar: bool = False):
         self.target = target
+        self.similar = similar_for(target.name) if similar else {}  # convert --similar (kb/similar.toml)
         self.catalog = cat = catalog()
         self.package_decisions = {k: v for k, v in package_decisions(target.name).items()
                                   if k.split(".")[0] not in own_packages}
@@ -94,6 +97,17 @@ class ApiMap:
             result = self._resolve(self.canonical(qualname))
         self._cache[qualname] = result
         return result
+
+    def similar_swap(self, res: Resolution):
+        """convert --similar: (the kb/similar.toml entry, the name to write) for an unsupported name that has a
+        similar API on the target, else None.  A user rule's decision is never swapped."""
+        entry = self.similar.get(res.qualname) if res.kind == UNSUPPORTED and not res.rule else None
+        if entry is None:
+            return None
+        other = self.resolve(entry.new)
+        if other is None:  # not CUDA-specific: the same name on every target
+            return entry, entry.new
+        return (entry, other.new) if other.kind == MAP else None
 
     def _resolve(self, q: str) -> Optional[Resolution]:
         category = self.category(q)

@@ -101,6 +101,20 @@ class PortResult:
             new = old
         return None if old is None or new is None else (old, new)
 
+    def cpu_only(self) -> int:
+        """How many C/C++ sources the input has when none of them holds CUDA (no .cu/.cuh file, no kernel, launch,
+        CUDA name or call: nothing to port), else 0.  Exported ops alone are no CUDA: CPU extensions export too."""
+        if self.mode == "inventory":
+            inv = self.inventory
+            sources = self.files
+            cuda = bool(inv.get("cuda_files") or inv.get("kernels") or inv.get("launches")
+                        or any(f["rule"] != codes.TP907.id for f in inv.get("findings", ())))
+        else:
+            sources = [r for r in self.files if r.path.endswith(SOURCE_SUFFIXES) and r.status not in ("ignored", "skipped")]
+            cuda = any(r.path.endswith(native.CUDA_SUFFIXES) or r.status != "unchanged" or r.converted or r.left
+                       or r.review or r.findings for r in sources)
+        return 0 if cuda else len(sources)
+
     def api_counts(self) -> tuple:
         converted, left = Counter(), Counter()
         for r in self.files:
@@ -335,6 +349,11 @@ def port(path, target: str, output=None, *, maps=(), ignore=None, in_place: bool
     if reports is not None:
         result.report_dir = str(reports)  # written by the caller: torchport.port_ext, the cli
     return result
+
+
+def nothing_to_port(n: int) -> str:
+    """What port-ext and migrate say of a tree whose C/C++ sources hold no CUDA."""
+    return f"{n} C++ source{'s' if n != 1 else ''}, CPU-only, nothing to port"
 
 
 def _renames_onto_input(entries: list, suffixes: dict, sources: tuple) -> set:

@@ -16,6 +16,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
+from ..core.words import counted
+
 COPY_OPS = Path(__file__).resolve().parents[1] / "kb" / "copy_ops.toml"
 OP_NAME = re.compile(r"\w+::\w+")   # an operator (aten::addmm, npu::npu_format_cast), not a range or autograd node
 MAX_ROWS = 15                       # rows of the varying-shapes table
@@ -178,7 +180,7 @@ def shapes_line(v: dict) -> str:
     if v["note"]:
         return f"input shapes across steps: unknown ({v['note']})"
     if not v["ops"]:
-        return f"input shapes across steps: none vary ({v['steps_compared']} steps compared)"
+        return f"input shapes across steps: none vary ({counted(v['steps_compared'], 'step')} compared)"
     names_ = ", ".join(r["op"] for r in v["ops"][:4]) + (", ..." if len(v["ops"]) + v["more"] > 4 else "")
-    return (f"input shapes vary across steps: {len(v['ops']) + v['more']} ops ({names_}): a graph-compiling "
+    return (f"input shapes vary across steps: {counted(len(v['ops']) + v['more'], 'op')} ({names_}): a graph-compiling "
             "target compiles them again for each new shape")

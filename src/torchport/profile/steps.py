@@ -21,6 +21,7 @@ import time
 from typing import Optional
 
 from ..core.errors import UsageError
+from ..core.words import counted
 
 DEFAULT_WINDOW = 1.0   # seconds
 
@@ -85,7 +86,7 @@ class StepClock:
         if self.mode == "auto":
             return (f"the script ended within its first {self.window:g} s window, with no optimizer.step(): give "
                     "a shorter --window, or mark its step function with --step-fn")
-        done = f"{self.calls} calls of {self.step_fn}" if self.mode == "function" else f"{p.steps} steps"
+        done = f"{counted(self.calls, 'call')} of {self.step_fn}" if self.mode == "function" else counted(p.steps, "step")
         return (f"the script ended after {done}; a profiled step needs {p.wait + p.warmup + 1} ({p.wait} --wait + "
                 f"{p.warmup} --warmup + 1)")
 

@@ -2,8 +2,8 @@
 
 A conversion writes, into its report folder:
   report.md            human-readable: summary, then one row per change (Cambricon's
-                       `No. | File | Description` layout, valid Markdown), unsupported APIs,
-                       things to review, errors
+                       `No. | File | Description` layout, valid Markdown; the change's note
+                       under its description), unsupported APIs, things to review, errors
   change_list.csv      File, Start Line, End Line, Operation Type, Message   (Ascend's columns)
   unsupported_api.csv  File, Start Line, End Line, OP, Tips                 (Ascend's columns)
   report.json          everything, versioned schema (schema_version)
@@ -18,6 +18,7 @@ from pathlib import Path
 from ..core import writes
 from ..core.csvfile import csv_text
 from ..core.names import md_cell, md_code, printable
+from ..core.words import counted
 from ..core.files import REPORT_MARKER
 from ..core.finding import ADVICE, CHANGES, DELETE, ERROR, INSERT, MODIFY, UNSUPPORTED
 
@@ -91,19 +92,24 @@ def markdown(result) -> str:
             f"lines: {s['lines']}, time: {s['elapsed_seconds']} s", ""]
     out += ["## Summary", ""] + _table(("What", "Count"), [
         ("changes made", s["changes"]), ("unsupported APIs (left unchanged)", s["unsupported"]),
-        ("to review (advice)", s["advice"]), ("files that could not be converted", s["errors"])]) + [""]
+        ("to review (advice)", s["advice"]), ("files that could not be converted", s["errors"])]
+        + ([("suppressed (`# torchport: ignore`, --select/--ignore; left as written)", s["suppressed"])]
+           if s.get("suppressed") else [])) + [""]
     sections = (
         ("Changes", "Line numbers refer to the original files.", CHANGES,
-         ("No.", "File", "Description", "Rule"), lambda f: (describe(f), f.rule)),
+         ("No.", "File", "Description", "Rule"), lambda f: (describe(f) + (f"\n{f.message}" if f.message else ""),
+                                                           f.rule)),
         ("Unsupported (left unchanged)", "No counterpart on the target: change these by hand.", (UNSUPPORTED,),
          ("No.", "File", "API", "Tip", "Rule"), lambda f: (f.old, f.message, f.rule)),
         ("To review", "Left unchanged; check whether they need attention.", (ADVICE,),
          ("No.", "File", "Code", "Advice", "Rule"), lambda f: (f.old, f.message, f.rule)),
         ("Errors", "These files were copied unchanged.", (ERROR,),
          ("No.", "File", "Problem"), lambda f: (f.message,)),
+        ("Suppressed", "Left as written: a `# torchport: ignore` comment or --select/--ignore says so.", None,
+         ("No.", "File", "Description", "Rule"), lambda f: (describe(f), f.rule)),
     )
     for title, note, actions, header, cells in sections:
-        rows = [f for f in findings if f.action in actions]
+        rows = [f for f in findings if f.action in actions] if actions else list(getattr(result, "suppressed", ()))
         if not rows:
             continue
         out += [f"## {title} ({len(rows)})", "", note, ""]
@@ -130,6 +136,6 @@ def log_text(result) -> str:
         if getattr(r, "trace", ""):
             lines.extend("    | " + line for line in r.trace.rstrip().splitlines())
     s = result.summary()
-    lines.append(f"done: {s['files']} files, {s['changes']} changes, {s['unsupported']} unsupported, "
-                 f"{s['advice']} advice, {s['errors']} errors in {s['elapsed_seconds']} s")
+    lines.append(f"done: {counted(s['files'], 'file')}, {counted(s['changes'], 'change')}, {s['unsupported']} "
+                 f"unsupported, {s['advice']} advice, {counted(s['errors'], 'error')} in {s['elapsed_seconds']} s")
     return "\n".join(lines) + "\n"

@@ -20,6 +20,7 @@ from ..core import writes
 from ..core.files import REPORT_MARKER
 from ..kb.packages import packages
 from ..core.names import md_code, printable
+from ..core.words import counted
 from . import _csv, _table
 
 COLUMNS = ("File", "Start Line", "End Line", "OP", "Tips")
@@ -62,7 +63,7 @@ def readiness_rows(result) -> list:
     rows = []
     for t in result.targets:
         r = result.readiness[t]
-        grade = r.grade if not r.not_read else f"{r.grade} (unverified: {r.not_read} files not read)"
+        grade = r.grade if not r.not_read else f"{r.grade} (unverified: {counted(r.not_read, 'file')} not read)"
         rows.append((t, grade, r.automatic, r.manual, r.review, r.blocked, f"{r.effort:g}"))
     return rows
 

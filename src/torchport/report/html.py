@@ -23,6 +23,7 @@ from pathlib import Path
 from ..core import codes
 from ..core import writes
 from ..core.finding import ADVICE, DELETE, ERROR, INSERT, MODIFY, UNSUPPORTED
+from ..core.words import counted
 
 
 def escape(text: str, quote: bool = True) -> str:
@@ -69,7 +70,7 @@ CSS = """
 *{box-sizing:border-box}
 [hidden]{display:none!important}
 body{margin:0;background:var(--bg);color:var(--fg);
-font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
+font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;overflow-wrap:anywhere}
 main{max-width:1500px;margin:0 auto;padding:20px 24px 60px}
 h1{font-size:22px;margin:0 0 4px}
 h2{font-size:17px;margin:28px 0 8px}
@@ -97,7 +98,7 @@ display:flex;flex-wrap:wrap;gap:8px;align-items:center}
 border-radius:999px;padding:3px 12px;cursor:pointer}
 .filters button[aria-pressed=true]{background:var(--accent);color:#fff;border-color:var(--accent)}
 .filters .n{opacity:.7;font-size:12px}
-table{border-collapse:collapse;width:100%}
+table{border-collapse:collapse;width:100%;max-width:100%}
 table.list{background:var(--card);border:1px solid var(--line);border-radius:8px}
 table.list th,table.list td{padding:4px 8px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
 table.list th{font-size:12px;color:var(--muted);text-transform:uppercase;font-weight:600}
@@ -105,6 +106,7 @@ table.list.narrow{width:auto;min-width:40%}
 table.list td.num{text-align:right;font-variant-numeric:tabular-nums}
 table.list tr:hover td{background:var(--gap)}
 a{color:var(--accent)}
+code{white-space:pre-wrap}
 code,td.code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace;font-size:12.5px}
 td.msg{color:var(--muted)}
 .tag{display:inline-block;border-radius:4px;padding:0 6px;font-size:12px;font-weight:600;color:#fff;white-space:nowrap}
@@ -119,7 +121,7 @@ table.diff,table.listing{table-layout:fixed}
 col.ln{width:4.5em}
 td.ln{color:var(--muted);text-align:right;padding:0 8px;user-select:none;border-right:1px solid var(--line);
 vertical-align:top;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;scroll-margin-top:80px}
-td.code{white-space:pre-wrap;word-break:break-all;padding:0 8px;tab-size:4;vertical-align:top}
+td.code{white-space:pre-wrap;word-break:break-all;overflow-wrap:anywhere;padding:0 8px;tab-size:4;vertical-align:top}
 tr.chg td.old,tr.del td.old{background:var(--del)}
 tr.chg td.new,tr.add td.new{background:var(--add)}
 td.old .hl{background:var(--delhl);border-radius:2px}
@@ -192,7 +194,7 @@ JS = """
 
 # sha256 of CSS and JS, as the Content-Security-Policy names them: constants, because loading hashlib costs a
 # small conversion more than writing its page; tests/test_html_report.py recomputes them (edit CSS/JS -> update).
-CSS_HASH = "'sha256-oeIxQ1rkoRYD0ArZiwl514XxfquYA3QO6hgPjl+3cLY='"
+CSS_HASH = "'sha256-BPuJWTUkBijreHhDQZ4M1jQtCMetZ02IoEnZ1peqi8M='"
 JS_HASH = "'sha256-JsivlVFLgas+sElb23go270JJosKNbG303ZbzuMWoo4='"
 CSP = (f"default-src 'none'; style-src {CSS_HASH}; script-src {JS_HASH}; img-src data:; "
        "base-uri 'none'; form-action 'none'")
@@ -670,9 +672,10 @@ def analysis_html(result) -> str:
         body.append('<h2 id="files">Code</h2>\n<p class="sub">Excerpts around the touchpoints.</p>\n')
         body.append(files.html())
     meta = [("input", result.input), ("targets", ", ".join(result.targets)), ("torch version", result.torch_version),
-            ("files", f"{s['files']} ({s['python_files']} Python), {s['lines']} lines"),
-            ("C++/CUDA", f"{s['cuda_files']} CUDA files, {s['cuda_kernels']} kernels, {s['exported_ops']} exported ops, "
-                         f"{s['extension_call_sites']} Python call sites"),
+            ("files", f"{s['files']} ({s['python_files']} Python), {counted(s['lines'], 'line')}"),
+            ("C++/CUDA", f"{counted(s['cuda_files'], 'CUDA file')}, {counted(s['cuda_kernels'], 'kernel')}, "
+                         f"{counted(s['exported_ops'], 'exported op')}, "
+                         f"{counted(s['extension_call_sites'], 'Python call site')}"),
             ("started", result.started), ("time", f"{s['elapsed_seconds']} s")]
     return document(f"torchport analyze: {Path(result.input).name}", f"torchport analysis: {result.input}", meta, body,
                     __version__)

@@ -29,6 +29,7 @@ from typing import Optional
 
 from ..backends import load_target
 from ..core.errors import UsageError
+from ..core.words import counted
 
 PACKAGES = Path(__file__).resolve().parent / "packages"
 RNG_MODES = ("host", "device")
@@ -184,7 +185,7 @@ def _start(t, count: int, fallback: bool, rng_mode: str, torch_version: Optional
                                 _lacking_note(t, ops))
     kernels.register(ops.ops if ops else None)
     if unknown:   # host_kernels only lists ops of this torch's aten.json; a mismatch means stale data
-        print(f"torchport sim: {len(unknown)} op(s) of the {t.name} list are unknown to torch {torch.__version__}: "
+        print(f"torchport sim: {counted(len(unknown), 'op')} of the {t.name} list {'is' if len(unknown) == 1 else 'are'} unknown to torch {torch.__version__}: "
               f"{', '.join(unknown[:5])}", file=sys.stderr)
     if torch.distributed.is_available():
         collectives.register(t.backend, t.device, ext.host_alias)

@@ -20,6 +20,7 @@ from typing import Optional
 
 from ..core.command import interpreter_words
 from ..core.errors import UsageError
+from ..core.words import counted
 from . import ENV, PACKAGES, RNG_MODES, simulated_targets
 
 def environment(target: str, *, devices: int = 1, cpu_fallback: bool = False, rng: str = "host",
@@ -124,7 +125,7 @@ def summary(merged: dict) -> str:
         line += "; no process started the simulated device (did the program import the vendor package?)"
     elif ops:
         shown = ", ".join(f"{e['op']} x{e['calls']}" for e in ops[:5])
-        line += f"; {len(ops)} op(s) the target lacks ran on the CPU: {shown}{' ...' if len(ops) > 5 else ''}"
+        line += f"; {counted(len(ops), 'op')} the target lacks ran on the CPU: {shown}{' ...' if len(ops) > 5 else ''}"
     return line
 
 

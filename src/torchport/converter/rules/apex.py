@@ -20,6 +20,10 @@ module-level scaler is disabled until `amp.initialize` makes the real one (decla
 used amp only when a flag said so (`if args.fp16:`) runs unchanged without it.  A file is converted only when every
 use of `amp` in it is one of these forms; otherwise nothing changes and the uses that stop it are named
 (TP121), as are what torch.amp does differently (O2/O3 master weights, a static loss scale).
+
+apex.optimizers' fused optimizers become torch.optim's (or the target's own fused class) where kb/apex.toml says
+which class and which arguments mean the same (TP122); the others are reported with the steps to take.  The
+import names both conversions leave unused go last, in one edit per import statement.
 """
 from __future__ import annotations
 
@@ -30,6 +34,7 @@ import re
 
 from ...core import codes
 from ...core.finding import ADVICE
+from ...kb import bundled_data
 from ..checkers import Phase, checker
 
 if TYPE_CHECKING:
@@ -156,7 +161,7 @@ def apex_amp(tree: ast.Module, ctx: FileContext) -> None:
         ctx.replace(call.func, f"{SCALER}.{attr}", r, "apex amp's state -> the GradScaler's")
     for stmt in binding.stmts:
         if stmt is not replaced:
-            _drop_import(ctx, stmt, binding.local, r)
+            _unused_import(ctx, stmt, binding.local, r)
     binding.converted = True
 
 
@@ -213,9 +218,10 @@ def _convert_initialize(ctx, stmt, call, function, device: str, r) -> None:
         notes.append("apex kept a static loss scale; the GradScaler starts from it and adapts it")
     elif loss_scale is not None and not isinstance(loss_scale, ast.Constant):
         notes.append(f"loss_scale={ctx.text(loss_scale)}: the GradScaler scales dynamically whatever it holds")
+    said = bundled_data("apex.toml")["amp_initialize"]
     if level in ("O2", "O3") or opt_level is not None and level is None:
-        notes.append("O2/O3 (fp16 model weights with fp32 master copies; pure fp16) have no torch.amp form: "
-                     "this runs as O1 (autocast); keep_batchnorm_fp32 and master weights are not needed")
+        notes.append(said["opt_levels"][level if level in ("O2", "O3") else "dynamic"])
+    notes += [said["keywords"][k.arg] for k in call.keywords if k.arg in said["keywords"]]
     args = [ctx.text(a) for a in call.args]
     targets = stmt.targets[0]
     names = [ctx.text(e) for e in targets.elts] if isinstance(targets, (ast.Tuple, ast.List)) else [ctx.text(targets)]
@@ -311,7 +317,8 @@ def _loss_assignment(chain, stmt, loss: str) -> Optional[tuple]:
 def _wrap_forward(ctx, block: list, end: int, device: str, r) -> None:
     """Indent the run of simple statements ending with block[end] (the loss) under `with torch.autocast(...)`."""
     start = end
-    while start > 0 and isinstance(block[start - 1], FORWARD) and not NOT_FORWARD.search(ctx.text(block[start - 1])):
+    while start > 0 and isinstance(block[start - 1], FORWARD) and not NOT_FORWARD.search(ctx.text(block[start - 1])) \
+            and not _initializes(block[start - 1]):
         start -= 1
     first, last = block[start], block[end]
     if any(isinstance(n, (ast.Constant, ast.JoinedStr)) and n.lineno != n.end_lineno
@@ -332,17 +339,28 @@ def _wrap_forward(ctx, block: list, end: int, device: str, r) -> None:
             ctx.insert(start, unit, r, quiet=True)
 
 
+def _initializes(stmt) -> bool:
+    """Does the statement call `<x>.initialize(...)`?  (amp.initialize makes the scaler: never in the forward.)"""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "initialize"
+               for n in ast.walk(stmt))
+
+
 def _assigns(stmt, name: str) -> bool:
     targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] \
         if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) else []
     return any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t))
 
 
-def _drop_import(ctx, stmt, local: str, r) -> None:
-    """Remove `amp` from its import statement: the names it also imports stay; a statement that imported only
-    amp goes with its line, or becomes `pass` where it was its block's only statement."""
+def _unused_import(ctx, stmt, local: str, r) -> None:
+    """Say that `local` is no longer used; apex_imports removes it from `stmt` with the others."""
+    ctx.memo.setdefault("apex-unused", {}).setdefault(id(stmt), (stmt, set(), r))[1].add(local)
+
+
+def _drop_import(ctx, stmt, gone: set, r) -> None:
+    """Remove the names `gone` from their import statement: the names it also imports stay; a statement left
+    with none goes with its line, or becomes `pass` where it was its block's only statement."""
     names = stmt.names
-    kept = [a for a in names if (a.asname or a.name.split(".")[0]) != local and a.asname != local]
+    kept = [a for a in names if (a.asname or a.name.split(".")[0]) not in gone and a.asname not in gone]
     if kept:
         text = ", ".join(f"{a.name} as {a.asname}" if a.asname else a.name for a in kept)
         head = f"from {'.' * stmt.level}{stmt.module or ''} import " if isinstance(stmt, ast.ImportFrom) else "import "
@@ -359,3 +377,150 @@ def _drop_import(ctx, stmt, local: str, r) -> None:
         ctx.replace((line_start, line_end), "", r, quiet=True)
     else:
         ctx.replace(stmt, "pass", r, quiet=True)
+
+
+# ------------------------------------------------------------------ apex.optimizers (TP122)
+OPTIMIZERS = "apex.optimizers"
+
+
+@checker(codes.TP122, phase=Phase.FILE, triggers=("apex",), needs=("apex",))
+def apex_optimizers(tree: ast.Module, ctx: FileContext) -> None:
+    """Each call of an apex fused optimizer: converted as kb/apex.toml says, or reported with the steps."""
+    if any(n == "apex" or n.startswith(OPTIMIZERS) for n in ctx.api.user_names):
+        return  # the user's rule files say what apex's optimizers become
+    data = bundled_data("apex.toml")
+    converted: set = ctx.memo.setdefault("apex-optimizer-calls", set())
+    parents = ctx.parents()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = _optimizer(ctx, node.func, data)
+            if name is not None and _convert_optimizer(ctx, node, name, data):
+                converted.add(id(_root(node.func)))
+        elif isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
+            parent = parents.get(id(node))
+            if isinstance(parent, ast.Attribute) or isinstance(parent, ast.Call) and parent.func is node:
+                continue
+            name = _optimizer(ctx, node, data)
+            if name is not None:  # `optimizer_cls = FusedAdam`: the arguments are not in sight
+                ctx.report(node, codes.TP122, ADVICE, f"apex {name.rsplit('.', 1)[1]} not converted: used as a "
+                                                      "value, not called; call the torch.optim class there (see "
+                                                      "`torchport rules TP122`)")
+
+
+def _optimizer(ctx, func, data) -> Optional[str]:
+    """The canonical apex.optimizers class a callee names through the file's imports, or None."""
+    q = ctx.qualname(func) if isinstance(func, (ast.Name, ast.Attribute)) else None
+    if q is None or not q.startswith(OPTIMIZERS + "."):
+        return None
+    return data["aliases"].get(q, q)
+
+
+def _root(node) -> ast.AST:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node
+
+
+def _literal(node):
+    """(True, value) of a literal True/False/number/None, else (False, None)."""
+    if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, (bool, int, float))):
+        return True, node.value
+    return False, None
+
+
+def _convert_optimizer(ctx, call: ast.Call, name: str, data) -> bool:
+    r, short = codes.TP122, name.rsplit(".", 1)[1]
+    spec = data["optimizers"].get(name)
+    if spec is None:
+        said = data["reported"].get(name, {})
+        why = said.get(ctx.target.name) or said.get("all") or "no torch.optim counterpart torchport writes"
+        ctx.report(call, r, ADVICE, f"apex {short} not converted: {why}")
+        return False
+    manual, problems, dropped = spec.get("manual", {}), [], []
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        problems.append("arguments passed with * or **: name them")
+    elif len(call.args) > len(spec["positional"]):
+        problems.append(f"more than {len(spec['positional'])} positional arguments ({', '.join(spec['positional'])}):"
+                        " pass the others by keyword")
+    choice, mode = "any", spec.get("mode")
+    if mode:
+        given = _keyword(call, mode)
+        known, value = _literal(given) if given is not None else (True, spec["mode_default"])
+        choice = str(bool(value)).lower()
+        if not known or choice not in spec["new"]:
+            problems.append(manual[mode])
+    for k in call.keywords:
+        if k.arg is None or k.arg in spec["keep"]:
+            continue
+        if k.arg == mode:
+            dropped.append(k)
+            continue
+        known, value = _literal(k.value)
+        wanted = spec["drop"].get(k.arg)
+        if wanted == "*" or wanted is not None and known and bool(value) is wanted:
+            dropped.append(k)
+        else:
+            problems.append(manual.get(k.arg) or f"{k.arg}={ctx.text(k.value)} has no counterpart in torch.optim")
+    if problems:
+        ctx.report(call, r, ADVICE, f"apex {short} not converted: " + "; ".join(problems))
+        return False
+    arguments = sorted([*call.args, *call.keywords], key=lambda n: ctx.span(n)[0])
+    if arguments and any(arguments[0] is k for k in dropped):
+        ctx.report(call, r, ADVICE, f"apex {short} not converted: pass the parameters first")
+        return False
+    vendor = spec.get("vendor", {}).get(ctx.target.name)
+    new = (vendor or spec["new"])[choice]
+    default = " (apex's default)" if mode and _keyword(call, mode) is None else ""
+    notes = [f"{mode}={choice.capitalize()}{default}: {'decoupled' if choice == 'true' else 'L2'} weight decay"
+             ] if mode == "adam_w_mode" else []
+    notes += [f"{k.arg} dropped: {data['why'][k.arg]}" for k in dropped if k.arg != mode]
+    added = []
+    given = {k.arg for k in call.keywords} | set(spec["positional"][:len(call.args)])
+    for key, value in spec.get("defaults", {}).get(choice, {}).items():
+        if key not in given:
+            added.append(f"{key}={value}")
+            notes.append(f"{key}={value} passed: apex's default, which {new.rsplit('.', 1)[1]} does not share")
+    if vendor is None and ctx.target.device in data["fused"]["devices"]:
+        added.append("fused=True")
+        notes.append(f"fused=True: torch has fused optimizer kernels for {ctx.target.device}")
+    _edit_arguments(ctx, call, arguments, dropped, added, r)
+    if vendor is not None:
+        notes.append(f"{ctx.target.title}'s fused optimizer: never re-allocate the parameters it was given "
+                     "(no .cpu() of the model, no new parameter objects)")
+    ctx.replace(call.func, ctx.spell(new), r, f"apex {short} -> {new}; " + "; ".join(notes),
+                shown=(ctx.text(call.func), new))
+    return True
+
+
+def _edit_arguments(ctx, call, arguments: list, dropped: list, added: list, r) -> None:
+    """Remove the `dropped` keywords (never the first argument) and add `added` at the end: a dropped argument
+    goes up to the next one's start; the run of dropped ones at the end is replaced by the added ones."""
+    gone = {id(k) for k in dropped}
+    last = max(i for i, n in enumerate(arguments) if id(n) not in gone)
+    for i, n in enumerate(arguments[:last]):
+        if id(n) in gone:
+            ctx.replace((ctx.span(n)[0], ctx.span(arguments[i + 1])[0]), "", r, quiet=True)
+    tail = "".join(", " + a for a in added)
+    if last < len(arguments) - 1:
+        ctx.replace((ctx.span(arguments[last])[1], ctx.span(arguments[-1])[1]), tail, r, quiet=True)
+    else:
+        for a in added:
+            ctx.add_argument(call, a, r, quiet=True)
+
+
+@checker(codes.TP120, codes.TP122, phase=Phase.FILE, triggers=("apex",), needs=("apex",))
+def apex_imports(tree: ast.Module, ctx: FileContext) -> None:
+    """The apex import names the conversions above left unused go, one edit per statement (after both, so a
+    `from apex import amp, optimizers` loses both names in one edit)."""
+    calls = ctx.memo.get("apex-optimizer-calls", set())
+    for b in ctx.all_bindings():
+        if b.ambiguous or not calls or not (b.qualname == "apex" or b.qualname.startswith(OPTIMIZERS)):
+            continue
+        uses = [n for n, chain in _uses(tree, b.local)
+                if not (chain and isinstance(chain[-1], (ast.Import, ast.ImportFrom, ast.alias)))]
+        if uses and all(id(n) in calls for n in uses):
+            for stmt in b.stmts:
+                _unused_import(ctx, stmt, b.local, codes.TP122)
+            b.converted = True
+    for stmt, gone, r in ctx.memo.get("apex-unused", {}).values():
+        _drop_import(ctx, stmt, gone, r)

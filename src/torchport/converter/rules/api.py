@@ -153,7 +153,8 @@ def report_unconverted(ctx, node, res, r, why: str = "") -> None:
         ctx.report(node, r, UNSUPPORTED if stays_cuda else ADVICE, why or res.message, res.category)
 
 
-@checker(*REFERENCE_CODES, phase=Phase.REFERENCE, triggers=("cuda", "cudnn", "nccl", "nvtx", "dataparallel", "cpp_extension"))
+@checker(*REFERENCE_CODES, codes.TP123, phase=Phase.REFERENCE,
+         triggers=("cuda", "cudnn", "nccl", "nvtx", "dataparallel", "cpp_extension"))
 def check_reference(ref: Ref, ctx: FileContext) -> None:
     """Resolve every use of an imported name against the target; the category picks the code."""
     res = ctx.api.resolve(ref.qualname)
@@ -165,6 +166,8 @@ def check_reference(ref: Ref, ctx: FileContext) -> None:
         return
     if res.category in TYPE_TEST_SAFE and type_test(ctx.parents(), ref.node):
         return  # the same question on every target
+    if swap_similar(ctx, ref, res):
+        return
     r = rule_for(ctx, res)
     if res.kind == MAP and res.qualname in ctx.target.no_arguments and _with_arguments(ref):
         report_unconverted(ctx, ref.node, res, r, f"not converted: {ctx.target.no_arguments[res.qualname]}")
@@ -184,6 +187,26 @@ def check_reference(ref: Ref, ctx: FileContext) -> None:
                                f"rewrite it as {res.new}(<device>, ...)")
     else:
         report_unconverted(ctx, ref.node, res, r)
+
+
+def swap_similar(ctx, ref, res) -> bool:
+    """convert --similar: an unsupported name with an entry in kb/similar.toml for the target is replaced by
+    its similar API (TP123, saying what changes); a call the entry's max_args does not allow is reported as
+    it would be without --similar, with the reason.  True when the reference was handled here."""
+    found = ctx.api.similar_swap(res)
+    if found is None:
+        return False
+    entry, new = found
+    call = _call_of(ref)
+    if entry.max_args >= 0 and (call is None or call.keywords or len(call.args) > entry.max_args
+                                or any(isinstance(a, ast.Starred) for a in call.args)):
+        ctx.report(ref.node, rule_for(ctx, res), UNSUPPORTED,
+                   f"{res.message}; --similar: not swapped for {entry.new}: only a call with at most "
+                   f"{entry.max_args} positional argument(s) and no keywords is", res.category)
+        return True
+    rename_chain(ctx, ref.node, ctx.spell(new), codes.TP123,
+                 f"--similar: {entry.new} instead of {res.qualname}, not the same: {entry.change}", res.category)
+    return True
 
 
 def _with_arguments(ref) -> bool:

@@ -1,4 +1,5 @@
-"""Import statements: CUDA imports rewritten as a whole, the target's registration import added.
+"""Import statements: CUDA imports rewritten as a whole, the target's registration import added (and, with
+`convert -s`, the launch script's device set from an environment variable after its imports).
 
 These rules run once per file after the walk (`finalize`), because whether an
 import can change depends on every use of the names it binds.
@@ -14,7 +15,8 @@ from ...core import codes
 from ...core.finding import ADVICE, UNSUPPORTED
 from ...kb.apimap import ADAPT, KEEP, MAP, UNSUPPORTED as RES_UNSUPPORTED
 from ..checkers import Phase, checker
-from .api import REFERENCE_CODES, adapt_call, can_adapt, guard_device_call, needs_guard, rename_chain, report_unconverted, rule_for
+from .api import (REFERENCE_CODES, adapt_call, can_adapt, guard_device_call, guard_name, needs_guard, rename_chain,
+                  report_unconverted, rule_for)
 
 if TYPE_CHECKING:
     from ..context import FileContext
@@ -200,6 +202,39 @@ def add_registration_import(tree: ast.Module, ctx: FileContext) -> None:
         _insert_before(ctx, min(early, key=lambda s: (s.lineno, s.col_offset)), text, r, message, NOQA)
     else:
         _insert_after(ctx, first, text, r, message, NOQA)
+
+
+@checker(codes.TP404, phase=Phase.FILE)
+def device_from_env(tree: ast.Module, ctx: FileContext) -> None:
+    """convert -s: the launch script sets the current device from an environment variable, after its top-level
+    imports (and the registration import, made just before) and before any `if __name__ == "__main__":`."""
+    var, t, r = ctx.device_env, ctx.target, codes.TP404
+    if not var:
+        return
+    res = ctx.api.resolve("torch.cuda.set_device")
+    if not t.device_index or res is None or res.kind != MAP:
+        ctx.report_span(0, 0, r, ADVICE, f"--specify-device: {t.title} has no device index to set; nothing written")
+        return
+    if any(isinstance(n, ast.Name) and n.id == var or isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == var
+           for n in ast.walk(tree)):
+        ctx.report_span(0, 0, r, ADVICE, f"--specify-device: the name {var} is taken in this file; nothing written")
+        return
+    main = next((i for i, s in enumerate(tree.body) if isinstance(s, ast.If) and "__main__" in ctx.text(s.test)),
+                len(tree.body))
+    imports = [s for s in tree.body[:main] if isinstance(s, (ast.Import, ast.ImportFrom))]
+    if not imports:
+        ctx.report_span(0, 0, r, ADVICE, "--specify-device: no top-level import to set the device after; nothing "
+                                         "written")
+        return
+    last = imports[-1]
+    start, end = ctx.span(last)
+    if ctx.source[ctx.line_starts[last.lineno - 1]:start].strip() or \
+            ctx.source[end:_line_end(ctx, last)].strip()[:1] not in ("", "#"):
+        ctx.report(last, r, ADVICE, "--specify-device: this import shares its line; nothing written")
+        return
+    lines = [f'{var} = int({ctx.spell("os.environ")}.get("{var}", "0"))',
+             f"if {ctx.spell(guard_name(t))}():", f"    {ctx.spell(res.new)}({var})"]
+    _insert_after(ctx, last, ctx.newline.join(lines), r, f"the device index comes from ${var} (0 when unset)")
 
 
 @checker(codes.TP002, phase=Phase.FILE)

@@ -1,0 +1,123 @@
+"""`torchport migrate`: analyze, convert, port-ext, check (and verify) into one output tree and one report."""
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+
+from ..core.errors import UsageError
+from ..core.names import printable
+from ..core.words import counted
+from .common import jobs, target_name
+
+
+def run(args) -> int:
+    from ..api import migrate
+    from ..migrate import RISK_TITLES, RISKS
+
+    program = args.program or None
+    if args.verify and not program:
+        raise UsageError("--verify needs a command after --: torchport migrate PROJECT --to npu --verify -- python "
+                         "train.py")
+    if program and not args.verify:
+        raise UsageError(f"unexpected argument '{printable(program[0])}' (a command to run goes after --verify --)")
+
+    def echo(line: str) -> None:
+        print(f"  | {printable(line)}", file=sys.stderr)
+
+    result = migrate(args.input, args.to, args.output, force=args.force, verify=program, jobs=args.jobs,
+                     echo=echo if not args.quiet else None)
+    out = printable(result.output)
+    a, c, k = result.analysis.summary(), result.convert.summary(), result.check.summary()
+    print(f"torchport migrate --to {printable(result.target)}: {printable(result.input)} -> {out} "
+          f"in {result.elapsed:.2f} s")
+    print(f"  analyze:  {counted(a['files'], 'file')}, {counted(a['touchpoints'], 'CUDA touchpoint')}, "
+          f"{counted(a['cuda_kernels'], 'CUDA kernel')}, {len(result.analysis.advice(result.target))} performance "
+          "advice")
+    status = ", ".join(f"{v} {s}" for s, v in c["files_by_status"].items())
+    print(f"  convert:  {c['files']} files ({status}), {c['changes']} changes, {c['unsupported']} unsupported, "
+          f"{c['advice']} to review, {c['errors']} errors")
+    print(f"  port-ext: {printable(result.port_note)}")
+    print(f"  check:    {k['files']} files, {k['problems']} problems ({k['changes']} changes, {k['unsupported']} "
+          f"unsupported, {k['errors']} errors), {k['notes']} to review")
+    v = result.verify
+    if v is None:
+        print("  verify:   not verified (add --verify -- COMMAND)")
+    else:
+        print(f"  verify:   `{printable(shlex.join(v.command))}` on {printable(v.where)}: exit {v.exit_code} "
+              f"({v.verdict})")
+    n = result.counts()["by_risk"]
+    print("  what's left: " + ", ".join(f"{n[r]} {RISK_TITLES[r]}" for r in RISKS))
+    for i in [i for i in result.items if i.risk == "fail"][:5]:
+        print(f"    {printable(i.where)}: {printable(i.item)} ({i.effort})")
+    report = os.path.join(result.report_dir, "migrate.md")
+    more = ["migrate.json", "convert/"] + ["port-ext/"] * (result.port is not None) + ["verify.log"] * (v is not None)
+    print(f"  report: {printable(report)} (+ {', '.join(more)})")
+    print(f"next: {next_step(result)}")
+    return result.exit_code
+
+
+def next_step(result) -> str:
+    """The natural next command, from where the migration stands."""
+    out, target = shlex.quote(result.output), result.target
+    v = result.verify
+    if v is not None and v.verdict == "failed":
+        return f"torchport explain --file {shlex.quote(os.path.join(result.report_dir, 'verify.log'))}"
+    if any(i.risk == "fail" for i in result.items):
+        return f"fix the items that would fail (report: {printable(os.path.join(result.report_dir, 'migrate.md'))}), " \
+               f"then: torchport check {out} --to {target}"
+    if v is None:
+        script = shlex.quote(_entry_script(result.output))
+        return f"cd {out} && " + (f"python {script}" if target == "cpu" else
+                                  f"torchport sim --to {target} -- python {script}" if _simulated(target) else
+                                  f"python {script}  (on a machine with {target})")
+    return f"torchport check {out} --to {target}  (keep it in CI)"
+
+
+def _entry_script(folder: str) -> str:
+    """The project's entry script, when one stands out at its top (train.py, main.py, or the one script with a
+    `__main__` block); else the word SCRIPT."""
+    try:
+        scripts = sorted(n for n in os.listdir(folder) if n.endswith(".py") and n != "setup.py")
+    except OSError:
+        return "SCRIPT"
+    for name in ("train.py", "main.py", "run.py"):
+        if name in scripts:
+            return name
+    main = []
+    for name in scripts:
+        try:
+            with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as f:
+                if "__main__" in f.read(1 << 20):
+                    main.append(name)
+        except OSError:
+            continue
+    return main[0] if len(main) == 1 else "SCRIPT"
+
+
+def _simulated(target: str) -> bool:
+    from ..sim import simulated_targets
+
+    return target in simulated_targets()
+
+
+def add(sub) -> None:
+    m = sub.add_parser("migrate", help="analyze, convert, port-ext and check a project into one tree and one report",
+                       usage="torchport migrate PROJECT --to TARGET [-o OUT] [--force] [--verify -- COMMAND ...]",
+                       description="Migrate a CUDA project folder for TARGET: analyze it, convert it into OUT "
+                                   "(default: <name>_<target> beside it, as convert does), port its C++/CUDA "
+                                   "sources there (musa) or list the kernels to rewrite (npu, mlu), check the "
+                                   "result and, with --verify, run COMMAND in OUT (on the simulated device for "
+                                   "npu, mlu and musa). One report: OUT/torchport-report/migrate.md, \"What's "
+                                   "left\" first. See docs/migrate.md.")
+    m.add_argument("input", metavar="PROJECT", help="the project folder")
+    m.add_argument("-t", "--to", required=True, metavar="TARGET", type=target_name,
+                   help="npu, mlu, musa, xpu, mps, cpu, accelerator, or a target .toml file")
+    m.add_argument("-o", "--output", metavar="OUT", help="output folder (default: <name>_<target> next to PROJECT)")
+    m.add_argument("--force", action="store_true", help="write into an existing output folder")
+    m.add_argument("--verify", action="store_true", help="run the command after -- in OUT and report its result")
+    m.add_argument("-q", "--quiet", action="store_true", help="do not echo the verify command's output")
+    m.add_argument("-j", "--jobs", type=jobs, metavar="N", help="worker processes (default: CPU count)")
+    m.set_defaults(func=run, program=[])
+    m.takes_program = True
+    m.program_after_dashes = True

@@ -1,0 +1,497 @@
+"""`torchport migrate`: one project, one target, one output tree, one report.
+
+It composes the other commands, in this order:
+
+    analyze   the input, for the target (read-only): C++/CUDA sources, packages, performance advice
+    convert   the input into OUT (convert's default: `<name>_<target>` beside it), writing no report of its own
+    port-ext  the C++/CUDA sources of OUT, in place (only torchport's copies): ported for musa, listed for
+              rewriting for npu/mlu; nothing when there are none, or only CPU C++
+    check     OUT, as `torchport check OUT --to T` does: what is still CUDA in the Python that was written
+    verify    optional: a command run in OUT on the simulated device (npu, mlu, musa) or on this machine
+
+and returns a MigrateResult whose `items` are "What's left": every remaining item once, with file:line, why it
+matters on this target, the fix and an effort class, ordered by risk.  How each kind of item is judged is the
+table KINDS below (data, not branches); which kind a finding is comes from its code (RULE_KINDS) or its action.
+The report itself (`OUT/torchport-report/`) is written a layer up, by report/migrate.py.
+"""
+from __future__ import annotations
+
+import collections
+import difflib
+import os
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from ..core import codes
+from ..core import files as tree
+from ..core.errors import UsageError
+from ..core.finding import ADVICE, CHANGES, ERROR, UNSUPPORTED
+from ..core.words import counted
+from ..porting.native import NATIVE_SUFFIXES
+
+REPORT_FOLDER = "torchport-report"   # the one report folder, at the top of OUT
+TAIL_LINES = 20                      # lines of the verify command's output kept in the report
+SCHEMA_VERSION = 1
+
+# Risk classes, in report order: what would fail on a normal path, then what needs a look, then advice.
+RISKS = ("fail", "review", "advice")
+RISK_TITLES = {"fail": "would fail on a normal path", "review": "needs review", "advice": "advice (performance)"}
+EFFORTS = {"small": "under an hour: one line or one call",
+           "medium": "under a day: an API, package or build change, or a failure to diagnose",
+           "large": "days: a kernel rewritten for the target"}
+
+# kind -> (risk, effort, why it matters on {target}, suggested fix).  Templates take {target} (its title),
+# {name}, {message}, {change}, {what}.
+KINDS = {
+    "change": ("fail", "small", "still CUDA code that convert rewrites: on {target} this line fails or runs on the "
+               "wrong device", "{change} (run `torchport convert` on the file again, or edit it)"),
+    "unsupported": ("fail", "medium", "{target} has no counterpart: when the line runs, it fails or gives nothing "
+                    "usable",
+                    "{message}"),
+    "not-processed": ("fail", "medium", "torchport could not read or convert this file: whatever CUDA it uses is "
+                      "left as it was", "{message}"),
+    "kernel": ("fail", "large", "{target} cannot run CUDA kernels: the extension does not build, and importing its "
+               "ops fails", "{message}"),
+    "ptx": ("fail", "large", "inline NVIDIA PTX: no tool translates it for {target}", "rewrite the code around it "
+            "without inline assembly"),
+    "cuda-calls": ("fail", "medium", "CUDA runtime/library calls in C++ do not build for {target}", "{message}"),
+    "port-unsupported": ("fail", "medium", "the mapping marks this name unsupported on {target}: the port does not "
+                         "build or run as it is", "{message}"),
+    "port-left": ("fail", "medium", "CUDA names the mapping does not know are left: the port does not build for "
+                  "{target} as it is", "{message}"),
+    "broken-include": ("fail", "small", "an include no longer resolves after porting: the extension does not build",
+                       "{message}"),
+    "blocked-package": ("fail", "large", "a CUDA-only package with no {target} replacement: it does not install or "
+                        "import there", "{message}"),
+    "verify-failed": ("fail", "medium", "the verify command failed: {message}", "read the output (verify.log in "
+                      "the report folder); `torchport explain --file` matches known error messages"),
+    "note": ("review", "small", "{message}", "check that this line does what you want on {target} "
+             "(`torchport rules {rule}` explains the finding)"),
+    "port-review": ("review", "medium", "code no mapping ports faithfully to {target}", "{message}"),
+    "native-review": ("review", "medium", "{what}", "{message}"),
+    "package-swap": ("review", "medium", "a CUDA-first package: {target} has a replacement", "{message}"),
+    "cuda-torch": ("review", "small", "a CUDA build of PyTorch is pinned: it is not {target}'s", "{message}"),
+    "verify-unused": ("review", "small", "the verify command never started the simulated {target} device, so the "
+                      "run proves nothing about it", "import the target's package in the entry script (convert "
+                      "adds it to the launch script: `-l SCRIPT`)"),
+    "verify-off-target": ("review", "small", "the verify command ran on this machine's PyTorch: no {target} device "
+                          "and no simulator here, so it shows the code runs, not that it runs on {target}",
+                          "run it on a {target} machine (`torchport doctor --to {name}` checks the setup)"),
+    "mentions-cuda": ("review", "small", "a file convert does not rewrite (docs, Dockerfile, config) mentions CUDA",
+                      "read it and change what concerns the device"),
+    "advice": ("advice", "small", "performance on {target}: {name}", "{message}"),
+}
+
+# Finding codes whose kind is not the one their action gives (analyze's and port-ext's C++ findings, packages).
+RULE_KINDS = {
+    codes.TP902.id: "kernel", codes.TP903.id: "ptx", codes.TP906.id: "cuda-calls",
+    codes.TP904.id: "native-review", codes.TP905.id: "native-review",
+    codes.TP952.id: "port-unsupported", codes.TP957.id: "broken-include", codes.TP955.id: "port-review",
+    codes.TP910.id: "cuda-torch",
+}
+ACTION_KINDS = {UNSUPPORTED: "unsupported", ERROR: "not-processed", ADVICE: "note",
+                **{a: "change" for a in CHANGES}}
+
+
+@dataclass
+class Item:
+    """One remaining item of "What's left"."""
+
+    kind: str                 # a key of KINDS
+    file: str                 # relative to OUT ("" for the project as a whole)
+    line: int                 # in OUT's file (0: not a line)
+    item: str                 # what it is: code text, a kernel's name, a command
+    rule: str                 # the finding code, advice rule or "verify"
+    source: str               # check | port-ext | analyze | convert | advice | verify
+    why: str
+    fix: str
+    action: str = ""          # the finding's action, for check's findings
+
+    @property
+    def risk(self) -> str:
+        return KINDS[self.kind][0]
+
+    @property
+    def effort(self) -> str:
+        return KINDS[self.kind][1]
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}" if self.file and self.line else self.file or "(project)"
+
+    def to_dict(self) -> dict:
+        return {"risk": self.risk, "kind": self.kind, "file": self.file, "line": self.line, "item": self.item,
+                "rule": self.rule, "source": self.source, "why": self.why, "fix": self.fix, "effort": self.effort,
+                "action": self.action}
+
+
+@dataclass
+class Verify:
+    command: list
+    where: str                # "simulated npu" | "this machine"
+    exit_code: int
+    output: str               # the whole captured output (stdout and stderr)
+    processes: Optional[int] = None     # simulated: processes that started the device
+    off_target: bool = False            # run on this machine for a target that is not this machine (xpu, mps...)
+    fallback_ops: list = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def tail(self) -> list:
+        return self.output.splitlines()[-TAIL_LINES:]
+
+    @property
+    def verdict(self) -> str:
+        """passed: exit 0 (on the simulated device, which a process started, or on the host for cpu); failed:
+        non-zero exit; unverified: exit 0 without the simulated device ever starting, or off the target."""
+        if self.exit_code != 0:
+            return "failed"
+        return "unverified" if self.processes == 0 or self.off_target else "passed"
+
+    def to_dict(self) -> dict:
+        return {"command": self.command, "where": self.where, "exit_code": self.exit_code, "verdict": self.verdict,
+                "off_target": self.off_target,
+                "processes": self.processes, "fallback_ops": self.fallback_ops, "tail": self.tail,
+                "seconds": round(self.seconds, 2)}
+
+
+@dataclass
+class MigrateResult:
+    target: str
+    title: str
+    input: str
+    output: str
+    report_dir: str
+    analysis: Any = None           # analyze.api.AnalysisResult
+    convert: Any = None            # converter.api.ConvertResult
+    port: Any = None               # porting.api.PortResult, or None
+    port_note: str = ""               # what port-ext did, in words
+    cpp_sources: int = 0
+    check: Any = None              # check.api.CheckResult of OUT
+    verify: Optional[Verify] = None
+    items: list = field(default_factory=list)
+    merged: int = 0                   # items found twice (analyze and convert/check/port-ext), counted once
+    elapsed: float = 0.0
+    started: str = ""
+
+    def counts(self) -> dict:
+        by_risk = collections.Counter(i.risk for i in self.items)
+        checked = [i for i in self.items if i.source == "check"]
+        actions = collections.Counter(i.action for i in checked)
+        return {"items": len(self.items), "by_risk": {r: by_risk[r] for r in RISKS},
+                "by_source": dict(sorted(collections.Counter(i.source for i in self.items).items())),
+                # the same numbers `torchport check OUT --to T` reports
+                "check": {"problems": sum(1 for i in checked if i.action != ADVICE),
+                          "changes": sum(actions[a] for a in CHANGES), "unsupported": actions[UNSUPPORTED],
+                          "errors": actions[ERROR], "notes": actions[ADVICE]}}
+
+    @property
+    def exit_code(self) -> int:
+        """1 while something would fail on a normal path (that includes a failed verify), else 0."""
+        return 1 if any(i.risk == "fail" for i in self.items) else 0
+
+    def to_dict(self) -> dict:
+        from ..core.version import __version__
+
+        c = self.convert.summary() if self.convert is not None else {}
+        return {"schema_version": SCHEMA_VERSION, "tool": {"name": "torchport", "version": __version__},
+                "command": "migrate", "started": self.started, "target": self.target, "input": self.input,
+                "output": self.output, "report_dir": self.report_dir, "counts": self.counts(),
+                "effort_classes": EFFORTS, "merged_duplicates": self.merged,
+                "whats_left": [i.to_dict() for i in self.items],
+                "converted": {k: c.get(k) for k in ("files", "files_by_status", "changes", "unsupported", "advice",
+                                                    "errors")},
+                "ported": {"note": self.port_note, "cpp_sources": self.cpp_sources,
+                           "mode": self.port.mode if self.port is not None else None,
+                           "totals": self.port.totals() if self.port is not None and self.port.mode != "inventory"
+                           else None},
+                "checked": self.check.summary() if self.check is not None else None,
+                "renamed": renamed_files(self),
+                "verified": self.verify.to_dict() if self.verify is not None else None,
+                "elapsed_seconds": round(self.elapsed, 3)}
+
+
+# ------------------------------------------------------------------ the run
+def migrate(path, target: str, output=None, *, force: bool = False, verify: Optional[list] = None,
+            jobs: Optional[int] = None, echo: Optional[Callable[[str], None]] = None) -> MigrateResult:
+    """Migrate the project at `path` for `target` into `output` (default: convert's, `<name>_<target>` beside
+    it); `verify`: a command (argv) to run in the output afterwards; `echo` gets its output lines as they come."""
+    from ..analyze.api import analyze
+    from ..backends import load_target
+    from ..check.api import check
+    from ..converter.api import convert
+
+    src = Path(path)
+    if not src.is_dir():
+        raise UsageError(f"migrate needs a project folder: {src}" + (" is a file" if src.exists() else " not found"))
+    if (src / REPORT_FOLDER).exists():
+        raise UsageError(f"{src / REPORT_FOLDER} exists in the project: it is where migrate writes its report; "
+                         "rename it")
+    t = load_target(target)
+    if t.kind == "port-only":
+        raise UsageError(f"migrate does not cover {t.name}: convert has nothing to write for it; use "
+                         f"`torchport port-ext --to {t.name}`")
+    reports = (Path(output) if output else tree.default_output(src, t.name)) / REPORT_FOLDER
+    if reports.exists() and not (reports / tree.REPORT_MARKER).is_file():
+        raise UsageError(f"{reports} exists and was not written by torchport: it is where migrate writes its "
+                         "report; choose another output")
+    start = time.perf_counter()
+    started = time.strftime("%Y-%m-%dT%H:%M:%S")
+    analysis = analyze(src, [t.name], jobs=jobs, write_reports=False)
+    converted = convert(src, t.name, output, force=force, jobs=jobs, write_reports=False)
+    out = Path(converted.output or output or "")
+    result = MigrateResult(t.name, t.title, str(src), str(out), str(out / REPORT_FOLDER), analysis, converted,
+                           started=started)
+    if force:
+        _drop_earlier_renames(out)
+    _port(result, t, jobs)
+    # the project's files: an earlier run's report (--force) is not the project (`check OUT` reads its JSON files
+    # too, and finds nothing in them: the counts agree, tests/test_migrate.py)
+    result.check = check([str(out)], t.name, root=str(out), jobs=jobs, exclude=[REPORT_FOLDER + "/"])
+    if verify:
+        result.verify = run_verify(t, verify, out, echo)
+    result.items, result.merged = whats_left(result, t)
+    result.elapsed = time.perf_counter() - start
+    return result
+
+
+def _drop_earlier_renames(out: Path) -> None:
+    """--force over an earlier migrate's output: the files its port-ext renamed (k.cu -> k.mu) would be taken for
+    files of the project and block this run's renames.  Those still holding exactly what it wrote (recorded in
+    its migrate.json) are removed; one changed since is left, and port-ext reports the clash."""
+    import hashlib
+    import json
+
+    record = out / REPORT_FOLDER / "migrate.json"
+    if not (out / REPORT_FOLDER / tree.REPORT_MARKER).is_file():
+        return
+    try:
+        renamed = json.loads(record.read_text(encoding="utf-8")).get("renamed") or []
+    except (OSError, ValueError, AttributeError):
+        return
+    for entry in renamed:
+        if not isinstance(entry, dict) or not isinstance(entry.get("to"), str) or ".." in entry["to"].split("/"):
+            continue
+        path = out / entry["to"]
+        try:
+            if path.is_file() and not path.is_symlink() and \
+                    hashlib.sha256(path.read_bytes()).hexdigest() == entry.get("sha256"):
+                path.unlink()
+        except OSError:
+            continue
+
+
+def renamed_files(result: MigrateResult) -> list:
+    """[{from, to, sha256}] of the files port-ext renamed in OUT (recorded for a later --force run)."""
+    import hashlib
+
+    if result.port is None or result.port.mode == "inventory":
+        return []
+    rows = []
+    for r in result.port.files:
+        if r.output != r.path:
+            try:
+                digest = hashlib.sha256((Path(result.output) / r.output).read_bytes()).hexdigest()
+            except OSError:
+                continue
+            rows.append({"from": r.path, "to": r.output, "sha256": digest})
+    return rows
+
+
+def _port(result: MigrateResult, t, jobs) -> None:
+    """port-ext on OUT's C++/CUDA sources (torchport's copies, in place; its backup of them is removed by the
+    caller once the report is written)."""
+    from ..porting.api import nothing_to_port, port, port_ext_targets
+
+    native = result.analysis.native
+    result.cpp_sources = native.native_files
+    if not native.native_files:
+        result.port_note = "no C/C++/CUDA sources"
+        return
+    if cpu_only(native):
+        result.port_note = nothing_to_port(native.native_files)
+        return
+    if t.name not in port_ext_targets():
+        result.port_note = (f"{counted(native.cuda_files, 'CUDA file')}, {counted(len(native.kernels), 'kernel')}: "
+                            f"{t.kernel_advice}")
+        return
+    if t.cuda_kernels == "inventory":
+        result.port = port(result.output, t.name, write_reports=False, jobs=jobs)
+        inv = result.port.inventory
+        result.port_note = (f"inventory: {counted(len(inv['kernels']), 'kernel')} in "
+                            f"{counted(inv['cuda_files'], 'CUDA file')} to rewrite for {t.title}, "
+                            f"{counted(len(inv['launches']), 'launch site')}, "
+                            f"{counted(len(inv['python_calls']), 'Python call site')}")
+        return
+    result.port = port(result.output, t.name, in_place=True, force=True, write_reports=False, jobs=jobs)
+    totals = result.port.totals()
+    result.port_note = (f"ported in place: {counted(totals['converted_refs'], 'reference')} converted, "
+                        f"{totals['left_refs']} left, {totals['unsupported']} unsupported, "
+                        f"{totals['needs_review']} to review, {counted(totals['renamed_files'], 'file')} renamed")
+
+
+def cpu_only(native) -> bool:
+    """C/C++ sources with no CUDA in them: no .cu/.cuh file, no kernel, no CUDA call, PTX or arch check
+    (exported ops alone are no CUDA: a CPU extension exports them too)."""
+    return native.native_files > 0 and not native.cuda_files and not native.kernels \
+        and all(f.rule == codes.TP907.id for f in native.findings)
+
+
+# ------------------------------------------------------------------ verify
+def run_verify(t, argv: list, out: Path, echo=None) -> Verify:
+    """Run `argv` in `out`: on the simulated device when the target has one, else on this machine."""
+    import shutil
+    import tempfile
+
+    from ..sim import launch, simulated_targets
+
+    command = launch.resolve_command(argv)
+    simulated = t.name in simulated_targets()
+    folder = tempfile.mkdtemp(prefix="torchport-migrate-") if simulated else None
+    env = dict(os.environ)
+    if simulated:
+        env.update(launch.environment(t.name, report_dir=folder))
+    start = time.perf_counter()
+    lines: list = []
+    try:
+        try:
+            child = subprocess.Popen(command, cwd=out, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, text=True, errors="replace")
+        except OSError as e:
+            raise UsageError(f"cannot start {command[0]}: {e.strerror}") from None
+        assert child.stdout is not None
+        for line in child.stdout:
+            lines.append(line)
+            if echo is not None:
+                echo(line.rstrip("\n"))
+        code = child.wait()
+        merged = launch.merge(folder) if folder else None
+    finally:
+        if folder:
+            shutil.rmtree(folder, ignore_errors=True)
+    return Verify(list(argv), f"simulated {t.name}" if simulated else "this machine", code, "".join(lines),
+                  processes=merged["processes"] if merged else None,
+                  fallback_ops=merged["fallback_ops"] if merged else [], seconds=time.perf_counter() - start,
+                  off_target=not simulated and not t.host)
+
+
+# ------------------------------------------------------------------ What's left
+def _item(kind: str, t, file: str, line: int, item: str, rule: str, source: str, *, message: str = "",
+          change: str = "", name: str = "", action: str = "") -> Item:
+    _, _, why, fix = KINDS[kind]
+    code = codes.CODES.get(rule)
+    words = {"target": t.title, "message": message or (code.what if code else ""), "change": change, "name": name,
+             "what": code.what if code else message, "rule": rule}
+    return Item(kind, file, line, item, rule, source, why.format(**words), fix.format(**words), action)
+
+
+def whats_left(result: MigrateResult, t) -> tuple:
+    """(the items, ordered by risk, then file and line; how many duplicates were merged)."""
+    from ..check.api import describe
+
+    items: list = []
+    lines = _line_maps(result.convert)
+    checked_files = collections.defaultdict(set)
+    for f in result.check.findings:             # the Python, notebooks, shell scripts and configs written
+        kind = ACTION_KINDS[f.action]
+        checked_files[f.file].add(f.rule)
+        change = describe(f).split(": ", 1)[0] if f.action in CHANGES else ""
+        items.append(_item(kind, t, f.file, f.line, _one_line(f.old) or f.rule, f.rule, "check", message=f.message,
+                           change=change, action=f.action))
+    merged = 0
+    port = result.port
+    if port is not None and port.mode != "inventory":   # ported: port-ext's findings are what is left
+        renamed = {r.path: r.output for r in port.files}
+        for f in port.findings:
+            port_kind = RULE_KINDS.get(f.rule) or ("not-processed" if f.action == ERROR else None)
+            if port_kind is None:
+                continue
+            items.append(_item(port_kind, t, renamed.get(f.file, f.file), f.line, _one_line(f.old) or f.rule, f.rule,
+                               "port-ext", message=f.message))
+        for r in port.files:
+            if r.left:
+                names = ", ".join(name for name, _ in r.left.most_common(5))
+                items.append(_item("port-left", t, r.output, 0, names, "", "port-ext",
+                                   message=f"{sum(r.left.values())} references to names the mapping does not know "
+                                           f"({names}): map them (`-m MAP.json`) or edit them"))
+    native_rows = port is None or port.mode == "inventory"
+    kernel_files = {f.file for f in result.analysis.native.findings if f.rule == codes.TP902.id}
+    from ..kb.packages import packages
+    from ..analyze.api import package_of
+
+    kb = packages()
+    for f in result.analysis.common:
+        if f.rule in (codes.TP908.id, codes.TP909.id):
+            if f.rule == codes.TP908.id and codes.TP114.id in checked_files.get(f.file, ()):
+                merged += 1                       # the import, reported by convert (TP114) too
+                continue
+            pkg = package_of(f, kb)
+            swap = pkg is not None and pkg.advice(t.name)[1]
+            message = pkg.advice(t.name)[0] if pkg is not None else f.message
+            items.append(_item("blocked-package" if pkg is not None and not swap else "package-swap", t, f.file,
+                               lines.get(f.file, {}).get(f.line, f.line), _one_line(f.old), f.rule, "analyze",
+                               message=message))
+            continue
+        kind = RULE_KINDS.get(f.rule) or ""
+        if not kind or kind != "cuda-torch" and not native_rows:
+            continue                              # info only; or ported, and port-ext reports what is left
+        if kind in ("cuda-calls", "ptx") and f.file in kernel_files:
+            merged += 1                           # part of the kernel file's rewrite
+            continue
+        message = f.message
+        if kind == "kernel":
+            message = f"CUDA kernels: {t.kernel_advice}; meanwhile keep a PyTorch fallback for the ops it backs"
+        items.append(_item(kind, t, f.file, f.line, _one_line(f.old), f.rule, "analyze", message=message))
+    for file, line, rule, advice, source in result.analysis.advice(t.name):
+        items.append(_item("advice", t, file, lines.get(file, {}).get(line, line), rule, rule, "advice",
+                           message=f"{advice} (source: {source})", name=rule))
+    with_rows = {i.file for i in items}
+    for r in result.convert.files:
+        if getattr(r, "mentions_cuda", False) and not r.path.endswith(NATIVE_SUFFIXES):  # C++: rows above
+            if r.path in with_rows:               # a config check reported, a requirements line analyze did
+                merged += 1
+                continue
+            items.append(_item("mentions-cuda", t, r.path, 0, r.path, "", "convert"))
+    v = result.verify
+    if v is not None and v.verdict != "passed":
+        last = next((ln for ln in reversed(v.tail) if ln.strip()), "")
+        kind = "verify-failed" if v.verdict == "failed" else "verify-off-target" if v.off_target else "verify-unused"
+        items.append(_item(kind, t, "", 0, " ".join(v.command), "verify", "verify", name=t.name,
+                           message=f"exit {v.exit_code}" + (f": {last.strip()}" if last else "")))
+    seen, unique = set(), []
+    for n, i in enumerate(items):  # check's own rows are each one of its findings (two on one line stay two)
+        key = (i.file, i.line, i.rule, i.item) if i.source != "check" else n
+        if key in seen:
+            merged += 1
+            continue
+        seen.add(key)
+        unique.append(i)
+    unique.sort(key=lambda i: (RISKS.index(i.risk), i.file, i.line, i.rule))
+    return unique, merged
+
+
+def _one_line(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _line_maps(converted) -> dict:
+    """file -> {input line: output line} for the Python files convert changed (an inserted import moves the
+    lines below it), so findings made on the input point at the output's lines."""
+    maps: dict = {}
+    for r in converted.files:
+        if r.status != "converted" or r.kind != "python":
+            continue
+        texts = converted.texts(r)
+        if texts is None:
+            continue
+        old, new = texts[0].splitlines(), texts[1].splitlines()
+        mapping = {}
+        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+            for k in range(i1, i2):
+                mapping[k + 1] = j1 + 1 + (k - i1 if tag == "equal" else min(k - i1, max(j2 - j1 - 1, 0)))
+        maps[r.path] = mapping
+    return maps

@@ -1,0 +1,262 @@
+"""torchport migrate: one project (Python, a CUDA extension, a notebook) -> one output tree and one report whose
+"What's left" comes first, ordered by risk, and agrees with `torchport check` on the output; --verify runs the
+migrated code for real; port-ext says when a C++ tree has nothing to port."""
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from torchport.cli import main
+
+RISKS = ("would fail on a normal path", "needs review", "advice (performance)")
+
+TRAIN = """\
+import torch
+import torch.distributed as dist
+
+
+def capability():
+    return torch.cuda.get_device_capability(), torch.cuda.get_device_capability(0)
+
+
+def main():
+    model = torch.nn.Linear(4, 2).cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(3):
+        x = torch.randn(8, 4).cuda()
+        loss = model(x).sum()
+        loss.backward()
+        opt.step()
+        torch.cuda.synchronize()
+    if dist.is_available() and dist.is_initialized():
+        dist.init_process_group(backend="nccl")
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+KERNEL = """\
+#include <torch/extension.h>
+#include <cuda_runtime.h>
+
+__global__ void add_kernel(const float* a, const float* b, float* c, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) c[i] = a[i] + b[i];
+}
+
+torch::Tensor fused_add(torch::Tensor a, torch::Tensor b) {
+  auto c = torch::empty_like(a);
+  int n = a.numel();
+  add_kernel<<<(n + 255) / 256, 256>>>(a.data_ptr<float>(), b.data_ptr<float>(), c.data_ptr<float>(), n);
+  return c;
+}
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("fused_add", &fused_add); }
+"""
+
+SETUP = """\
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+setup(name="my_ext", ext_modules=[CUDAExtension("my_ext", ["csrc/add.cu"])],
+      cmdclass={"build_ext": BuildExtension})
+"""
+
+
+def notebook() -> str:
+    cells = [{"cell_type": "markdown", "metadata": {}, "source": ["# demo"]},
+             {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+              "source": ["import torch\n", "x = torch.ones(2).cuda()\n", "print(torch.cuda.is_available())\n"]}]
+    return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+
+
+def make_project(root: Path) -> Path:
+    proj = root / "proj"
+    (proj / "csrc").mkdir(parents=True)
+    (proj / "train.py").write_text(TRAIN)
+    (proj / "csrc" / "add.cu").write_text(KERNEL)
+    (proj / "setup.py").write_text(SETUP)
+    (proj / "demo.ipynb").write_text(notebook())
+    return proj
+
+
+def snapshot(folder: Path) -> dict:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def cli(*args) -> tuple:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in args])
+    return code, out.getvalue(), err.getvalue()
+
+
+def table_rows(md: str) -> list:
+    """The rows of the What's left table, as lists of cells."""
+    section = md.split("## What's left", 1)[1].split("\n## ", 1)[0]
+    lines = [ln for ln in section.splitlines() if ln.startswith("| ") and not ln.startswith("| No.")]
+    return [[c.strip() for c in ln.strip("|").split(" | ")] for ln in lines]
+
+
+def test_migrate_npu_one_tree_one_report_ordered_and_agrees_with_check(tmp_path):
+    proj = make_project(tmp_path)
+    before, siblings = snapshot(proj), sorted(os.listdir(tmp_path))
+    out = tmp_path / "proj_npu"
+    code, stdout, _ = cli("migrate", proj, "--to", "npu", "-o", out)
+    assert code == 1, stdout  # a kernel to rewrite and an API npu lacks: items that would fail remain
+    assert stdout.rstrip().splitlines()[-1].startswith("next: ")
+
+    # one output tree, nothing else beside it, the user's project untouched
+    assert snapshot(proj) == before
+    assert sorted(os.listdir(tmp_path)) == sorted(siblings + ["proj_npu"])
+    reports = [p for p in out.rglob("*") if p.is_dir() and "report" in p.name]
+    assert [p.relative_to(out).as_posix() for p in reports] == ["torchport-report"]
+    assert sorted(p.name for p in out.iterdir()) == ["csrc", "demo.ipynb", "setup.py", "torchport-report", "train.py"]
+    assert ".npu()" in (out / "demo.ipynb").read_text() and "import torch_npu" in (out / "train.py").read_text()
+
+    # one report, What's left first, ordered by risk, each class present
+    md = (out / "torchport-report" / "migrate.md").read_text()
+    assert [ln for ln in md.splitlines() if ln.startswith("## ")][0] == "## What's left"
+    rows = table_rows(md)
+    risks = [r[1] for r in rows]
+    assert set(risks) == set(RISKS)
+    assert risks == sorted(risks, key=RISKS.index)
+    data = json.loads((out / "torchport-report" / "migrate.json").read_text())
+    left = data["whats_left"]
+    assert [r["item"] for r in left] == [r[3] for r in rows]
+    assert all(r["effort"] in data["effort_classes"] for r in left)
+    kernel = next(r for r in left if r["rule"] == "TP902")
+    assert (kernel["risk"], kernel["file"], kernel["line"], kernel["effort"]) == ("fail", "csrc/add.cu", 4, "large")
+    unsupported = next(r for r in left if r["action"] == "unsupported")
+    assert unsupported["risk"] == "fail" and unsupported["item"] == "torch.cuda.get_device_capability"
+    out_lines = (out / "train.py").read_text().splitlines()
+    assert "get_device_capability" in out_lines[unsupported["line"] - 1]  # the output's line, not the input's
+    fused = next(r for r in left if r["rule"] == "npu-fused-optimizer")
+    assert fused["risk"] == "advice" and "SGD" in out_lines[fused["line"] - 1]
+    # de-duplicated: setup.py's CUDAExtension import is found by analyze and by check, listed once
+    keys = [(r["file"], r["line"], r["rule"]) for r in left if r["source"] != "check"]
+    assert len(keys) == len(set(keys))
+    same_line = [r for r in left if r["item"] == "torch.cuda.get_device_capability"]
+    assert len(same_line) == 2 and same_line[0]["line"] == same_line[1]["line"]  # two calls, two items
+    assert sum(1 for r in left if r["file"] == "setup.py") == 1
+    assert data["verified"] is None and "Not verified" in md
+
+    # `torchport check OUT` agrees with the report's counts
+    code, stdout, _ = cli("check", out, "--to", "npu", "--format", "json")
+    checked = json.loads(stdout)["summary"]
+    mine = data["counts"]["check"]
+    assert {k: checked[k] for k in mine} == mine
+    assert mine["problems"] >= 1 and mine["notes"] >= 1  # the comparison is not of two zeros
+    assert code == (1 if mine["problems"] else 0)
+    assert data["counts"]["by_source"]["check"] == checked["problems"] + checked["notes"]
+
+
+def test_migrate_cpu_verify_runs_the_script(tmp_path):
+    pytest.importorskip("torch")
+    proj = tmp_path / "tiny"
+    proj.mkdir()
+    (proj / "train.py").write_text("import torch\nmodel = torch.nn.Linear(3, 1).cuda()\nx = torch.randn(4, 3).cuda()\n"
+                                   "print('loss', float(model(x).sum()), x.device)\n")
+    out = tmp_path / "tiny_cpu"
+    code, stdout, stderr = cli("migrate", proj, "--to", "cpu", "-o", out, "-q", "--verify", "--", "python", "train.py")
+    assert code == 0, stdout + stderr
+    assert "exit 0 (passed)" in stdout and stdout.rstrip().splitlines()[-1].startswith("next: torchport check")
+    data = json.loads((out / "torchport-report" / "migrate.json").read_text())
+    assert data["verified"]["exit_code"] == 0 and data["verified"]["verdict"] == "passed"
+    assert any("loss" in line and "cpu" in line for line in data["verified"]["tail"])
+    md = (out / "torchport-report" / "migrate.md").read_text()
+    assert "- exit status: 0 (passed)" in md
+    assert "loss" in (out / "torchport-report" / "verify.log").read_text()
+
+    # a failing command is the first item, and the run fails
+    (proj / "train.py").write_text("import torch\nraise SystemExit('boom: ' + str(torch.ones(1).cuda().device))\n")
+    code, stdout, _ = cli("migrate", proj, "--to", "cpu", "-o", out, "--force", "-q", "--verify", "--", "python",
+                          "train.py")
+    assert code == 1
+    data = json.loads((out / "torchport-report" / "migrate.json").read_text())
+    assert data["verified"]["verdict"] == "failed" and data["verified"]["exit_code"] == 1
+    assert data["whats_left"][0]["kind"] == "verify-failed" and "boom: cpu" in data["whats_left"][0]["why"]
+    assert "next: torchport explain --file" in stdout
+
+
+def test_migrate_npu_verify_on_the_simulated_device(tmp_path):
+    pytest.importorskip("torch")
+    build = subprocess.run([sys.executable, "-m", "torchport", "sim", "--build"], capture_output=True, text=True,
+                           timeout=900)
+    assert build.returncode == 0, build.stderr
+    proj = tmp_path / "tiny"
+    proj.mkdir()
+    (proj / "run.py").write_text("import torch\nx = torch.ones(2).cuda() * 3\ntorch.cuda.synchronize()\n"
+                                 "print('device', x.device, float(x.sum()))\n")
+    code, stdout, stderr = cli("migrate", proj, "--to", "npu", "-q", "--verify", "--", "python", "run.py")
+    assert code == 0, stdout + stderr
+    data = json.loads((tmp_path / "tiny_npu" / "torchport-report" / "migrate.json").read_text())
+    v = data["verified"]
+    assert (v["exit_code"], v["verdict"], v["processes"]) == (0, "passed", 1)
+    assert any("device npu:0 6.0" in line for line in v["tail"])
+
+
+def test_nothing_to_port(tmp_path):
+    cpp = tmp_path / "cpp"
+    (cpp / "src").mkdir(parents=True)
+    (cpp / "src" / "ops.cpp").write_text('#include <torch/extension.h>\n#include "ops.h"\n'
+                                         "torch::Tensor twice(torch::Tensor x) { return x * 2; }\n"
+                                         'PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("twice", &twice); }\n')
+    (cpp / "src" / "ops.h").write_text("#pragma once\n#include <torch/extension.h>\ntorch::Tensor twice(torch::Tensor x);\n")
+    for target in ("npu", "musa"):
+        code, stdout, _ = cli("port-ext", cpp, "--to", target, "-o", tmp_path / f"out_{target}")
+        assert code == 0
+        assert stdout.splitlines()[0] == f"torchport port-ext --to {target}: 2 C++ sources, CPU-only, nothing to port"
+    code, stdout, _ = cli("migrate", cpp, "--to", "npu")
+    assert "port-ext: 2 C++ sources, CPU-only, nothing to port" in stdout
+    assert stdout.rstrip().splitlines()[-1] == f"next: cd {tmp_path / 'cpp_npu'} && torchport sim --to npu -- python SCRIPT"
+    # one CUDA file makes it something to port
+    (cpp / "src" / "k.cu").write_text("__global__ void k(float* x) { x[0] = 1; }\n")
+    code, stdout, _ = cli("port-ext", cpp, "--to", "npu", "-o", tmp_path / "again")
+    assert "nothing to port" not in stdout and "1 kernel" in stdout
+
+
+def test_migrate_usage_errors(tmp_path):
+    proj = make_project(tmp_path)
+    code, _, err = cli("migrate", proj, "--to", "npu", "--verify")
+    assert code == 2 and "--verify needs a command" in err
+    code, _, err = cli("migrate", proj / "train.py", "--to", "npu")
+    assert code == 2 and "project folder" in err
+    (proj / "torchport-report").mkdir()
+    code, _, err = cli("migrate", proj, "--to", "npu")
+    assert code == 2 and "torchport-report" in err
+    assert not (tmp_path / "proj_npu").exists()
+
+
+def test_migrate_musa_ports_in_place_and_reruns_with_force(tmp_path):
+    proj = make_project(tmp_path)
+    out = tmp_path / "proj_musa"
+    first = None
+    for args in ((), ("--force",)):
+        code, stdout, _ = cli("migrate", proj, "--to", "musa", *args)
+        data = json.loads((out / "torchport-report" / "migrate.json").read_text())
+        assert sorted(os.listdir(tmp_path)) == ["proj", "proj_musa"]  # no backup or report folder beside it
+        assert (out / "csrc" / "add.mu").is_file() and not (out / "csrc" / "add.cu").exists()
+        assert "MUSAExtension" in (out / "setup.py").read_text()
+        assert not [r for r in data["whats_left"] if r["kind"] == "not-processed"], data["whats_left"]
+        assert data["renamed"][0]["from"] == "csrc/add.cu" and data["renamed"][0]["to"] == "csrc/add.mu"
+        tree = (snapshot(out / "csrc"), data["checked"])
+        assert first is None or tree[0] == first[0] and tree[1]["files"] == first[1]["files"]  # not its own report
+        first = tree
+
+
+def test_migrate_off_target_verify_is_unverified(tmp_path):
+    proj = tmp_path / "tiny"
+    proj.mkdir()
+    (proj / "run.py").write_text("print('no device used')\n")
+    code, stdout, _ = cli("migrate", proj, "--to", "xpu", "-q", "--verify", "--", "python", "run.py")
+    data = json.loads((tmp_path / "tiny_xpu" / "torchport-report" / "migrate.json").read_text())
+    assert data["verified"]["exit_code"] == 0 and data["verified"]["verdict"] == "unverified"
+    assert [r["kind"] for r in data["whats_left"]] == ["verify-off-target"] and code == 0
+    assert "exit 0 (unverified)" in stdout
