@@ -92,9 +92,9 @@ def test_syntax_errors_fail_and_shell_scripts_are_checked(files):
     code, out, _ = run_cli("check", "bad.py", "--to", "npu", cwd=files)
     assert code == 1
     assert [(r["file"], r["line"], r["rule"], r["action"]) for r in finding_lines(out)] == [("bad.py", "2", "TP000", "error")]
-    assert "1 errors" in out
+    assert "1 error)" in out
     code, out, _ = run_cli("check", "run.sh", "notes.txt", "--to", "npu", cwd=files)
-    assert code == 1 and "1 files" in out, "shell scripts are checked (convert rewrites them), text files are not"
+    assert code == 1 and "1 file," in out, "shell scripts are checked (convert rewrites them), text files are not"
     assert [(r["file"], r["rule"]) for r in finding_lines(out)] == [("run.sh", "TP801")]
 
 

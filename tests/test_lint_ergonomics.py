@@ -296,4 +296,4 @@ def test_write_baseline_says_written_and_exits_0(proj, capsys):
     assert last.endswith(f"-> baseline written ({len(recorded)} findings)") and "FAILED" not in out, out
     (proj / "src" / "bad.py").write_text("import torch\ndef f(:\n    torch.cuda.synchronize()\n")
     code, out, _ = run(["check", "src", "--to", "npu", "--write-baseline", "base.json"], proj, capsys)
-    assert code == 1 and "baseline written" in out and "FAILED: 1 errors" in out
+    assert code == 1 and "baseline written" in out and "FAILED: 1 error " in out

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ..core import codes
+from ..core.words import counted
 from ..core.version import __version__
 from ..analyze.scan import guarded_scan, init_worker
 from ..backends import load_target
@@ -135,8 +136,9 @@ class CheckResult:
     def summary_line(self, verdict: Optional[str] = None) -> str:
         """The last line of the text report; `verdict` replaces its `-> ok` / `-> FAILED` end."""
         s = self.summary()
-        line = (f"torchport check --to {self.target}: {s['files']} files, {s['problems']} problems "
-                f"({s['changes']} changes, {s['unsupported']} unsupported, {s['errors']} errors), {s['notes']} to review")
+        line = (f"torchport check --to {self.target}: {counted(s['files'], 'file')}, "
+                f"{counted(s['problems'], 'problem')} ({counted(s['changes'], 'change')}, {s['unsupported']} "
+                f"unsupported, {counted(s['errors'], 'error')}), {s['notes']} to review")
         if self.baseline is not None:
             line += f", {s['suppressed']} suppressed by the baseline"
         if s["ignored"]:

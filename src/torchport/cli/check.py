@@ -5,6 +5,7 @@ import json
 import sys
 
 from ..core.names import printable
+from ..core.words import counted
 from . import settings
 from .common import target_name, jobs, progress, write_out
 
@@ -24,8 +25,8 @@ def run(args) -> int:
     if args.write_baseline:
         n = write_baseline(result, args.write_baseline)
         errors = result.summary()["errors"]
-        verdict = f"baseline written ({n} findings)" + (f"; FAILED: {errors} errors (files that could not be "
-                                                         "checked are never baselined)" if errors else "")
+        verdict = f"baseline written ({counted(n, 'finding')})" + (
+            f"; FAILED: {counted(errors, 'error')} (files that could not be checked are never baselined)" if errors else "")
     if args.format == "sarif":
         from ..check.sarif import to_sarif
 

@@ -38,8 +38,9 @@ def run(args) -> int:
     print(f"  convert:  {c['files']} files ({status}), {c['changes']} changes, {c['unsupported']} unsupported, "
           f"{c['advice']} to review, {c['errors']} errors")
     print(f"  port-ext: {printable(result.port_note)}")
-    print(f"  check:    {k['files']} files, {k['problems']} problems ({k['changes']} changes, {k['unsupported']} "
-          f"unsupported, {k['errors']} errors), {k['notes']} to review")
+    print(f"  check:    {counted(k['files'], 'file')}, {counted(k['problems'], 'problem')} "
+          f"({counted(k['changes'], 'change')}, {k['unsupported']} unsupported, {counted(k['errors'], 'error')}), "
+          f"{k['notes']} to review")
     v = result.verify
     if v is None:
         print("  verify:   not verified (add --verify -- COMMAND)")
