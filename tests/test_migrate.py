@@ -13,7 +13,7 @@ import pytest
 
 from torchport.cli import main
 
-RISKS = ("would fail on a normal path", "needs review", "advice (performance)")
+RISKS = ("would fail on a normal path", "to review", "advice (performance)")
 
 TRAIN = """\
 import torch

@@ -38,7 +38,7 @@ SCHEMA_VERSION = 1
 
 # Risk classes, in report order: what would fail on a normal path, then what needs a look, then advice.
 RISKS = ("fail", "review", "advice")
-RISK_TITLES = {"fail": "would fail on a normal path", "review": "needs review", "advice": "advice (performance)"}
+RISK_TITLES = {"fail": "would fail on a normal path", "review": "to review", "advice": "advice (performance)"}
 EFFORTS = {"small": "under an hour: one line or one call",
            "medium": "under a day: an API, package or build change, or a failure to diagnose",
            "large": "days: a kernel rewritten for the target"}

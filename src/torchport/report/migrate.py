@@ -16,6 +16,7 @@ from pathlib import Path
 from ..core import writes
 from ..core.files import REPORT_MARKER
 from ..core.names import md_code, printable
+from ..core.words import counted
 from . import _table, write_all
 from .port import write_port
 
@@ -44,7 +45,8 @@ def markdown(result) -> str:
     by_risk = ", ".join(f"{counts['by_risk'][r]} {RISK_TITLES[r]}" for r in RISKS)
     out += ["## What's left", "", f"{counts['items']} items: {by_risk}. Ordered by risk; file:line is in the "
             f"migrated tree {md_code(result.output)}."
-            + (f" {result.merged} findings reported by two steps are counted once." if result.merged else ""), ""]
+            + (f" {counted(result.merged, 'finding')} reported by two steps "
+               f"{'is' if result.merged == 1 else 'are'} counted once." if result.merged else ""), ""]
     if result.items:
         out += _table(("No.", "Risk", "Where", "Item", f"Why it matters on {target}", "Suggested fix", "Effort"),
                       [(n, RISK_TITLES[i.risk], i.where, i.item, i.why, i.fix, i.effort)
@@ -55,8 +57,8 @@ def markdown(result) -> str:
     s = result.convert.summary()
     out += ["## Converted", "", f"- input: {md_code(result.input)}", f"- output: {md_code(result.output)}",
             f"- files: {s['files']} ({', '.join(f'{k} {v}' for k, v in s['files_by_status'].items())}), lines: "
-            f"{s['lines']}", f"- {s['changes']} changes, {s['unsupported']} unsupported, {s['advice']} to review, "
-            f"{s['errors']} errors (line by line: {md_code('convert/report.md')}, {md_code('convert/report.html')})",
+            f"{s['lines']}", f"- {counted(s['changes'], 'change')}, {s['unsupported']} unsupported, {s['advice']} to "
+            f"review, {counted(s['errors'], 'error')} (line by line: {md_code('convert/report.md')}, {md_code('convert/report.html')})",
             ""]
     out += ["## Ported (C++/CUDA)", "", f"- {printable(result.port_note)}"]
     if result.port is not None:
@@ -64,8 +66,8 @@ def markdown(result) -> str:
     out.append("")
     c = result.check.summary()
     out += ["## Checked", "", f"`torchport check {printable(result.output)} --to {target}` on the migrated tree: "
-            f"{c['files']} files, {c['problems']} problems ({c['changes']} changes, {c['unsupported']} unsupported, "
-            f"{c['errors']} errors), {c['notes']} to review. They are the rows from `check` above.", ""]
+            f"{counted(c['files'], 'file')}, {counted(c['problems'], 'problem')} ({counted(c['changes'], 'change')}, "
+            f"{c['unsupported']} unsupported, {counted(c['errors'], 'error')}), {c['notes']} to review. They are the rows from `check` above.", ""]
     out += ["## Verified", ""]
     v = result.verify
     if v is None:
