@@ -389,6 +389,9 @@ def apex_optimizers(tree: ast.Module, ctx: FileContext) -> None:
     if any(n == "apex" or n.startswith(OPTIMIZERS) for n in ctx.api.user_names):
         return  # the user's rule files say what apex's optimizers become
     data = bundled_data("apex.toml")
+    if not any(name.rsplit(".", 1)[1] in ctx.source for table in ("optimizers", "reported", "aliases")
+               for name in data[table]):
+        return  # no apex optimizer class is named in the file (a cheap test before walking the tree)
     converted: set = ctx.memo.setdefault("apex-optimizer-calls", set())
     parents = ctx.parents()
     for node in ast.walk(tree):

@@ -125,9 +125,11 @@ def _bound_moves(scope, name: str, call: ast.Call) -> list:
 @checker(codes.TP212, nodes=(ast.Module,), triggers=NEEDS)
 def export_on_the_cpu(node: ast.Module, ctx: FileContext) -> None:
     r = codes.TP212
-    parents = ctx.parents()
     calls = [(n, EXPORTS[q]) for n in ast.walk(node) if isinstance(n, ast.Call)
              for q in [ctx.qualname(n.func)] if q in EXPORTS]
+    if not calls:
+        return
+    parents = ctx.parents()
     for call, spec in calls:
         scope = next((p for p in _ancestors(parents, call) if isinstance(p, SCOPES)), node)
         moves = []
