@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Optional
 
-from ..converter.flow import CHILD_FIELDS, child_fields
+from ..converter.context import resolve
 
 MATCHERS = ("call", "method", "assign", "subscript", "define", "backward")
 OPTIONS = {"call": {"keywords", "max_positional", "file_calls"}, "method": {"receiver_call"}}
@@ -154,17 +154,7 @@ def _bindings(src) -> dict:
 
 def qualname(node, bindings: dict) -> Optional[str]:
     """The dotted name an expression refers to through the file's imports (`nn.Conv2d` -> torch.nn.Conv2d)."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    best = None
-    for b in bindings.get(node.id, ()):
-        if b.visible_at(node.lineno) and (best is None or (b.scope or (0, 0))[0] > (best.scope or (0, 0))[0]):
-            best = b
-    return ".".join([best.qualname, *reversed(parts)]) if best is not None else None
+    return resolve(bindings, node)
 
 
 def _last_name(func) -> str:
@@ -182,23 +172,8 @@ class _Tree:
         self.src = src
         self.tree = src.tree
         self.bindings = _bindings(src)
-        self.by_type: dict = {}               # ast class -> its nodes
-        self.parents: dict = {}               # id(node) -> its parent
-        stack: list = [self.tree]
-        push, parents, node_type = stack.append, self.parents, ast.AST
-        while stack:
-            node = stack.pop()
-            self.by_type.setdefault(node.__class__, []).append(node)
-            for name in CHILD_FIELDS.get(node.__class__) or child_fields(node.__class__):
-                value = getattr(node, name, None)
-                if isinstance(value, list):
-                    for item in value:
-                        if isinstance(item, node_type):
-                            parents[id(item)] = node
-                            push(item)
-                elif isinstance(value, node_type):
-                    parents[id(value)] = node
-                    push(value)
+        self.parents = src.parents()          # id(node) -> its parent (shared with the converter)
+        self.by_type = src.nodes_by_type()    # ast class -> its nodes
         self._training: Optional[set] = None
         self._sorted: dict = {}
         self._called: dict = {}

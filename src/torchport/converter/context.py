@@ -48,6 +48,28 @@ class Binding:
         self.stmts = self.stmts or [self.stmt]
 
 
+def visible_binding(bindings: dict, local: str, line: int) -> Optional[Binding]:
+    """The import binding of `local` visible at `line` in {local: [Binding]} (the innermost function's wins)."""
+    best = None
+    for b in bindings.get(local, ()):
+        if b.visible_at(line) and (best is None or (b.scope or (0, 0))[0] > (best.scope or (0, 0))[0]):
+            best = b
+    return best
+
+
+def resolve(bindings: dict, node) -> Optional[str]:
+    """The dotted name a plain Name/Attribute chain refers to through the imports in `bindings`
+    (`nn.Conv2d` -> torch.nn.Conv2d), or None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    binding = visible_binding(bindings, node.id, node.lineno)
+    return ".".join([binding.qualname, *reversed(parts)]) if binding is not None else None
+
+
 class FileContext:
     def __init__(self, path: str, source: str, api: ApiMap, newline: str = "\n", line_starts=None):
         self.path = path
@@ -107,24 +129,11 @@ class FileContext:
 
     def lookup(self, local: str, line: int) -> Optional[Binding]:
         """The import binding of `local` visible at `line` (the innermost function's import wins)."""
-        best = None
-        for b in self.bindings.get(local, ()):
-            if b.visible_at(line) and (best is None or (b.scope or (0, 0))[0] > (best.scope or (0, 0))[0]):
-                best = b
-        return best
+        return visible_binding(self.bindings, local, line)
 
     def qualname(self, node) -> Optional[str]:
         """Dotted name an expression refers to through the file's imports, if it is a plain chain."""
-        parts = []
-        while isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        if not isinstance(node, ast.Name):
-            return None
-        binding = self.lookup(node.id, node.lineno)
-        if binding is None:
-            return None
-        return ".".join([binding.qualname, *reversed(parts)])
+        return resolve(self.bindings, node)
 
     def torch_name(self) -> str:
         """The file's name for the torch package; asks for `import torch` when there is none."""

@@ -49,14 +49,18 @@ def lower_text(source: str) -> str:
     return lowered
 
 
-def _parent_map(tree: ast.AST) -> dict:
+def _parent_map(tree: ast.AST, by_type: Optional[dict] = None) -> dict:
     """{id(child): parent} for every node under `tree` but the shared context and operator singletons (which
-    have no one parent), without `iter_child_nodes`' generators: this is the hottest walk of a conversion."""
+    have no one parent), without `iter_child_nodes`' generators: this is the hottest walk of a conversion.
+    Given `by_type`, it also fills {ast class: [nodes]} in the same walk."""
     parents: dict = {}
     stack = [tree]
     pop, push, node_type, fields = stack.pop, stack.append, ast.AST, CHILD_FIELDS.get
+    collect = by_type.setdefault if by_type is not None else None
     while stack:
         node = pop()
+        if collect is not None:
+            collect(node.__class__, []).append(node)
         for name in fields(node.__class__) or child_fields(node.__class__):
             value = getattr(node, name, None)
             if isinstance(value, list):
@@ -83,6 +87,7 @@ class SourceFile:
         self._imports = None
         self._bindings = None
         self._parents = None
+        self._by_type: Optional[dict] = None
         self._relevant: dict = {}
 
     @property
@@ -130,6 +135,13 @@ class SourceFile:
         if self._parents is None:
             self._parents = _parent_map(self.tree)
         return self._parents
+
+    def nodes_by_type(self) -> dict:
+        """{ast class: [nodes]} over the whole tree (analyze's advice asks for it), built with the parent map."""
+        if self._by_type is None:
+            self._by_type = {}
+            self._parents = _parent_map(self.tree, self._by_type)  # the same map again, in the fast walk
+        return self._by_type
 
     def walk_plan(self, lines: list) -> list:
         key = ("plan", tuple(lines))
