@@ -273,3 +273,23 @@ def test_port_ext_force_removes_its_stale_files_too(tmp_path):
     code, stdout, err = run_cli("port-ext", src, "--to", "musa", "--force")
     assert code == 0, err
     assert _tree(out) == ["a.mu"] and "1 stale file it had written removed" in stdout
+
+
+def test_commands_end_with_the_next_step(tmp_path, capsys):
+    """analyze, convert and a failing check each end with a `next:` line naming a command that exists."""
+    from torchport.cli import main
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "train.py").write_text("import torch\nx = torch.ones(2).cuda()\n", encoding="utf-8")
+    assert main(["analyze", str(project), "--to", "npu", "-o", str(tmp_path / "a")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == f"next: torchport migrate {project} --to npu"
+    assert main(["convert", str(project), "--to", "npu", "-o", str(tmp_path / "c")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == f"next: torchport check {tmp_path / 'c'} --to npu"
+    assert main(["check", str(project), "--to", "npu"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1].startswith(f"next: torchport convert {project} --to npu -o OUT  (makes the 2 changes")
+    assert main(["check", str(tmp_path / "c"), "--to", "npu"]) == 0  # the converted copy passes: no next step
+    assert "next:" not in capsys.readouterr().err

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 from collections import Counter
 
@@ -49,6 +50,8 @@ def run(args) -> int:
         if result.output:
             print(f"  report: {printable(os.path.join(result.output, 'analysis.md'))} (+ report.html, analysis.json, "
                   "cuda_op_list.csv, unknown_api.csv, <target>/unsupported_api.csv, <target>/advice.csv)")
+        target = result.targets[0] if len(result.targets) == 1 else "TARGET"
+        print(f"next: torchport migrate {shlex.quote(path)} --to {target}")
     errors = [f for f in result.common if f.action == "error"]
     if not args.json:
         print_errors(errors)

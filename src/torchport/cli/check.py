@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 
 from ..core.names import printable
@@ -43,6 +44,11 @@ def run(args) -> int:
     if args.write_baseline:
         print(f"  baseline: {n} findings recorded in {printable(args.write_baseline)}", file=sys.stderr)
         return 1 if errors else 0
+    changes = result.summary()["changes"]
+    if result.exit_code and changes and args.format == "text":
+        where = shlex.quote(args.inputs[0]) if len(args.inputs) == 1 else "PATH"
+        print(f"next: torchport convert {where} --to {printable(result.target)} -o OUT  (makes the "
+              f"{counted(changes, 'change')}; `torchport rules CODE` explains a finding)", file=sys.stderr)
     return result.exit_code
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import shlex
 import sys
 
 from ..core.errors import UsageError
@@ -71,6 +72,9 @@ def run(args) -> int:
     if result.report_dir:
         print(f"  reports: {printable(os.path.join(result.report_dir, 'report.md'))} (+ report.html, change_list.csv, "
               "unsupported_api.csv, report.json)")
+    if result.output and not errors:
+        left = f" ({s['unsupported']} unsupported left: unsupported_api.csv)" if s["unsupported"] else ""
+        print(f"next: torchport check {shlex.quote(result.output)} --to {printable(result.target)}{left}")
     print_errors(errors)
     return 1 if errors else 0
 
