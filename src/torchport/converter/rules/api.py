@@ -168,6 +168,8 @@ def check_reference(ref: Ref, ctx: FileContext) -> None:
         return  # the same question on every target
     if swap_similar(ctx, ref, res):
         return
+    if kept_under_guard(ctx, ref, res):
+        return  # never runs where there is no device: the guard convert writes (or the user wrote) is the fix
     r = rule_for(ctx, res)
     if res.kind == MAP and res.qualname in ctx.target.no_arguments and _with_arguments(ref):
         report_unconverted(ctx, ref.node, res, r, f"not converted: {ctx.target.no_arguments[res.qualname]}")
@@ -230,6 +232,14 @@ def in_branch_of(ctx, node, asks) -> bool:
 def _guarded(ctx, node) -> bool:
     """Does an enclosing test already ask whether there is a device (any device's spelling)?"""
     return in_branch_of(ctx, node, lambda test: any(w in ctx.text(test) for w in ("is_available", "device_count")))
+
+
+def kept_under_guard(ctx, ref, res) -> bool:
+    """An unsupported call of the target's needs_device (`torch.cuda.memory_reserved()` on cpu) already under a
+    question about the device: it runs only where CUDA is, so it is left without a finding; a second
+    conversion of convert's own `(call if torch.cuda.is_available() else 0)` must not report what it fixed."""
+    return res.kind == UNSUPPORTED and res.qualname in ctx.target.needs_device and _call_of(ref) is not None \
+        and _guarded(ctx, ref.node)
 
 
 def needs_guard(ctx, ref, res) -> bool:
