@@ -2,7 +2,8 @@
 
 For each project and target:
   1. every output .py file parses when its input parsed;
-  2. converting the output again changes nothing;
+  2. converting the output again changes nothing, and finds the same unsupported uses convert left (so
+     `check` on the output agrees with convert's report);
   3. no user identifier is renamed (names defined by def/class/arguments/assignments);
   4. no file other than .py/.sh changes;
   5. every torch.cuda use left in the output is listed in unsupported_api.csv (except names the target
@@ -277,6 +278,14 @@ def check(src: Path, out: Path, reports: Path, target: str) -> list:
     return problems
 
 
+def unsupported_drift(result, again) -> list:
+    """(file, text) of unsupported uses found by converting the output again (`check` on it) but not left by the
+    first conversion, or the other way round: check on convert's output must agree with convert's report."""
+    first = Counter((f.file, f.old) for f in result.findings if f.action == "unsupported")
+    second = Counter((f.file, f.old) for f in again.findings if f.action == "unsupported")
+    return sorted((second - first) + (first - second))
+
+
 def check_port(src: Path, label: str) -> int:
     """port-ext to each PORT_TARGET: the port_checks invariants, then a second port that changes nothing."""
     failures = 0
@@ -345,6 +354,10 @@ def main() -> int:
                 if again.summary()["changes"]:
                     changed = sorted({f"{f.file}:{f.line}" for f in again.findings if f.is_change})
                     problems.append(f"second conversion changed {len(changed)} places, e.g. {changed[:3]}")
+                odd = unsupported_drift(result, again)
+                if odd:
+                    problems.append(f"the output's unsupported uses differ from what convert left: {len(odd)}, "
+                                    f"e.g. {odd[:3]}")
                 s = result.summary()
                 print(f"{name + ' ' + version:22} {target:12} {s['files']:6} {s['files_by_status'].get('converted', 0):5} "
                       f"{s['changes']:7} {s['unsupported']:6} {s['advice']:6} {s['errors']:6} {elapsed:5.1f}s  "

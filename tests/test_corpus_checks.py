@@ -5,7 +5,7 @@ import sys
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))
-from corpus import check, defined_names, line_map, torch_cuda_lines  # noqa: E402
+from corpus import check, defined_names, line_map, torch_cuda_lines, unsupported_drift  # noqa: E402
 
 
 def test_torch_cuda_lines_follow_every_import_spelling():
@@ -45,3 +45,20 @@ def test_check_flags_unreported_cuda_use_and_changed_data(tmp_path):
     (rep / "unsupported_api.csv").write_text("File,Start Line,End Line,OP,Tips\na.py,2,2,torch.cuda.nvtx.mark,x\n")
     (out / "d.txt").write_text("cuda")
     assert check(src, out, rep, "npu") == []
+
+
+def test_unsupported_drift_compares_convert_with_check_on_its_output(tmp_path):
+    """Converting the output again finds exactly the unsupported uses convert left: convert's own guard of
+    torch.cuda.memory_reserved (cpu) is not reported again, the unguarded empty_cache stays reported."""
+    import torchport
+
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "m.py").write_text("import torch\n\ndef mem(d):\n    r = torch.cuda.memory_reserved(d)\n"
+                                         "    torch.cuda.empty_cache()\n    return r\n", encoding="utf-8")
+    first = torchport.convert(tmp_path / "p", "cpu", tmp_path / "out", write_reports=False)
+    again = torchport.convert(tmp_path / "out", "cpu", tmp_path / "again", write_reports=False)
+    assert "if torch.cuda.is_available() else 0" in (tmp_path / "out" / "m.py").read_text(encoding="utf-8")
+    assert [f.old for f in first.findings if f.action == "unsupported"] == ["torch.cuda.empty_cache"]
+    assert unsupported_drift(first, again) == []
+    extra = type("R", (), {"findings": [*again.findings, *[f for f in first.findings if f.action == "unsupported"]]})
+    assert unsupported_drift(first, extra) == [("m.py", "torch.cuda.empty_cache")]
