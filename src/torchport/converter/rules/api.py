@@ -41,15 +41,16 @@ TYPE_TEST_SAFE = {"data-parallel"}
 
 def type_test(parents: dict, node) -> bool:
     """Is `node` the type a value is tested against: `isinstance(x, T)`, `issubclass(C, (T, U))`,
-    `type(x) is T`, `x.type() == T`?"""
+    `type(x) is T`, `x.type() == T`, `type(x) in (T, U)`?"""
     parent = parents.get(id(node))
-    if isinstance(parent, ast.Tuple):
+    in_literal = isinstance(parent, (ast.Tuple, ast.List, ast.Set))
+    if in_literal:
         node, parent = parent, parents.get(id(parent))
     if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and \
             parent.func.id in ("isinstance", "issubclass"):
         return len(parent.args) == 2 and parent.args[1] is node
-    return isinstance(parent, ast.Compare) and all(isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq))
-                                                   for op in parent.ops)
+    tests = (ast.Is, ast.IsNot, ast.Eq, ast.NotEq) + ((ast.In, ast.NotIn) if in_literal else ())
+    return isinstance(parent, ast.Compare) and all(isinstance(op, tests) for op in parent.ops)
 
 
 def rule_for(ctx, res):

@@ -11,6 +11,8 @@ if isinstance(model, (nn.DataParallel, DistributedDataParallel)):
     model = model.module
 if type(model) is nn.DataParallel:
     model = model.module
+is_parallel = type(model) in (nn.parallel.DataParallel, nn.parallel.DistributedDataParallel)  # YOLOX, yolov5
+wrappers = [nn.DataParallel]  # a list that is not a type test: still a use
 wrapped = nn.DataParallel(model)  # a use: reported where the target needs DDP
 
 x = torch.zeros(2)
