@@ -147,15 +147,18 @@ DEVICE_WORDS = re.compile(r"(?:cuda(?::\d+)?|[nN][cC][cC][lL])\Z")   # backends 
 PATH_CALLS = {"join", "Path", "PurePath", "exists", "isdir", "isfile"}   # "cuda" as a folder name is no device
 
 
-def device_lines(tree, same=frozenset(), host=False) -> tuple:
+def device_lines(tree, same=frozenset(), host=False, guarded=frozenset()) -> tuple:
     """(lines, questions, {line: import line}): the essential device code of a file, found independently of torchport: torch.cuda
     uses (except `same` names), `x.cuda(...)` calls, and exact device or backend strings ("cuda", "cuda:1",
     "nccl") other than docstrings.  On the host target (cpu), strings compared with something
     (`device.type == "cuda"`, `backend in ["gloo", "nccl"]`) are questions its target file keeps on purpose
     (CPU torch answers them "no"): they are returned apart.  Path components (`os.path.join("cuda", ...)`)
     are not devices.  A use of a name imported from torch.cuda follows its import: the third item maps
-    such lines to the import's line."""
+    such lines to the import's line.  On the host target, a call of one of its needs_device names (`guarded`)
+    under an `...is_available()` test never runs there: kept on purpose too."""
     lines, questions = set(torch_cuda_lines(tree, same)), set()
+    if host:
+        questions |= lines - torch_cuda_lines(tree, same, guarded)
     docstrings = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
     compared = set()
     for n in ast.walk(tree):
@@ -212,7 +215,7 @@ def device_line_counts(src: Path, out: Path, reports: Path, target: str) -> tupl
         if "cuda" not in old.lower() and "nccl" not in old.lower():
             continue
         try:
-            lines, questions, via_import = device_lines(ast.parse(old), same, t.host)
+            lines, questions, via_import = device_lines(ast.parse(old), same, t.host, set(t.needs_device))
         except (SyntaxError, ValueError):
             continue
         new = decode(dst.read_bytes())

@@ -5,7 +5,7 @@ import sys
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))
-from corpus import check, defined_names, line_map, torch_cuda_lines, unsupported_drift  # noqa: E402
+from corpus import check, defined_names, device_lines, line_map, torch_cuda_lines, unsupported_drift  # noqa: E402
 
 
 def test_torch_cuda_lines_follow_every_import_spelling():
@@ -62,3 +62,15 @@ def test_unsupported_drift_compares_convert_with_check_on_its_output(tmp_path):
     assert unsupported_drift(first, again) == []
     extra = type("R", (), {"findings": [*again.findings, *[f for f in first.findings if f.action == "unsupported"]]})
     assert unsupported_drift(first, extra) == [("m.py", "torch.cuda.empty_cache")]
+
+
+def test_guarded_device_calls_are_kept_on_the_host_target_only():
+    """ultralytics: `torch.cuda.get_device_name(0) if torch.cuda.is_available() else "GPU"` never runs on the cpu
+    target (kept on purpose); unguarded, or on a device target, it is a device line convert must handle."""
+    tree = ast.parse("import torch\ngpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'GPU'\n"
+                     "name = torch.cuda.get_device_name(0)\n")
+    guarded = {"torch.cuda.get_device_name"}
+    lines, questions, _ = device_lines(tree, {"torch.cuda.is_available"}, True, guarded)
+    assert (lines, questions) == ({3}, {2})
+    lines, questions, _ = device_lines(tree, frozenset(), False, guarded)
+    assert (lines, questions) == ({2, 3}, set())
