@@ -49,19 +49,19 @@ def test_check_flags_unreported_cuda_use_and_changed_data(tmp_path):
 
 def test_unsupported_drift_compares_convert_with_check_on_its_output(tmp_path):
     """Converting the output again finds exactly the unsupported uses convert left: convert's own guard of
-    torch.cuda.memory_reserved (cpu) is not reported again, the unguarded empty_cache stays reported."""
+    torch.cuda.memory_reserved (cpu) is not reported again, the unguarded get_device_capability stays reported."""
     import torchport
 
     (tmp_path / "p").mkdir()
     (tmp_path / "p" / "m.py").write_text("import torch\n\ndef mem(d):\n    r = torch.cuda.memory_reserved(d)\n"
-                                         "    torch.cuda.empty_cache()\n    return r\n", encoding="utf-8")
+                                         "    cap = torch.cuda.get_device_capability(0)\n    return r, cap\n", encoding="utf-8")
     first = torchport.convert(tmp_path / "p", "cpu", tmp_path / "out", write_reports=False)
     again = torchport.convert(tmp_path / "out", "cpu", tmp_path / "again", write_reports=False)
     assert "if torch.cuda.is_available() else 0" in (tmp_path / "out" / "m.py").read_text(encoding="utf-8")
-    assert [f.old for f in first.findings if f.action == "unsupported"] == ["torch.cuda.empty_cache"]
+    assert [f.old for f in first.findings if f.action == "unsupported"] == ["torch.cuda.get_device_capability"]
     assert unsupported_drift(first, again) == []
     extra = type("R", (), {"findings": [*again.findings, *[f for f in first.findings if f.action == "unsupported"]]})
-    assert unsupported_drift(first, extra) == [("m.py", "torch.cuda.empty_cache")]
+    assert unsupported_drift(first, extra) == [("m.py", "torch.cuda.get_device_capability")]
 
 
 def test_guarded_device_calls_are_kept_on_the_host_target_only():
