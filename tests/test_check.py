@@ -173,8 +173,8 @@ def test_json_report_is_versioned_with_stable_keys(files):
     assert list(data) == ["schema_version", "tool", "command", "target", "root", "inputs", "baseline", "exit_code",
                           "summary", "findings"]
     assert data["schema_version"] == 1 and data["command"] == "check" and data["exit_code"] == 1
-    assert set(data["summary"]) == {"files", "problems", "changes", "unsupported", "errors", "notes", "suppressed",
-                                    "ignored", "elapsed_seconds"}
+    assert set(data["summary"]) == {"files", "problems", "changes", "unsupported", "errors", "notes", "to_review",
+                                    "suppressed", "ignored", "elapsed_seconds"}
     assert (data["summary"]["problems"], data["summary"]["notes"]) == (2, 1)
     for f in data["findings"]:
         assert list(f) == ["file", "line", "end_line", "rule", "category", "action", "old", "new", "message", "col",

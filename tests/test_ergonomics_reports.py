@@ -79,7 +79,7 @@ def test_convert_prints_one_file_not_one_files(tmp_path):
     (src / "a.py").write_text("import torch; x = torch.ones(1).cuda()")
     code, out, err = run_cli("convert", src, "--to", "npu", "-o", tmp_path / "o")
     assert code == 0, err
-    assert "1 file (1 converted), 1 line in" in out and "0 errors" in out and "2 changes" in out
+    assert "1 file (1 converted), 1 line of code inspected in" in out and "0 errors" in out and "2 changes" in out
     log = (tmp_path / "o_report" / "torchport.log").read_text()
     assert "done: 1 file, 2 changes," in log
 

@@ -10,8 +10,10 @@ readiness grade per target whose formula is documented in docs/analysis.md:
               + CUDA kernels, when the target ports them with a tool (musa)
     blocked = CUDA kernels that must be rewritten + inline PTX sites
               + CUDA-only packages the target has no replacement for
-    review  = advice findings (code left as is that may need a look)
-    effort  = manual + review / 4 + 10 * blocked
+    review  = advice findings (code left as is that may need a look), package imports aside
+              + C++ review items + optional code: kernels, PTX and CUDA-only packages whose every
+              Python import is under try/except ImportError (the project runs without them)
+    effort  = manual + review / 4 + 10 * blocked, in fix units (EFFORT_UNIT): not hours
     grade   = A (effort < 1), B (< 10), C (< 50), D (< 200), E (>= 200)
 """
 from __future__ import annotations
@@ -41,6 +43,8 @@ from .scan import OPTIONAL, guarded_scan, init_worker
 
 SCHEMA_VERSION = 1
 GRADES = ((1, "A"), (10, "B"), (50, "C"), (200, "D"))
+# what one unit of effort is: the weights (1 manual, 1/4 review, 10 blocked) are relative, not measured time
+EFFORT_UNIT = "fix units: 1 = one manual API fix, a review item 1/4, a blocked item 10; relative, not hours"
 
 # Report groups of finding categories, from the one category table (core.codes.CATEGORIES).
 TOUCHPOINT_GROUPS = {category: group for category, group in CATEGORIES.items() if group}
@@ -58,6 +62,9 @@ class Readiness:
     kernels_blocked: bool = True
     kernels_optional: bool = False   # every Python use of the extension is optional (try/except ImportError)
     ptx: int = 0
+    optional_packages: int = 0       # CUDA-only packages imported only under try/except ImportError: review
+    advice_review: int = 0           # of review: convert's advice findings (package imports aside)
+    native_review: int = 0           # of review: C++ items to look at (TP904-906) and the CUDA-torch pin (TP910)
     not_read: int = 0                # files that could not be read or parsed: the grade counts without them
 
     @property
@@ -67,8 +74,8 @@ class Readiness:
 
     @property
     def blocked(self) -> int:
-        return (self.kernels if self.kernels_blocked and not self.kernels_optional else 0) + self.ptx \
-            + self.blocked_packages
+        return (self.kernels if self.kernels_blocked and not self.kernels_optional else 0) \
+            + (0 if self.kernels_optional else self.ptx) + self.blocked_packages
 
     @property
     def effort(self) -> float:
@@ -78,12 +85,38 @@ class Readiness:
     def grade(self) -> str:
         return next((g for limit, g in GRADES if self.effort < limit), "E")
 
+    def drivers(self) -> list:
+        """What the effort is made of, largest share first: [(count, what, units)], only the non-zero ones."""
+        optional_native = (self.kernels + self.ptx) if self.kernels_optional else 0
+        kernels = self.kernels if not self.kernels_optional else 0
+        rows = [(self.unsupported, "unsupported APIs (manual)", 1.0),
+                (self.package_swaps, "CUDA-only packages to replace (manual)", 1.0),
+                (0 if self.kernels_blocked else kernels, "CUDA kernels a tool ports (manual)", 1.0),
+                (kernels if self.kernels_blocked else 0, "CUDA kernels to rewrite (blocked)", 10.0),
+                (0 if self.kernels_optional else self.ptx, "inline PTX sites (blocked)", 10.0),
+                (self.blocked_packages, "CUDA-only packages with no replacement (blocked)", 10.0),
+                (self.advice_review, "to review: convert's advice findings other than package imports", 0.25),
+                (self.native_review, "to review: C++ items and CUDA torch pins", 0.25),
+                (optional_native, "to review: optional kernels and PTX (try/except ImportError)", 0.25),
+                (self.optional_packages, "to review: optional CUDA-only packages (try/except ImportError)", 0.25)]
+        rows = [(n, what, n * weight) for n, what, weight in rows if n]
+        return sorted(rows, key=lambda r: -r[2])
+
+    def drivers_text(self, top: int = 3) -> str:
+        """`2 unsupported APIs (manual) = 2, ...`: the items that drive the grade, largest first."""
+        rows = self.drivers()
+        text = ", ".join(f"{n} {what} = {units:g}" for n, what, units in rows[:top])
+        return (text + (f", {len(rows) - top} more" if len(rows) > top else "")) or "nothing counted"
+
     def to_dict(self) -> dict:
         return {"automatic": self.automatic, "manual": self.manual, "review": self.review, "blocked": self.blocked,
                 "unsupported_apis": self.unsupported, "package_swaps": self.package_swaps,
-                "blocked_packages": self.blocked_packages, "cuda_kernels": self.kernels,
+                "blocked_packages": self.blocked_packages, "optional_packages": self.optional_packages,
+                "cuda_kernels": self.kernels,
                 "kernels_optional": self.kernels_optional, "inline_ptx": self.ptx,
-                "effort": round(self.effort, 2), "grade": self.grade, "files_not_read": self.not_read}
+                "effort": round(self.effort, 2), "effort_unit": EFFORT_UNIT,
+                "effort_drivers": [{"count": n, "what": what, "units": round(u, 2)} for n, what, u in self.drivers()],
+                "grade": self.grade, "files_not_read": self.not_read}
 
 
 @dataclass
@@ -156,6 +189,12 @@ class AnalysisResult:
             self._advice[target] = project_rows(self.files, target)
         return self._advice[target]
 
+    def convert_counts(self, target: str) -> dict:
+        """{changes, unsupported, to_review, errors}: convert's own counts for this target (its findings)."""
+        n = Counter(f.action for f in self.target_findings(target))
+        return {"changes": sum(n[a] for a in CHANGES), "unsupported": n[UNSUPPORTED], "to_review": n[ADVICE],
+                "errors": n[ERROR]}
+
     def summary(self) -> dict:
         touch = self.touchpoints()
         return {
@@ -172,6 +211,8 @@ class AnalysisResult:
             "extension_call_sites": sum(1 for s in self.files for f in s.common if f.rule == codes.TP907.id),
             "readiness": {t: r.to_dict() for t, r in self.readiness.items()},
             "advice": {t: len(self.advice(t)) for t in self.targets},
+            # what `convert --to t` would report for the same tree (its summary's words and numbers)
+            "convert": {t: self.convert_counts(t) for t in self.targets},
             "elapsed_seconds": round(self.elapsed, 3),
         }
 
@@ -280,29 +321,35 @@ def _readiness(result: AnalysisResult, target) -> Readiness:
             r.automatic += 1
         elif f.action == UNSUPPORTED:
             r.unsupported += 1
-        elif f.action == ADVICE and f.category != "third-party":
+        elif f.action == ADVICE and f.category != "third-party":  # package imports: counted per package below
             r.review += 1
+            r.advice_review += 1
     r.not_read = len({f.file for f in result.common if f.rule == codes.TP000.id and f.action == ERROR})
     sites = [f for f in result.common if f.rule == codes.TP907.id and f.file.endswith(".py")]
     if sites and all(OPTIONAL in f.message for f in sites):
         r.kernels_optional = True  # the project runs without its kernels: porting them is review, not a block
         r.review += r.kernels
     kb = packages()
-    seen = set()
+    uses: dict = {}
     for f in result.common:
         if f.rule == codes.TP903.id:
             r.ptx += 1
+            r.review += 1 if r.kernels_optional else 0  # PTX of an optional extension: review, as its kernels
         elif f.rule in (codes.TP904.id, codes.TP905.id, codes.TP906.id, codes.TP910.id):
             r.review += 1
+            r.native_review += 1
         elif f.rule in (codes.TP908.id, codes.TP909.id):
             pkg = package_of(f, kb)
-            if pkg is None or pkg.name in seen:
-                continue
-            seen.add(pkg.name)
-            if pkg.advice(target.name)[1]:
-                r.package_swaps += 1
-            else:
-                r.blocked_packages += 1
+            if pkg is not None:
+                uses.setdefault(pkg.name, (pkg, []))[1].append(f)
+    for pkg, found in uses.values():
+        if all(f.rule == codes.TP908.id and OPTIONAL in f.message for f in found):
+            r.optional_packages += 1  # imported only under try/except ImportError, never declared: not a block
+            r.review += 1
+        elif pkg.advice(target.name)[1]:
+            r.package_swaps += 1
+        else:
+            r.blocked_packages += 1
     return r
 
 

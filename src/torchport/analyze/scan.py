@@ -80,17 +80,24 @@ def optional_modules(tree) -> set:
         return set()
 
     tried = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Try) and any(
-                h.type is None or any(isinstance(n, ast.Name) and n.id in _IMPORT_ERRORS for n in ast.walk(h.type))
-                for h in node.handlers):
-            for stmt in node.body:
-                guarded |= names(stmt)
-                tried.add(id(stmt))
+    for stmt in guarded_imports(tree):
+        guarded |= names(stmt)
+        tried.add(id(stmt))
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in tried:
             plain |= names(node)
     return guarded - plain
+
+
+def guarded_imports(tree) -> list:
+    """The import statements directly in a `try:` block that catches ImportError (or everything)."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) and any(
+                h.type is None or any(isinstance(n, ast.Name) and n.id in _IMPORT_ERRORS for n in ast.walk(h.type))
+                for h in node.handlers):
+            out += [stmt for stmt in node.body if isinstance(stmt, (ast.Import, ast.ImportFrom))]
+    return out
 
 
 def call_sites(rel: str, text: str, pattern) -> list:
@@ -269,6 +276,10 @@ class Analyzer:
     def _package_imports(self, rel: str, src) -> list:
         out = []
         seen = set()
+        try:
+            guarded = {id(stmt) for stmt in guarded_imports(src.tree)}
+        except (SyntaxError, ValueError, RecursionError):
+            guarded = set()
         for node, _scope in src.import_nodes():
             modules = [a.name for a in node.names] if isinstance(node, ast.Import) else \
                 [node.module or ""] if node.level == 0 else []
@@ -280,7 +291,8 @@ class Analyzer:
                     seen.add((node.lineno, pkg.name))
                     out.append(Finding(rel, node.lineno, node.end_lineno, codes.TP908.id, "third-party", ADVICE,
                                        old=f"import {module}" if isinstance(node, ast.Import) else f"from {module} import ...",
-                                       message=f"{pkg.name}: {pkg.kind}; {pkg.what}"))
+                                       message=f"{pkg.name}: {pkg.kind}; {pkg.what}"
+                                       + (f"; {OPTIONAL}" if id(node) in guarded else "")))
         return out
 
 

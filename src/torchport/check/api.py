@@ -128,6 +128,7 @@ class CheckResult:
             "unsupported": actions[UNSUPPORTED],
             "errors": actions[ERROR],
             "notes": actions[ADVICE],
+            "to_review": actions[ADVICE],  # = notes, under the word every command prints
             "suppressed": len(self.suppressed),
             "ignored": len(self.ignored),
             "elapsed_seconds": round(self.elapsed, 3),

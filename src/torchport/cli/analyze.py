@@ -5,7 +5,6 @@ import json
 import os
 import shlex
 import sys
-from collections import Counter
 
 from ..core.errors import UsageError
 from ..core.names import printable
@@ -32,7 +31,7 @@ def run(args) -> int:
     else:
         s = result.summary()
         print(f"torchport analyze: {counted(s['files'], 'file')} ({s['python_files']} Python), "
-              f"{counted(s['lines'], 'line')} in {s['elapsed_seconds']:.2f} s")
+              f"{counted(s['lines'], 'line')} read (C++ and configs too) in {s['elapsed_seconds']:.2f} s")
         print(f"  {counted(s['touchpoints'], 'CUDA touchpoint')}: "
               + ", ".join(f"{k} {v}" for k, v in s["touchpoints_by_group"].items()))
         print(f"  C++/CUDA: {counted(s['cuda_files'], 'CUDA file')}, {counted(s['cuda_kernels'], 'kernel')}, "
@@ -42,10 +41,13 @@ def run(args) -> int:
         print("  " + "".join(h.ljust(w) for h, w in zip(READINESS_HEADER, widths)))
         for row in rows:
             print("  " + "".join(str(c).ljust(w) for c, w in zip(row, widths)))
+        for t, r in result.readiness.items():  # the unit, and what drives the grade
+            print(f"  {t}: effort {r.effort:g} fix units (1 per manual item, 1/4 per review item, 10 per blocked "
+                  f"item; relative, not hours): {r.drivers_text()}")
         for t in result.targets:  # the words and numbers convert and check print for the same code
-            n = Counter(f.action for f in result.target_findings(t))
-            print(f"  convert --to {t}: {counted(sum(n[a] for a in ('insert', 'modify', 'delete')), 'change')}, "
-                  f"{n['unsupported']} unsupported, {n['advice']} to review")
+            n = result.convert_counts(t)
+            print(f"  convert --to {t}: {counted(n['changes'], 'change')}, {n['unsupported']} unsupported, "
+                  f"{n['to_review']} to review")
         print("  performance advice: " + ", ".join(f"{t} {n}" for t, n in s["advice"].items()))
         if result.output:
             print(f"  report: {printable(os.path.join(result.output, 'analysis.md'))} (+ report.html, analysis.json, "

@@ -50,7 +50,7 @@ def run(args) -> int:
     s = result.summary()
     status = ", ".join(f"{v} {k}" for k, v in s["files_by_status"].items())
     print(f"torchport convert --to {printable(result.target)}: {counted(s['files'], 'file')} ({status}), "
-          f"{counted(s['lines'], 'line')} in {s['elapsed_seconds']:.2f} s")
+          f"{counted(s['lines'], 'line')} of code inspected in {s['elapsed_seconds']:.2f} s")
     print(f"  {counted(s['changes'], 'change')}, {s['unsupported']} unsupported, {s['advice']} to review, "
           f"{counted(s['errors'], 'error')}"
           + (f", {s['suppressed']} suppressed (`# torchport: ignore` or rule selection; left as written)"

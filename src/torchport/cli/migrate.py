@@ -47,8 +47,12 @@ def run(args) -> int:
     else:
         print(f"  verify:   `{printable(shlex.join(v.command))}` on {printable(v.where)}: exit {v.exit_code} "
               f"({v.verdict})")
-    n = result.counts()["by_risk"]
-    print("  what's left: " + ", ".join(f"{n[r]} {RISK_TITLES[r]}" for r in RISKS))
+    counts = result.counts()
+    n = counts["by_risk"]
+    # its own quantity: every item once, from every step (check's findings are some of them)
+    print(f"  what's left: {counted(counts['items'], 'item')}: " + ", ".join(f"{n[r]} {RISK_TITLES[r]}" for r in RISKS)
+          + (" (by step: " + ", ".join(f"{k} {v}" for k, v in counts["by_source"].items()) + ")"
+             if counts["items"] else ""))
     for i in [i for i in result.items if i.risk == "fail"][:5]:
         print(f"    {printable(i.where)}: {printable(i.item)} ({i.effort})")
     report = os.path.join(result.report_dir, "migrate.md")

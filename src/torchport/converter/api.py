@@ -105,6 +105,7 @@ class ConvertResult:
             "changes": sum(actions[a] for a in CHANGES),
             "unsupported": actions[UNSUPPORTED],
             "advice": actions[ADVICE],
+            "to_review": actions[ADVICE],  # the same number under the word every command prints ("to review")
             "errors": actions[ERROR],
             "unscanned_cuda_files": sum(1 for r in self.files if getattr(r, "mentions_cuda", False)),
             "by_rule": dict(sorted(Counter(f.rule for f in self.findings).items())),

@@ -73,6 +73,8 @@ KINDS = {
     "port-review": ("review", "medium", "code no mapping ports faithfully to {target}", "{message}"),
     "native-review": ("review", "medium", "{what}", "{message}"),
     "package-swap": ("review", "medium", "a CUDA-first package: {target} has a replacement", "{message}"),
+    "optional-package": ("review", "small", "a CUDA-only package imported only under try/except ImportError: the "
+                         "project runs without it on {target}", "{message}"),
     "cuda-torch": ("review", "small", "a CUDA build of PyTorch is pinned: it is not {target}'s", "{message}"),
     "verify-unused": ("review", "small", "the verify command never started the simulated {target} device, so the "
                       "run proves nothing about it", "import the target's package in the entry script (convert "
@@ -80,6 +82,9 @@ KINDS = {
     "verify-off-target": ("review", "small", "the verify command ran on this machine's PyTorch: no {target} device "
                           "and no simulator here, so it shows the code runs, not that it runs on {target}",
                           "run it on a {target} machine (`torchport doctor --to {name}` checks the setup)"),
+    "optional-native": ("review", "medium", "an optional extension: every Python import of it is under try/except "
+                        "ImportError and the project runs without it, but its CUDA code does not build for {target}",
+                        "{message}; or leave it off on {target} (its fallback runs)"),
     "mentions-cuda": ("review", "small", "a file convert does not rewrite (docs, Dockerfile, config) mentions CUDA",
                       "read it and change what concerns the device"),
     "advice": ("advice", "small", "performance on {target}: {name}", "{message}"),
@@ -186,7 +191,7 @@ class MigrateResult:
                 # the same numbers `torchport check OUT --to T` reports
                 "check": {"problems": sum(1 for i in checked if i.action != ADVICE),
                           "changes": sum(actions[a] for a in CHANGES), "unsupported": actions[UNSUPPORTED],
-                          "errors": actions[ERROR], "notes": actions[ADVICE]}}
+                          "errors": actions[ERROR], "notes": actions[ADVICE], "to_review": actions[ADVICE]}}
 
     @property
     def exit_code(self) -> int:
@@ -203,7 +208,7 @@ class MigrateResult:
                 "effort_classes": EFFORTS, "merged_duplicates": self.merged,
                 "whats_left": [i.to_dict() for i in self.items],
                 "converted": {k: c.get(k) for k in ("files", "files_by_status", "changes", "unsupported", "advice",
-                                                    "errors")},
+                                                    "to_review", "errors")},
                 "ported": {"note": self.port_note, "cpp_sources": self.cpp_sources,
                            "mode": self.port.mode if self.port is not None else None,
                            "totals": self.port.totals() if self.port is not None and self.port.mode != "inventory"
@@ -421,8 +426,11 @@ def whats_left(result: MigrateResult, t) -> tuple:
     kernel_files = {f.file for f in result.analysis.native.findings if f.rule == codes.TP902.id}
     from ..kb.packages import packages
     from ..analyze.api import package_of
+    from ..analyze.scan import OPTIONAL
 
     kb = packages()
+    readiness = result.analysis.readiness.get(t.name)
+    optional = readiness is not None and readiness.kernels_optional
     for f in result.analysis.common:
         if f.rule in (codes.TP908.id, codes.TP909.id):
             if f.rule == codes.TP908.id and codes.TP114.id in checked_files.get(f.file, ()):
@@ -431,7 +439,9 @@ def whats_left(result: MigrateResult, t) -> tuple:
             pkg = package_of(f, kb)
             swap = pkg is not None and pkg.advice(t.name)[1]
             message = pkg.advice(t.name)[0] if pkg is not None else f.message
-            items.append(_item("blocked-package" if pkg is not None and not swap else "package-swap", t, f.file,
+            kind = "optional-package" if OPTIONAL in f.message else \
+                "package-swap" if swap or pkg is None else "blocked-package"
+            items.append(_item(kind, t, f.file,
                                lines.get(f.file, {}).get(f.line, f.line), _one_line(f.old), f.rule, "analyze",
                                message=message))
             continue
@@ -442,7 +452,9 @@ def whats_left(result: MigrateResult, t) -> tuple:
             merged += 1                           # part of the kernel file's rewrite
             continue
         message = f.message
-        if kind == "kernel":
+        if kind in ("kernel", "ptx", "cuda-calls") and optional:
+            kind = "optional-native"              # as analyze counts it: review, not a block (Swin's fused kernel)
+        if f.rule == codes.TP902.id:
             message = f"CUDA kernels: {t.kernel_advice}; meanwhile keep a PyTorch fallback for the ops it backs"
         items.append(_item(kind, t, f.file, f.line, _one_line(f.old), f.rule, "analyze", message=message))
     for file, line, rule, advice, source in result.analysis.advice(t.name):

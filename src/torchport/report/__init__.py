@@ -89,7 +89,7 @@ def markdown(result) -> str:
     if result.backup:
         out.append(f"- backup of the originals: {md_code(result.backup)}")
     out += [f"- files: {s['files']} ({', '.join(f'{k} {v}' for k, v in s['files_by_status'].items())}), "
-            f"lines: {s['lines']}, time: {s['elapsed_seconds']} s", ""]
+            f"lines of code inspected: {s['lines']}, time: {s['elapsed_seconds']} s", ""]
     out += ["## Summary", ""] + _table(("What", "Count"), [
         ("changes made", s["changes"]), ("unsupported APIs (left unchanged)", s["unsupported"]),
         ("to review (advice)", s["advice"]), ("files that could not be converted", s["errors"])]
@@ -137,5 +137,5 @@ def log_text(result) -> str:
             lines.extend("    | " + line for line in r.trace.rstrip().splitlines())
     s = result.summary()
     lines.append(f"done: {counted(s['files'], 'file')}, {counted(s['changes'], 'change')}, {s['unsupported']} "
-                 f"unsupported, {s['advice']} advice, {counted(s['errors'], 'error')} in {s['elapsed_seconds']} s")
+                 f"unsupported, {s['advice']} to review, {counted(s['errors'], 'error')} in {s['elapsed_seconds']} s")
     return "\n".join(lines) + "\n"

@@ -76,7 +76,7 @@ def markdown(result) -> str:
 
     s = result.summary()
     out = [f"# torchport analysis: {md_code(result.input)}", "",
-           f"- files: {s['files']} ({s['python_files']} Python), lines: {s['lines']}, "
+           f"- files: {s['files']} ({s['python_files']} Python), lines read (C++ and configs too): {s['lines']}, "
            f"time: {s['elapsed_seconds']} s",
            f"- CUDA touchpoints: {s['touchpoints']}; CUDA source files: {s['cuda_files']}, kernels: {s['cuda_kernels']}, "
            f"exported extension ops: {s['exported_ops']} ({s['extension_call_sites']} Python call sites)"]
@@ -85,9 +85,15 @@ def markdown(result) -> str:
     out += ["", "## Readiness per target", "",
             "Automatic: changes `torchport convert` makes. Manual: unsupported APIs, CUDA-only packages the target "
             "can replace, and CUDA kernels a tool ports (musa). Blocked: kernels that must be rewritten, inline PTX, "
-            "packages with no replacement. Effort = manual + review/4 + 10 x blocked; grade A < 1 <= B < 10 <= C < 50 "
-            "<= D < 200 <= E.", ""]
+            "packages with no replacement. Review: convert's advice findings (package imports aside: they count per "
+            "package), C++ items to look at, and optional code (kernels, PTX and CUDA-only packages imported only "
+            "under try/except ImportError: the project runs without them, so they never block). "
+            "Effort = manual + review/4 + 10 x blocked, in fix units (1 = one manual API fix; relative, not hours); "
+            "grade A < 1 <= B < 10 <= C < 50 <= D < 200 <= E.", ""]
     out += _table(READINESS_HEADER, readiness_rows(result)) + [""]
+    out += ["What drives the effort (count, what, fix units), largest first:", ""]
+    out += [f"- {t}: " + ("; ".join(f"{n} {what} = {u:g}" for n, what, u in r.drivers()) or "nothing counted")
+            for t, r in result.readiness.items()] + [""]
     out += ["## Touchpoints by category", ""]
     out += _table(("Category", "Count"), sorted(s["touchpoints_by_group"].items())) + [""]
     for group in sorted(set(TOUCHPOINT_GROUPS.values())):

@@ -631,12 +631,16 @@ def analysis_html(result) -> str:
         r = result.readiness[t]
         body.append(f'<div class="card grade-{_e(r.grade)}" data-target="{_e(t)}" data-grade="{_e(r.grade)}">'
                     f'<div class="num grade grade-{_e(r.grade)}">{_e(r.grade)}</div>'
-                    f'<div class="label">{_e(t)} &middot; effort <span class="effort">{r.effort:g}</span></div></div>\n')
+                    f'<div class="label">{_e(t)} &middot; effort <span class="effort">{r.effort:g}</span> fix units'
+                    f'</div><div class="label drivers" title="what drives the grade">{_e(r.drivers_text())}</div>'
+                    '</div>\n')
     body.append("</section>\n")
     body.append('<h2 id="readiness-title">Readiness per target</h2>\n<p class="sub">Automatic: changes torchport convert '
                 "makes. Manual: unsupported APIs, replaceable CUDA-only packages, kernels a tool ports. Blocked: kernels "
-                "to rewrite, inline PTX, packages with no replacement. Effort = manual + review/4 + 10 &times; blocked; "
-                "grade A &lt; 1 &le; B &lt; 10 &le; C &lt; 50 &le; D &lt; 200 &le; E.</p>\n")
+                "to rewrite, inline PTX, packages with no replacement. Review: convert's advice findings (package "
+                "imports aside), C++ items to look at, and optional code (imported only under try/except ImportError: "
+                "never blocked). Effort = manual + review/4 + 10 &times; blocked, in fix units (1 = one manual API "
+                "fix; relative, not hours); grade A &lt; 1 &le; B &lt; 10 &le; C &lt; 50 &le; D &lt; 200 &le; E.</p>\n")
     rows = []
     for row in readiness_rows(result):
         cells = [f'<td data-col="{_e(h.lower())}"' + (f' class="grade grade-{_e(c)}"' if h == "Grade" else "")

@@ -43,7 +43,9 @@ def markdown(result) -> str:
     target = printable(result.target)
     out = [f"# torchport migrate: {target}", ""]
     by_risk = ", ".join(f"{counts['by_risk'][r]} {RISK_TITLES[r]}" for r in RISKS)
-    out += ["## What's left", "", f"{counts['items']} items: {by_risk}. Ordered by risk; file:line is in the "
+    steps = ", ".join(f"{k} {v}" for k, v in counts["by_source"].items())
+    out += ["## What's left", "", f"{counts['items']} items: {by_risk} (by step: {steps or 'none'}). Ordered by "
+            "risk; file:line is in the "
             f"migrated tree {md_code(result.output)}."
             + (f" {counted(result.merged, 'finding')} reported by two steps "
                f"{'is' if result.merged == 1 else 'are'} counted once." if result.merged else ""), ""]
