@@ -244,7 +244,7 @@ def test_wide_report_pages_wrap_instead_of_scrolling(tmp_path):
     (src / ("n" * 200 + ".py")).write_text("import torch\nx = torch.zeros(1).cuda()\n")
     torchport.convert(src, "npu", tmp_path / "o")
     analyze(src, "npu", output=tmp_path / "a")
-    widths = {}
+    widths, broken = {}, {}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu",
                                                                     "--disable-dev-shm-usage"])
@@ -256,9 +256,16 @@ def test_wide_report_pages_wrap_instead_of_scrolling(tmp_path):
                 page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
                 widths[html.parent.name] = page.evaluate(
                     "[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+                # short ids and headers keep their line: wrapping anywhere once split "TP110" into "TP 11 0"
+                broken[html.parent.name] = page.evaluate(
+                    "[...document.querySelectorAll('table.list th, table.list td.num, .id')]"
+                    ".filter(e => { const r = document.createRange(); r.selectNodeContents(e);"
+                    " return new Set([...r.getClientRects()].map(b => Math.round(b.top))).size > 1; })"
+                    ".map(e => e.textContent)")
         finally:
             browser.close()
     assert all(w[0] <= w[1] for w in widths.values()), f"a page scrolls sideways: {widths}"
+    assert not any(broken.values()), f"ids or headers wrapped: {broken}"
 
 
 def test_port_ext_force_removes_its_stale_files_too(tmp_path):

@@ -104,6 +104,7 @@ table.list th,table.list td{padding:4px 8px;border-bottom:1px solid var(--line);
 table.list th{font-size:12px;color:var(--muted);text-transform:uppercase;font-weight:600}
 table.list.narrow{width:auto;min-width:40%}
 table.list td.num{text-align:right;font-variant-numeric:tabular-nums}
+table.list th,table.list td.num,.id{white-space:nowrap}
 table.list tr:hover td{background:var(--gap)}
 a{color:var(--accent)}
 code{white-space:pre-wrap}
@@ -194,7 +195,7 @@ JS = """
 
 # sha256 of CSS and JS, as the Content-Security-Policy names them: constants, because loading hashlib costs a
 # small conversion more than writing its page; tests/test_html_report.py recomputes them (edit CSS/JS -> update).
-CSS_HASH = "'sha256-BPuJWTUkBijreHhDQZ4M1jQtCMetZ02IoEnZ1peqi8M='"
+CSS_HASH = "'sha256-D6zCp88d0kyrVmWNlw/1rd13xTjkm+m3XXfEJTR+Lx0='"
 JS_HASH = "'sha256-JsivlVFLgas+sElb23go270JJosKNbG303ZbzuMWoo4='"
 CSP = (f"default-src 'none'; style-src {CSS_HASH}; script-src {JS_HASH}; img-src data:; "
        "base-uri 'none'; form-action 'none'")
@@ -539,8 +540,8 @@ def _what(f) -> str:
     return f"<code>{_e(describe(f) if group_of(f) == 'change' else f.old)}</code>"
 
 
-COLUMNS = (("Action", _action), ("Rule", lambda f: _e(f.rule)), ("Category", lambda f: _e(f.category)),
-           ("Code", _what), ("Message", lambda f: _e(f.message)))
+COLUMNS = (("Action", _action), ("Rule", lambda f: f'<span class="id">{_e(f.rule)}</span>'),
+           ("Category", lambda f: _e(f.category)), ("Code", _what), ("Message", lambda f: _e(f.message)))
 
 
 def _lists(findings, files, category_of, notes, side=lambda f: "o", columns=COLUMNS) -> list:
@@ -660,7 +661,7 @@ def analysis_html(result) -> str:
     if shown:
         body.append(filters(shown, group))
     target_of = {id(f): t for t, f in unsupported}
-    columns = (("Action", _action), ("Rule", lambda f: _e(f.rule)), ("Category", lambda f: _e(group(f))),
+    columns = (("Action", _action), ("Rule", lambda f: f'<span class="id">{_e(f.rule)}</span>'), ("Category", lambda f: _e(group(f))),
                ("Code", lambda f: f"<code>{_e(f.old)}</code>"), ("Note", lambda f: _e(f.message)))
     body.append(finding_list("list-unsupported", "Unsupported per target",
                              "What torchport convert would leave for each target: change these by hand.",
