@@ -170,7 +170,7 @@ def device_lines(tree, same=frozenset(), host=False, guarded=frozenset()) -> tup
     imports = {}   # a name imported from torch.cuda -> the line of its import
     for n in ast.walk(tree):
         if isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[:2] == ["torch", "cuda"] and not n.level:
-            imports.update({a.asname or a.name: n.lineno for a in n.names})
+            imports.update({a.asname or a.name: n.lineno for a in n.names if f"{n.module}.{a.name}" not in same})
         elif isinstance(n, ast.Import):
             imports.update({a.asname: n.lineno for a in n.names if a.asname and a.name.split(".")[:2] == ["torch", "cuda"]})
     lines.update(imports.values())

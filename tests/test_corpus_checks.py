@@ -74,3 +74,12 @@ def test_guarded_device_calls_are_kept_on_the_host_target_only():
     assert (lines, questions) == ({3}, {2})
     lines, questions, _ = device_lines(tree, frozenset(), False, guarded)
     assert (lines, questions) == ({2, 3}, set())
+
+
+def test_a_name_the_target_keeps_is_not_a_device_line_when_imported_either():
+    """transformers: `from torch.cuda import empty_cache as torch_empty_cache` on cpu, which keeps empty_cache."""
+    tree = ast.parse("from torch.cuda import empty_cache as e, synchronize\ne()\nsynchronize()\n")
+    lines, _, via_import = device_lines(tree, {"torch.cuda.empty_cache"}, True)
+    assert lines == {1, 3} and via_import == {3: 1}
+    lines, _, via_import = device_lines(tree, frozenset(), True)
+    assert lines == {1, 2, 3} and via_import == {2: 1, 3: 1}
