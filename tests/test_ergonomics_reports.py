@@ -244,13 +244,17 @@ def test_wide_report_pages_wrap_instead_of_scrolling(tmp_path):
     (src / ("n" * 200 + ".py")).write_text("import torch\nx = torch.zeros(1).cuda()\n")
     torchport.convert(src, "npu", tmp_path / "o")
     analyze(src, "npu", output=tmp_path / "a")
+    from torchport.api import migrate
+
+    migrate(src, "npu", tmp_path / "m")
     widths, broken = {}, {}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu",
                                                                     "--disable-dev-shm-usage"])
         try:
             page = browser.new_context(viewport={"width": 800, "height": 900}).new_page()
-            for html in (tmp_path / "o_report" / "report.html", tmp_path / "a" / "report.html"):
+            for html in (tmp_path / "o_report" / "report.html", tmp_path / "a" / "report.html",
+                         tmp_path / "m" / "torchport-report" / "migrate.html"):
                 page.goto(html.resolve().as_uri())
                 page.wait_for_load_state("load")
                 page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")

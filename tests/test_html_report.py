@@ -359,6 +359,44 @@ def test_analyze_report_in_chromium(browser, tmp_path):
     pg.context.close()
 
 
+@needs_chromium
+def test_migrate_report_in_chromium(browser, tmp_path):
+    """migrate.html: its cards are migrate.json's counts, the risk filter shows one risk's rows, and a row's line
+    link opens the marked line of the migrated file."""
+    from torchport.api import migrate
+
+    src = tmp_path / "proj"
+    src.mkdir()
+    (src / "train.py").write_text("import torch\n\n\ndef cap():\n    return torch.cuda.get_device_capability()\n\n\n"
+                                  "model = torch.nn.Linear(2, 2).cuda()\ntorch.backends.cudnn.benchmark = True\n"
+                                  "torch.backends.cudnn.deterministic = True\n")
+    migrate(src, "npu", tmp_path / "out")
+    folder = tmp_path / "out" / "torchport-report"
+    data = json.loads((folder / "migrate.json").read_text())
+    n = data["counts"]["by_risk"]
+    assert n["fail"] == 1 and n["review"] == 2, data["whats_left"]
+    pg, seen = open_page(browser, folder / "migrate.html")
+    assert png_size(pg.screenshot(full_page=True))[0] >= 1000
+    assert pg.locator('[data-count="items"] .num').inner_text() == str(data["counts"]["items"])
+    for risk in ("fail", "review"):
+        assert pg.locator(f'[data-count="{risk}"] .num').inner_text() == str(n[risk])
+    fail, review = pg.locator('#risk-fail tr.finding'), pg.locator('#risk-review tr.finding')
+    assert fail.count() == 1 and review.count() == 1     # the two cudnn flags: one rule, one wording, one row
+    assert review.first.get_attribute("data-items") == "2"
+    pg.click('[data-filter-action="unsupported"]')       # "would fail on a normal path"
+    assert fail.first.is_visible() and not review.first.is_visible() and not pg.locator("#risk-review").is_visible()
+    pg.click('[data-filter-action=""]')
+    link = fail.first.locator("a").first
+    target = link.get_attribute("href")[1:]
+    link.click()
+    assert pg.locator(f"[id='{target}']").is_visible()
+    assert "m-unsupported" in pg.get_attribute(f"[id='{target}']", "class")
+    assert pg.locator(f"[id='{target}']").inner_text() == str(data["whats_left"][0]["line"])
+    assert "would fail" in pg.get_attribute(f"[id='{target}']", "title")
+    assert seen["blocked"] == [] and seen["errors"] == [] and seen["dialogs"] == []
+    pg.context.close()
+
+
 def test_excerpts_keep_what_collapse_keeps():
     from torchport.report.html import collapse, excerpts
 

@@ -5,6 +5,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -98,10 +99,23 @@ def cli(*args) -> tuple:
 
 
 def table_rows(md: str) -> list:
-    """The rows of the What's left table, as lists of cells."""
+    """The rows of the What's left tables, as [risk title, cells...] (one table per risk, under "### ")."""
     section = md.split("## What's left", 1)[1].split("\n## ", 1)[0]
-    lines = [ln for ln in section.splitlines() if ln.startswith("| ") and not ln.startswith("| No.")]
-    return [[c.strip() for c in ln.strip("|").split(" | ")] for ln in lines]
+    rows, risk = [], ""
+    for ln in section.splitlines():
+        if ln.startswith("### "):
+            risk = ln[4:].rsplit(" (", 1)[0].lower()
+        elif ln.startswith("| ") and not ln.startswith("| No."):
+            rows.append([risk] + [c.strip() for c in ln.strip("|").split(" | ")])
+    return rows
+
+
+def groups(left: list) -> list:
+    """The JSON items, grouped as the report's rows are (kind, file, rule, wording)."""
+    out: dict = {}
+    for r in left:
+        out.setdefault((r["kind"], r["file"], r["rule"], r["why"], r["fix"], r["cite"]), []).append(r)
+    return list(out.values())
 
 
 def test_migrate_npu_one_tree_one_report_ordered_and_agrees_with_check(tmp_path):
@@ -124,12 +138,15 @@ def test_migrate_npu_one_tree_one_report_ordered_and_agrees_with_check(tmp_path)
     md = (out / "torchport-report" / "migrate.md").read_text()
     assert [ln for ln in md.splitlines() if ln.startswith("## ")][0] == "## What's left"
     rows = table_rows(md)
-    risks = [r[1] for r in rows]
+    risks = [r[0] for r in rows]
     assert set(risks) == set(RISKS)
     assert risks == sorted(risks, key=RISKS.index)
     data = json.loads((out / "torchport-report" / "migrate.json").read_text())
     left = data["whats_left"]
-    assert [r["item"] for r in left] == [r[3] for r in rows]
+    assert len(rows) == len(groups(left)) < len(left)      # every item in one row; two share one
+    for row, group in zip(rows, groups(left)):
+        assert row[2].startswith(f"{group[0]['file']}:{group[0]['line']}" if group[0]["line"] else group[0]["file"])
+        assert all(r["item"] in row[3] for r in group), (row, group)
     assert all(r["effort"] in data["effort_classes"] for r in left)
     kernel = next(r for r in left if r["rule"] == "TP902")
     assert (kernel["risk"], kernel["file"], kernel["line"], kernel["effort"]) == ("fail", "csrc/add.cu", 4, "large")
@@ -144,6 +161,9 @@ def test_migrate_npu_one_tree_one_report_ordered_and_agrees_with_check(tmp_path)
     assert len(keys) == len(set(keys))
     same_line = [r for r in left if r["item"] == "torch.cuda.get_device_capability"]
     assert len(same_line) == 2 and same_line[0]["line"] == same_line[1]["line"]  # two calls, two items
+    assert same_line[0]["input_line"] == same_line[0]["line"] - 1   # below the inserted `import torch_npu`
+    assert [r for r in rows if r[3] == "torch.cuda.get_device_capability"][0][2] == \
+        f"train.py:{same_line[0]['line']} x2"                      # ... in one row
     assert sum(1 for r in left if r["file"] == "setup.py") == 1
     assert data["verified"] is None and "Not verified" in md
 
@@ -260,3 +280,82 @@ def test_migrate_off_target_verify_is_unverified(tmp_path):
     assert data["verified"]["exit_code"] == 0 and data["verified"]["verdict"] == "unverified"
     assert [r["kind"] for r in data["whats_left"]] == ["verify-off-target"] and code == 0
     assert "exit 0 (unverified)" in stdout
+
+
+OPTIONAL_EXPORT = """\
+def export_engine(onnx_file):
+    try:
+        import tensorrt as trt
+    except ImportError:
+        return None
+    logger = trt.Logger(trt.Logger.INFO)
+    builder = trt.Builder(logger)
+    print(trt.__version__)
+    return builder
+"""
+
+UNCALLED = """\
+import torch
+
+
+def capability():
+    return torch.cuda.get_device_capability()
+
+
+def main():
+    model = torch.nn.Linear(3, 1).cuda()
+    print("loss", float(model(torch.randn(4, 3).cuda()).sum()))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def make_rows_project(root: Path) -> Path:
+    proj = root / "p"
+    proj.mkdir()
+    (proj / "train.py").write_text(UNCALLED)
+    (proj / "export.py").write_text(OPTIONAL_EXPORT)
+    return proj
+
+
+def test_rows_html_and_next_after_a_passing_verify(tmp_path):
+    """One optional export path's uses share one row (the counts stay counts of items); migrate.html links each
+    line to an excerpt of the migrated file; a verify that passes while an item would fail says where they are."""
+    pytest.importorskip("torch")
+    proj = make_rows_project(tmp_path)
+    out = tmp_path / "p_cpu"
+    code, stdout, _ = cli("migrate", proj, "--to", "cpu", "-o", out, "-q", "--verify", "--", "python", "train.py")
+    data = json.loads((out / "torchport-report" / "migrate.json").read_text())
+    assert data["verified"]["verdict"] == "passed"
+    assert code == 1   # get_device_capability would fail where capability() is called: not on the path run
+    assert stdout.rstrip().splitlines()[-1].startswith("next: verify passed, so they are on paths it did not run: "
+                                                       "fix the items that would fail")
+    trt = [r for r in data["whats_left"] if r["file"] == "export.py"]
+    assert len(trt) == 5 and {r["risk"] for r in trt} == {"review"}
+    md = (out / "torchport-report" / "migrate.md").read_text()
+    rows = table_rows(md)
+    assert [r[2] for r in rows] == ["train.py:5", "export.py:3, 6 x2, 7, 8"]
+    assert "6 items: 1 would fail on a normal path, 5 to review" in md and "in 2 rows" in md
+
+    page = (out / "torchport-report" / "migrate.html").read_text()
+    assert page.count('<tr class="finding"') == 2 and 'data-items="5"' in page
+    ids = set(re.findall(r' id="([^"]+)"', page))
+    links = re.findall(r'href="#([^"]+)"', page)
+    assert len(links) == 5 and set(links) <= ids       # one per distinct line, each to an excerpt's line
+    assert all(r["input_line"] == r["line"] for r in data["whats_left"])   # --to cpu inserts no import here,
+    assert "in the project" not in page                                    # so no line names another
+    assert "http" not in page.split("<main>", 1)[0].replace("http-equiv", "")   # nothing loaded from outside
+
+
+def test_html_names_the_project_line_where_convert_moved_it(tmp_path):
+    proj = make_project(tmp_path)
+    out = tmp_path / "proj_npu"
+    cli("migrate", proj, "--to", "npu", "-o", out)
+    left = json.loads((out / "torchport-report" / "migrate.json").read_text())["whats_left"]
+    moved = next(r for r in left if r["item"] == "torch.cuda.get_device_capability")
+    assert moved["input_line"] == moved["line"] - 1
+    page = (out / "torchport-report" / "migrate.html").read_text()
+    assert f'title="line {moved["input_line"]} in the project">{moved["line"]}</a>' in page
+    assert "get_device_capability" in (proj / "train.py").read_text().splitlines()[moved["input_line"] - 1]

@@ -10,10 +10,12 @@ from ..core.names import printable
 from ..core.words import counted
 from .common import jobs, target_name
 
+FAIL_ROWS = 5     # rows that would fail, named on the terminal
+
 
 def run(args) -> int:
     from ..api import migrate
-    from ..migrate import RISK_TITLES, RISKS
+    from ..migrate import RISK_TITLES, RISKS, rows
 
     program = args.program or None
     if args.verify and not program:
@@ -53,10 +55,13 @@ def run(args) -> int:
     print(f"  what's left: {counted(counts['items'], 'item')}: " + ", ".join(f"{n[r]} {RISK_TITLES[r]}" for r in RISKS)
           + (" (by step: " + ", ".join(f"{k} {v}" for k, v in counts["by_source"].items()) + ")"
              if counts["items"] else ""))
-    for i in [i for i in result.items if i.risk == "fail"][:5]:
-        print(f"    {printable(i.where)}: {printable(i.item)} ({i.effort})")
+    failing = [r for r in rows(result.items) if r.first.risk == "fail"]
+    for r in failing[:FAIL_ROWS]:
+        print(f"    {printable(r.where)}: {printable(r.item)} ({r.first.effort})")
+    if len(failing) > FAIL_ROWS:
+        print(f"    ... and {len(failing) - FAIL_ROWS} more in the report")
     report = os.path.join(result.report_dir, "migrate.md")
-    more = ["migrate.json", "convert/"] + ["port-ext/"] * (result.port is not None) + ["verify.log"] * (v is not None)
+    more = ["migrate.html", "migrate.json", "convert/"] + ["port-ext/"] * (result.port is not None) + ["verify.log"] * (v is not None)
     print(f"  report: {printable(report)} (+ {', '.join(more)})")
     print(f"next: {next_step(result)}")
     return result.exit_code
@@ -65,18 +70,29 @@ def run(args) -> int:
 def next_step(result) -> str:
     """The natural next command, from where the migration stands."""
     out, target = shlex.quote(result.output), result.target
+    report = printable(os.path.join(result.report_dir, "migrate.md"))
     v = result.verify
     if v is not None and v.verdict == "failed":
         return f"torchport explain --file {shlex.quote(os.path.join(result.report_dir, 'verify.log'))}"
     if any(i.risk == "fail" for i in result.items):
-        return f"fix the items that would fail (report: {printable(os.path.join(result.report_dir, 'migrate.md'))}), " \
-               f"then: torchport check {out} --to {target}"
-    if v is None:
-        script = shlex.quote(_entry_script(result.output))
-        return f"cd {out} && " + (f"python {script}" if target == "cpu" else
-                                  f"torchport sim --to {target} -- python {script}" if _simulated(target) else
-                                  f"python {script}  (on a machine with {target})")
+        ran = "verify passed, so they are on paths it did not run: " if v is not None and v.verdict == "passed" \
+            else ""
+        return f"{ran}fix the items that would fail (report: {report}), then: torchport check {out} --to {target}"
+    command = shlex.join(v.command) if v is not None else f"python {shlex.quote(_entry_script(result.output))}"
+    if v is None or v.verdict == "unverified":
+        if target == "cpu":
+            return f"cd {out} && {command}"
+        if _simulated(target):
+            hint = "" if v is None else f"import {target_package(target)} in the entry script, then: "
+            return f"{hint}cd {out} && torchport sim --to {target} -- {command}"
+        return f"on a machine with {target} (`torchport doctor --to {target}` checks it): cd {out} && {command}"
     return f"torchport check {out} --to {target}  (keep it in CI)"
+
+
+def target_package(target: str) -> str:
+    from ..backends import load_target
+
+    return load_target(target).register or target
 
 
 def _entry_script(folder: str) -> str:

@@ -34,6 +34,7 @@ from ..porting.native import NATIVE_SUFFIXES
 
 REPORT_FOLDER = "torchport-report"   # the one report folder, at the top of OUT
 TAIL_LINES = 20                      # lines of the verify command's output kept in the report
+ROW_LINES = 6                        # line numbers a report row names before "(+N more)"
 SCHEMA_VERSION = 1
 
 # Risk classes, in report order: what would fail on a normal path, then what needs a look, then advice.
@@ -87,7 +88,7 @@ KINDS = {
                         "{message}; or leave it off on {target} (its fallback runs)"),
     "mentions-cuda": ("review", "small", "a file convert does not rewrite (docs, Dockerfile, config) mentions CUDA",
                       "read it and change what concerns the device"),
-    "advice": ("advice", "small", "performance on {target}: {name}", "{message}"),
+    "advice": ("advice", "small", "performance on {target}", "{message}"),
 }
 
 # Finding codes whose kind is not the one their action gives (analyze's and port-ext's C++ findings, packages).
@@ -114,6 +115,8 @@ class Item:
     why: str
     fix: str
     action: str = ""          # the finding's action, for check's findings
+    cite: str = ""            # where the advice comes from (a document section or URL)
+    input_line: int = 0       # the line in the project's own file (differs where convert inserted lines above)
 
     @property
     def risk(self) -> str:
@@ -130,7 +133,46 @@ class Item:
     def to_dict(self) -> dict:
         return {"risk": self.risk, "kind": self.kind, "file": self.file, "line": self.line, "item": self.item,
                 "rule": self.rule, "source": self.source, "why": self.why, "fix": self.fix, "effort": self.effort,
-                "action": self.action}
+                "action": self.action, "cite": self.cite, "input_line": self.input_line}
+
+
+@dataclass
+class Row:
+    """Items that differ only by line and code text (one optional export path's 20 uses of `trt.`): one row of
+    the report.  The counts stay counts of items."""
+
+    items: list
+
+    @property
+    def first(self) -> Item:
+        return self.items[0]
+
+    @property
+    def lines(self) -> list:
+        """[(line, how many items on it)], in order."""
+        return sorted(collections.Counter(i.line for i in self.items if i.line).items())
+
+    @property
+    def where(self) -> str:
+        i = self.first
+        if not i.file or not i.line:
+            return i.where
+        shown = [f"{n}" + (f" x{k}" if k > 1 else "") for n, k in self.lines]
+        more = len(shown) - ROW_LINES
+        return f"{i.file}:" + ", ".join(shown[:ROW_LINES]) + (f" (+{more} more)" if more > 0 else "")
+
+    @property
+    def item(self) -> str:
+        return _one_line("; ".join(dict.fromkeys(i.item for i in self.items)))
+
+
+def rows(items: list) -> list:
+    """`items` (in report order) as Rows: items of one kind, file, rule and wording share a row, placed where
+    the first of them was."""
+    grouped: dict = {}
+    for i in items:
+        grouped.setdefault((i.kind, i.file, i.rule, i.why, i.fix, i.cite), []).append(i)
+    return [Row(group) for group in grouped.values()]
 
 
 @dataclass
@@ -385,12 +427,13 @@ def run_verify(t, argv: list, out: Path, echo=None) -> Verify:
 
 # ------------------------------------------------------------------ What's left
 def _item(kind: str, t, file: str, line: int, item: str, rule: str, source: str, *, message: str = "",
-          change: str = "", name: str = "", action: str = "") -> Item:
+          change: str = "", name: str = "", action: str = "", cite: str = "", input_line: int = 0) -> Item:
     _, _, why, fix = KINDS[kind]
     code = codes.CODES.get(rule)
     words = {"target": t.title, "message": message or (code.what if code else ""), "change": change, "name": name,
              "what": code.what if code else message, "rule": rule}
-    return Item(kind, file, line, item, rule, source, why.format(**words), fix.format(**words), action)
+    return Item(kind, file, line, item, rule, source, why.format(**words), fix.format(**words), action, cite,
+                input_line)
 
 
 def whats_left(result: MigrateResult, t) -> tuple:
@@ -398,14 +441,18 @@ def whats_left(result: MigrateResult, t) -> tuple:
     from ..check.api import describe
 
     items: list = []
-    lines = _line_maps(result.convert)
+    lines = _line_maps(result.convert)          # input line -> output line, per file convert changed
+    back = {file: {o: i for i, o in sorted(m.items(), reverse=True)} for file, m in lines.items()}
+    kept = {r.path for r in result.convert.files if r.status not in ("converted", "created")}
     checked_files = collections.defaultdict(set)
     for f in result.check.findings:             # the Python, notebooks, shell scripts and configs written
         kind = ACTION_KINDS[f.action]
         checked_files[f.file].add(f.rule)
         change = describe(f).split(": ", 1)[0] if f.action in CHANGES else ""
         items.append(_item(kind, t, f.file, f.line, _one_line(f.old) or f.rule, f.rule, "check", message=f.message,
-                           change=change, action=f.action))
+                           change=change, action=f.action,
+                           input_line=back[f.file].get(f.line, 0) if f.file in back else
+                           f.line if f.file in kept else 0))
     merged = 0
     port = result.port
     if port is not None and port.mode != "inventory":   # ported: port-ext's findings are what is left
@@ -443,7 +490,7 @@ def whats_left(result: MigrateResult, t) -> tuple:
                 "package-swap" if swap or pkg is None else "blocked-package"
             items.append(_item(kind, t, f.file,
                                lines.get(f.file, {}).get(f.line, f.line), _one_line(f.old), f.rule, "analyze",
-                               message=message))
+                               message=message, input_line=f.line))
             continue
         kind = RULE_KINDS.get(f.rule) or ""
         if not kind or kind != "cuda-torch" and not native_rows:
@@ -456,10 +503,11 @@ def whats_left(result: MigrateResult, t) -> tuple:
             kind = "optional-native"              # as analyze counts it: review, not a block (Swin's fused kernel)
         if f.rule == codes.TP902.id:
             message = f"CUDA kernels: {t.kernel_advice}; meanwhile keep a PyTorch fallback for the ops it backs"
-        items.append(_item(kind, t, f.file, f.line, _one_line(f.old), f.rule, "analyze", message=message))
+        items.append(_item(kind, t, f.file, f.line, _one_line(f.old), f.rule, "analyze", message=message,
+                           input_line=f.line))
     for file, line, rule, advice, source in result.analysis.advice(t.name):
         items.append(_item("advice", t, file, lines.get(file, {}).get(line, line), rule, rule, "advice",
-                           message=f"{advice} (source: {source})", name=rule))
+                           message=advice, name=rule, cite=source, input_line=line))
     with_rows = {i.file for i in items}
     for r in result.convert.files:
         if getattr(r, "mentions_cuda", False) and not r.path.endswith(NATIVE_SUFFIXES):  # C++: rows above

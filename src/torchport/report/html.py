@@ -201,7 +201,8 @@ CSP = (f"default-src 'none'; style-src {CSS_HASH}; script-src {JS_HASH}; img-src
        "base-uri 'none'; form-action 'none'")
 
 
-def document(title: str, heading: str, meta: list, body: list, version: str = "") -> str:
+def document(title: str, heading: str, meta: list, body: list, version: str = "",
+             lines_of_what: str = "the original files") -> str:
     """The page: head (CSP, inline CSS), a header with `meta` (label, value) pairs, `body`, the inline script."""
     out = ['<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n',
            f'<meta http-equiv="Content-Security-Policy" content="{_e(CSP)}">\n',
@@ -212,8 +213,8 @@ def document(title: str, heading: str, meta: list, body: list, version: str = ""
     out += [f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>\n" for k, v in meta if v not in (None, "")]
     out.append("</dl>\n</header>\n")
     out += body
-    out.append(f"<footer>written by torchport {_e(version)}; line numbers in the lists refer to the original "
-               "files</footer>\n</main>\n")
+    out.append(f"<footer>written by torchport {_e(version)}; line numbers in the lists refer to "
+               f"{_e(lines_of_what)}</footer>\n</main>\n")
     out.append(f"<script>{JS}</script>\n</body>\n</html>\n")
     return "".join(out)
 
@@ -388,18 +389,20 @@ def excerpts(n_lines: int, hot, context: int = CONTEXT) -> list:
     return out
 
 
-def _marks(findings) -> tuple:
+def _marks(findings, group=group_of, labels=_COUNTED) -> tuple:
     """CSS class and tooltip of a line number cell, from the findings on that line."""
-    worst = max((group_of(f) for f in findings), key=_SEVERITY.get)
-    tip = "\n".join(f"{f.rule} {group_of(f)}: " + (f.message or f.old or f.new) for f in findings[:8])
+    worst = max((group(f) for f in findings), key=_SEVERITY.get)
+    tip = "\n".join(f"{f.rule} {labels[group(f)][0]}: " + (f.message or f.old or f.new) for f in findings[:8])
     return f" m-{worst}", f' title="{_e(tip)}"'
 
 
 class Files:
     """The per-file sections of a page, and the anchors they define, under one row budget."""
 
-    def __init__(self, category_of=lambda f: f.category):
+    def __init__(self, category_of=lambda f: f.category, group=group_of, labels=_COUNTED):
+        """group: a finding -> one of GROUPS (its colour and filter key); labels: a group -> (one, many) words."""
         self.category_of = category_of
+        self.group, self.labels = group, labels
         self.parts: list = []
         self.anchors: set = set()
         self.section_of: dict = {}   # id(finding) -> section id
@@ -425,11 +428,12 @@ class Files:
         sid = f"F{self.count}"
         for f in findings:
             self.section_of[id(f)] = sid
-        keys = sorted({(group_of(f), self.category_of(f)) for f in findings})
-        counts = Counter(group_of(f) for f in findings)
+        keys = sorted({(self.group(f), self.category_of(f)) for f in findings})
+        counts = Counter(self.group(f) for f in findings)
         head = [f'<span class="path">{title}</span>']
         head += [f'<span class="tag status">{_e(b)}</span>' for b in badges]
-        head += [f'<span class="tag {g}">{counts[g]} {_COUNTED[g][counts[g] != 1]}</span>' for g in GROUPS if counts[g]]
+        head += [f'<span class="tag {g}">{counts[g]} {_e(self.labels[g][counts[g] != 1])}</span>' for g in GROUPS
+                 if counts[g]]
         is_open = " open" if self.rows < OPEN_ROWS else ""
         out = [f'<section class="file" id="{sid}" data-keys="{_e(json.dumps(keys))}">\n<details{is_open}>'
                f'<summary>{" ".join(head)}</summary>\n']
@@ -497,7 +501,7 @@ class Files:
     def _ln(self, sid, side, line, hot) -> str:
         aid = f"{sid}-{side}{line}"
         self.anchors.add(aid)
-        cls, title = _marks(hot[line]) if line in hot else ("", "")
+        cls, title = _marks(hot[line], self.group, self.labels) if line in hot else ("", "")
         return f'<td class="ln{cls}" id="{aid}"{title}>{line}</td>'
 
     def html(self) -> str:
@@ -765,3 +769,140 @@ def _inventory(inv: dict, target: str) -> list:
         body.append(f'<h2 id="{sid}">{_e(title)} ({len(rows)})</h2>\n')
         body.append(table(header, [[f"<code>{_e(c)}</code>" for c in row] for row in rows[:MAX_LIST_ROWS]]))
     return body
+
+
+# ------------------------------------------------------------------ migrate
+MIGRATE_NAME = "migrate.html"
+RISK_GROUP = {"fail": "unsupported", "review": "advice", "advice": "change"}   # a risk's colour and filter key
+ROW_LINKS = 12                 # line links in a row's Where cell before "+N more"
+_URL = re.compile(r"https?://[^\s;,)]+")
+
+
+def _linked(text: str) -> str:
+    """Escaped text whose URLs are links."""
+    out, at = [], 0
+    for m in _URL.finditer(text):
+        out += [_e(text[at:m.start()]), f'<a href="{_e(m.group())}" rel="noreferrer">{_e(m.group())}</a>']
+        at = m.end()
+    return "".join(out) + _e(text[at:])
+
+
+def migrate_html(result) -> str:
+    """OUT/torchport-report/migrate.html: What's left (filterable by risk and kind, rows linked to excerpts of the
+    migrated files), then what each step did, with links to its own report."""
+    from types import SimpleNamespace
+
+    from ..core.version import __version__
+    from ..migrate import EFFORTS, RISK_TITLES, RISKS, rows
+
+    labels = {RISK_GROUP[r]: (RISK_TITLES[r], RISK_TITLES[r]) for r in RISKS}
+    labels["error"] = _COUNTED["error"]
+    grouped = rows(result.items)
+    marks = {}                    # id(item) -> a finding-like mark for the code excerpts
+    by_file: dict = {}
+    for i in result.items:
+        if i.file and i.line:
+            marks[id(i)] = SimpleNamespace(file=i.file, line=i.line, rule=i.rule, message=f"{i.item}: {i.why}",
+                                           old=i.item, new="", category=i.kind, group=RISK_GROUP[i.risk])
+            by_file.setdefault(i.file, []).append(marks[id(i)])
+    files = Files(lambda f: f.category, group=lambda f: f.group, labels=labels)
+    root = Path(result.output)
+    for rel in sorted(by_file):
+        try:
+            text = (root / rel).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = None
+        files.add(_e(rel), by_file[rel], text)
+    counts = result.counts()
+    n = counts["by_risk"]
+    c, k = result.convert.summary(), result.check.summary()
+    body = [cards([("items", "items left", counts["items"], "muted"),
+                   ("fail", RISK_TITLES["fail"], n["fail"], "unsupported"),
+                   ("review", RISK_TITLES["review"], n["review"], "advice"),
+                   ("advice", RISK_TITLES["advice"], n["advice"], "change"),
+                   ("changes", "changes made", c["changes"], "change"),
+                   ("exit", "exit status", result.exit_code, "error" if result.exit_code else "muted")])]
+    kinds = Counter(i.kind for i in result.items)
+    if result.items:
+        body.append('<nav class="filters" id="filters" aria-label="filters">\n<span class="what">show</span>\n'
+                    f'<button type="button" data-filter-action="" aria-pressed="true">all <span class="n">'
+                    f'{len(result.items)}</span></button>\n')
+        body += [f'<button type="button" data-filter-action="{RISK_GROUP[r]}" aria-pressed="false">'
+                 f'{_e(RISK_TITLES[r])} <span class="n">{n[r]}</span></button>\n' for r in RISKS if n[r]]
+        body.append('<label><span class="what">kind</span> <select id="filter-category">'
+                    '<option value="">all kinds</option>'
+                    + "".join(f'<option value="{_e(x)}">{_e(x)} ({m})</option>' for x, m in sorted(kinds.items()))
+                    + "</select></label>\n</nav>\n")
+    body.append(f'<h2 id="left">What\'s left</h2>\n<p class="sub">{_e(counted(counts["items"], "item"))} in '
+                f'{_e(counted(len(grouped), "row"))}: items that differ only by line share a row. Ordered by risk. '
+                "Lines are the migrated tree's; convert's report gives the project's own lines (they differ by the "
+                "lines convert inserted; hover a line for both). Effort: "
+                + _e("; ".join(f"{x} = {v}" for x, v in EFFORTS.items())) + ".</p>\n")
+    if not result.items:
+        body.append('<p class="note">Nothing: no CUDA code, kernel or advice is left for this target.</p>\n')
+    number = 0
+    for risk in RISKS:
+        mine = [r for r in grouped if r.first.risk == risk]
+        if not mine:
+            continue
+        body.append(f'<section class="findings" id="risk-{risk}">\n<h2>{_e(RISK_TITLES[risk].capitalize())} '
+                    f'({sum(len(r.items) for r in mine)})</h2>\n<table class="list">\n<thead><tr><th>No.</th>'
+                    "<th>Where</th><th>Item</th><th>Why it matters</th><th>Suggested fix</th><th>Effort</th>"
+                    "</tr></thead>\n<tbody>\n")
+        for r in mine:
+            number += 1
+            i = r.first
+            fix = _e(i.fix) + (f'<div class="sub">source: {_linked(i.cite)}</div>' if i.cite else "")
+            body.append(f'<tr class="finding" data-action="{RISK_GROUP[risk]}" data-category="{_e(i.kind)}" '
+                        f'data-rule="{_e(i.rule)}" data-items="{len(r.items)}"><td class="num">{number}</td>'
+                        f"<td>{_where(r, files, marks)}</td><td><code>{_e(r.item)}</code>"
+                        + (f' <span class="id">({_e(i.rule)})</span>' if i.rule and i.rule not in r.item else "")
+                        + f'</td><td class="msg">{_e(i.why)}</td><td>{fix}</td>'
+                        f'<td><span class="tag status">{_e(i.effort)}</span></td></tr>\n')
+        body.append("</tbody>\n</table>\n</section>\n")
+    body.append('<h2 id="steps">Steps</h2>\n')
+    v = result.verify
+    steps = [("analyze", _e(f"{counted(result.analysis.summary()['touchpoints'], 'CUDA touchpoint')} in "
+                            f"{counted(result.analysis.summary()['files'], 'file')}, "
+                            f"{len(result.analysis.advice(result.target))} performance advice")),
+             ("convert", _e(f"{counted(c['changes'], 'change')}, {c['unsupported']} unsupported, {c['advice']} to "
+                            f"review, {counted(c['errors'], 'error')} in {counted(c['files'], 'file')}") +
+              ' (<a href="convert/report.html">convert/report.html</a>)'),
+             ("port-ext", _e(result.port_note) + (' (<a href="port-ext/report.html">port-ext/report.html</a>)'
+                                                  if result.port is not None else "")),
+             ("check", _e(f"{counted(k['problems'], 'problem')} ({counted(k['changes'], 'change')}, "
+                          f"{k['unsupported']} unsupported, {counted(k['errors'], 'error')}), {k['notes']} to review "
+                          "in the migrated tree: the rows from check above")),
+             ("verify", _e("not verified: no --verify -- COMMAND was given") if v is None else
+              _e(f"{' '.join(v.command)} on {v.where}: exit {v.exit_code} ({v.verdict}) in {v.seconds:.1f} s")
+              + ' (<a href="verify.log">verify.log</a>)')]
+    body.append(table(("Step", "Result"), [(f'<span class="id">{name}</span>', text) for name, text in steps],
+                      attrs=' id="step-table"'))
+    if files.count:
+        body.append('<h2 id="files">Code</h2>\n<p class="sub">The migrated files around each item.</p>\n')
+        body.append(files.html())
+    meta = [("input", result.input), ("output", result.output), ("target", f"{result.target} ({result.title})"),
+            ("started", result.started), ("time", f"{result.elapsed:.2f} s")]
+    return document(f"torchport migrate: {result.target}", f"torchport migrate: {result.target}", meta, body,
+                    __version__, lines_of_what="the migrated tree (OUT)")
+
+
+def _where(row, files, marks) -> str:
+    """file:line links (to the excerpts), each line's tooltip naming the project's own line where it differs."""
+    first = row.first
+    if not first.file:
+        return "<code>(project)</code>"
+    if not first.line:
+        return f"<code>{_e(first.file)}</code>"
+    links, seen = [], set()
+    for i in row.items:
+        if i.line in seen:
+            continue
+        seen.add(i.line)
+        href = files.href(marks[id(i)]) if id(i) in marks else None
+        tip = f' title="line {i.input_line} in the project"' if i.input_line and i.input_line != i.line else ""
+        text = _e(i.line)
+        links.append(f'<a href="#{_e(href)}"{tip}>{text}</a>' if href else f"<span{tip}>{text}</span>")
+    more = len(links) - ROW_LINKS
+    return (f"<code>{_e(first.file)}:" + ", ".join(links[:ROW_LINKS]) + "</code>"
+            + (f' <span class="sub">(+{more} more)</span>' if more > 0 else ""))

@@ -1,5 +1,6 @@
 """Writers for `torchport migrate`: its one report folder, `OUT/torchport-report/`.
 
+    migrate.html   the same as one page: What's left, filterable by risk and kind, linked to excerpts of OUT
     migrate.md     "What's left" first (ordered by risk: would fail, needs review, advice), then what was
                    converted, ported, checked and verified
     migrate.json   the same, versioned (schema_version 1)
@@ -34,28 +35,52 @@ def write_migrate(result, folder: Path) -> None:
         writes.write_text(folder / "verify.log", result.verify.output)
     writes.write_text(folder / "migrate.json", json.dumps(result.to_dict(), indent=1, ensure_ascii=False) + "\n")
     writes.write_text(folder / "migrate.md", markdown(result))
+    from .html import MIGRATE_NAME, migrate_html
+
+    writes.write_text(folder / MIGRATE_NAME, migrate_html(result))
 
 
 def markdown(result) -> str:
-    from ..migrate import EFFORTS, RISK_TITLES, RISKS
+    from ..migrate import EFFORTS, RISK_TITLES, RISKS, rows
 
     counts = result.counts()
     target = printable(result.target)
     out = [f"# torchport migrate: {target}", ""]
     by_risk = ", ".join(f"{counts['by_risk'][r]} {RISK_TITLES[r]}" for r in RISKS)
     steps = ", ".join(f"{k} {v}" for k, v in counts["by_source"].items())
-    out += ["## What's left", "", f"{counts['items']} items: {by_risk} (by step: {steps or 'none'}). Ordered by "
-            "risk; file:line is in the "
-            f"migrated tree {md_code(result.output)}."
+    grouped = rows(result.items)
+    out += ["## What's left", "",
+            f"{counted(counts['items'], 'item')}: {by_risk} (by step: {steps or 'none'})"
+            + (f", in {counted(len(grouped), 'row')} (items that differ only by line share one)"
+               if len(grouped) != len(result.items) else "") + ". "
+            "Ordered by risk. Lines are the migrated tree's "
+            f"({md_code(result.output)}); `convert/report.md` gives the project's own lines, which differ by the "
+            "lines convert inserted (`migrate.json` has both: `line`, `input_line`)."
             + (f" {counted(result.merged, 'finding')} reported by two steps "
                f"{'is' if result.merged == 1 else 'are'} counted once." if result.merged else ""), ""]
-    if result.items:
-        out += _table(("No.", "Risk", "Where", "Item", f"Why it matters on {target}", "Suggested fix", "Effort"),
-                      [(n, RISK_TITLES[i.risk], i.where, i.item, i.why, i.fix, i.effort)
-                       for n, i in enumerate(result.items, 1)])
-        out += ["", "Effort: " + "; ".join(f"{k} = {v}" for k, v in EFFORTS.items()) + ".", ""]
-    else:
+    if not result.items:
         out += ["Nothing: no CUDA code, kernel or advice is left for this target.", ""]
+    sources: dict = {}
+    n = 0
+    for risk in RISKS:
+        mine = [r for r in grouped if r.first.risk == risk]
+        if not mine:
+            continue
+        out += [f"### {RISK_TITLES[risk].capitalize()} ({counted(sum(len(r.items) for r in mine), 'item')})", ""]
+        table = []
+        for r in mine:
+            n += 1
+            i = r.first
+            fix = i.fix
+            if i.cite:
+                fix += f" [{sources.setdefault(i.cite, len(sources) + 1)}]"
+            table.append((n, r.where, r.item, i.why, fix, i.effort))
+        out += _table(("No.", "Where", "Item", f"Why it matters on {target}", "Suggested fix", "Effort"), table)
+        out.append("")
+    if sources:
+        out += ["Sources of the advice:", ""] + [f"{k}. {printable(text)}" for text, k in sources.items()] + [""]
+    if result.items:
+        out += ["Effort: " + "; ".join(f"{k} = {v}" for k, v in EFFORTS.items()) + ".", ""]
     s = result.convert.summary()
     out += ["## Converted", "", f"- input: {md_code(result.input)}", f"- output: {md_code(result.output)}",
             f"- files: {s['files']} ({', '.join(f'{k} {v}' for k, v in s['files_by_status'].items())}), lines: "
