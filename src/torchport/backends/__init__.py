@@ -711,10 +711,10 @@ def resolve_target_name(text: str) -> str:
             known[alias] = name
     if key in known:
         return known[key]
-    import difflib
+    from ..core.words import closest
 
-    close = difflib.get_close_matches(key, names + sorted(known), n=1, cutoff=0.6)
-    hint = f" (did you mean {known.get(close[0], close[0])}?)" if close else ""
+    close = closest(key, names + sorted(known))
+    hint = f" (did you mean {known.get(close, close)}?)" if close else ""
     raise UsageError(f"unknown target '{text}'{hint}; targets: {', '.join(names)}, or a target .toml file")
 
 

@@ -8,6 +8,7 @@ import sys
 
 from ..core.errors import UsageError
 from ..core.names import printable
+from ..core.words import closest
 
 
 def write_out(text: str) -> None:
@@ -115,11 +116,9 @@ class Parser(argparse.ArgumentParser):
 
     def closest(self, wrong: str, known, help_hint: bool = True) -> str:
         """` (did you mean X?)` for the known word closest to `wrong`, else a pointer to --help."""
-        import difflib
-
-        close = difflib.get_close_matches(wrong, [str(k) for k in known], n=1, cutoff=0.6) if wrong else []
+        close = closest(wrong, known)
         if close:
-            return f" (did you mean {printable(close[0])}?)"
+            return f" (did you mean {printable(close)}?)"
         return f" (see `{self.prog} --help`)" if help_hint else ""
 
     def misplaced(self, options: list) -> str:

@@ -5,6 +5,7 @@ import json
 import sys
 
 from ..core.errors import UsageError
+from ..core.words import closest
 from .common import write_out
 
 
@@ -15,10 +16,8 @@ def run(args) -> int:
     if args.code:
         code = CODES.get(args.code.upper())
         if code is None:
-            import difflib
-
-            close = difflib.get_close_matches(args.code.upper(), list(CODES), n=1, cutoff=0.6)
-            raise UsageError(f"unknown code '{args.code}'" + (f" (did you mean {close[0]}?)" if close else "")
+            close = closest(args.code.upper(), CODES)
+            raise UsageError(f"unknown code '{args.code}'" + (f" (did you mean {close}?)" if close else "")
                              + "; `torchport rules` lists them")
         write_out(rule_text(code))
     elif args.markdown:

@@ -16,7 +16,6 @@ A value of the wrong type, an unknown key or an unknown code is one line naming 
 """
 from __future__ import annotations
 
-import difflib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Optional
 from ..core import suppress
 from ..core.errors import UsageError
 from ..core.names import printable
+from ..core.words import closest
 
 KEYS = ("target", "exclude", "select", "ignore", "per-file-ignores", "baseline")
 
@@ -80,9 +80,9 @@ def load(path: Path) -> Settings:
     for key, value in table.items():
         name = f"{where}: [tool.torchport] {key}"
         if key not in KEYS:
-            close = difflib.get_close_matches(key, KEYS, n=1, cutoff=0.6)
+            close = closest(key, KEYS)
             raise UsageError(f"{where}: [tool.torchport] unknown key '{printable(key)}'"
-                             + (f" (did you mean {close[0]}?)" if close else f" (known: {', '.join(KEYS)})"))
+                             + (f" (did you mean {close}?)" if close else f" (known: {', '.join(KEYS)})"))
         if key == "target":
             if not isinstance(value, str):
                 raise UsageError(f"{name}: must be a string (npu, mlu, ...)")

@@ -1,8 +1,17 @@
-"""Words: word lists as regular expressions (a trie-factored alternation, the minimal set of trigger words), and
-a count with its noun in the right number (`counted(1, "file")` is "1 file", `counted(2, "file")` "2 files")."""
+"""Words: word lists as regular expressions (a trie-factored alternation, the minimal set of trigger words), a
+count with its noun in the right number (`counted(1, "file")` is "1 file", `counted(2, "file")` "2 files"), and
+the known word closest to a mistyped one (every "did you mean" of the tool)."""
 from __future__ import annotations
 
 import re
+
+
+def closest(word: str, known) -> str:
+    """The known word closest to a mistyped `word` (difflib's ratio >= 0.6), or ""."""
+    import difflib
+
+    close = difflib.get_close_matches(word, [str(k) for k in known], n=1, cutoff=0.6) if word else []
+    return close[0] if close else ""
 
 
 def counted(n, noun: str, plural: str = "") -> str:
