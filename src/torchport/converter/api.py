@@ -17,7 +17,7 @@ from ..core.finding import ADVICE, CHANGES, ERROR, UNSUPPORTED
 from ..core.parallel import default_jobs
 from ..core.pipeline import Mode
 from ..core.suppress import Selection
-from .run import FAILED, Converter, run_jobs, timer
+from .run import FAILED, Converter, Options, run_jobs, timer
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # convert -s: what --device-env may name
 
@@ -190,12 +190,14 @@ def convert(path, target: str, output=None, *, rules: Sequence[str] = (), exclud
         raise UsageError("--main, --model-var and --loader-var go with --distributed")
 
     with tree.hold_output(src, out, mode, force):
-        return _convert(src, user.paths, target, target_name, mode, out, reports, launch_rel, multi, rules, exclude,
-                        jobs, progress, force, specify_device or "", selection, similar)
+        options = Options(rule_files=tuple(rules), launch=launch_rel, device_env=specify_device or "",
+                          selection=selection, similar=similar)
+        return _convert(src, user.paths, target, target_name, mode, out, reports, multi, options, exclude, jobs,
+                        progress, force)
 
 
-def _convert(src, rule_paths, target, target_name, mode, out, reports, launch_rel, multi, rules, exclude, jobs,
-             progress, force, device_env="", selection=None, similar=False) -> ConvertResult:
+def _convert(src, rule_paths, target, target_name, mode, out, reports, multi, options: Options, exclude, jobs,
+             progress, force) -> ConvertResult:
     clock = timer()
     started = time.strftime("%Y-%m-%dT%H:%M:%S")
     entries = list(tree.walk(src, tuple(exclude)))
@@ -216,8 +218,8 @@ def _convert(src, rule_paths, target, target_name, mode, out, reports, launch_re
         jobs_list.append((e, dst, bak, multi.source if multi and e.rel == multi.rel else None))
     target_ref = str(target) if str(target).endswith(".toml") else target_name
     roots = (src if src.is_dir() else src.parent, (out if src.is_dir() else out.parent) if out else None, backup)
-    results = run_jobs(jobs_list, target_ref, tuple(rules), launch_rel, mode, jobs or default_jobs(), progress,
-                       tree.own_packages(entries), roots, device_env, selection, similar)
+    options = replace(options, own_packages=tuple(tree.own_packages(entries)))
+    results = run_jobs(jobs_list, target_ref, options, mode, jobs or default_jobs(), progress, roots)
     if multi is not None:
         results.append(multi.finish(results, mode))
     if backup is not None and not writes.remove_empty_dirs(backup):

@@ -46,13 +46,26 @@ class ConvertedFile(FileResult):
     suppressed: list = field(default_factory=list)  # findings `# torchport: ignore` or --select/--ignore left out
 
 
+@dataclass(frozen=True)
+class Options:
+    """How a run converts every file, beyond its target: one value, built once and handed to each worker."""
+
+    rule_files: tuple = ()                   # user rule files (-r)
+    launch: Optional[str] = None             # the launch script (input-relative): it gets the device set-up
+    own_packages: tuple = ()                 # the project's own top-level packages: never taken for CUDA ones
+    device_env: str = ""                     # convert -s: the launch script's device index comes from this variable
+    selection: Optional[Selection] = None    # --select/--ignore, [tool.torchport] (core/suppress.py)
+    similar: bool = False                    # --similar: unsupported APIs swapped for similar ones (TP123)
+
+
 class Converter:
     """Everything one run needs to convert one file, built once per process."""
 
-    def __init__(self, target: str, rule_files=(), launch: Optional[str] = None, own_packages=(),
-                 device_env: str = "", selection: Optional[Selection] = None, similar: bool = False):
-        self.target, self.user = self.inputs(target, rule_files)
-        self.api = ApiMap(self.target, self.user.decisions, own_packages, similar=similar)  # --similar: TP123
+    def __init__(self, target: str, options: Optional[Options] = None, **fields):
+        """options: an Options, or its fields as keywords (`Converter("npu", similar=True)`)."""
+        self.options = o = options if options is not None else Options(**fields)
+        self.target, self.user = self.inputs(target, o.rule_files)
+        self.api = ApiMap(self.target, self.user.decisions, o.own_packages, similar=o.similar)
         checkers = builtin_checkers(distributed=False) + self.user.checkers()
         # the reference checker must also see files that only use user-named APIs...
         words = tuple(sorted(self.user.trigger_words()))
@@ -63,10 +76,8 @@ class Converter:
         self.python = PythonConverter(self.api, python, self.import_words)
         self.python.user_codes = self.user.codes
         self.shell = ShellConverter(self.api, [c for c in checkers if c.phase is Phase.SHELL])
-        if selection is not None:  # --select/--ignore, [tool.torchport] (core/suppress.py)
-            self.python.selection = self.shell.selection = selection
-        self.launch = launch
-        self.device_env = device_env  # convert -s: the launch script's device comes from this variable
+        if o.selection is not None:
+            self.python.selection = self.shell.selection = o.selection
 
     @staticmethod
     def inputs(target: str, rule_files=()):
@@ -97,9 +108,10 @@ class Converter:
                 return None, findings, lines, None
             return text.encode(new), findings, lines, edits.line_hunks(text.text, kept)
         src = SourceFile(rel, text.text)
-        launch = rel == self.launch
+        launch = rel == self.options.launch
         new, kept, findings = self.python.convert(rel, text.text, text.newline, launch=launch, src=src,
-                                                  device_env=self.device_env if launch else "", suppressed=suppressed)
+                                                  device_env=self.options.device_env if launch else "",
+                                                  suppressed=suppressed)
         if new == text.text:
             return None, findings, lines, None
         problem = broken_spans(text.text, new, edits.changed_spans(kept, src.statement_spans(), src.line_starts,
@@ -173,9 +185,8 @@ def kind_of(rel: str) -> str:
 _WORKER: dict = {}
 
 
-def _init_worker(target, rule_files, launch, mode, own_packages=(), roots=(None, None, None), device_env="",
-                 selection=None, similar=False):
-    _WORKER["conv"] = Converter(target, rule_files, launch, own_packages, device_env, selection, similar)
+def _init_worker(target, options: Options, mode, roots=(None, None, None)):
+    _WORKER["conv"] = Converter(target, options)
     _WORKER["mode"] = mode
     _WORKER["roots"] = roots  # (input root, output root, backup root): where links point, writes may go
 
@@ -337,12 +348,11 @@ def _weight(job) -> int:
     return 0 if entry.kind != "file" or kind_of(entry.rel) == "other" else entry.size
 
 
-def run_jobs(jobs: list, target, rule_files, launch, mode, n_jobs: int, progress=None, own_packages=(),
-             roots=(None, None, None), device_env: str = "", selection=None, similar: bool = False) -> list:
+def run_jobs(jobs: list, target, options: Options, mode, n_jobs: int, progress=None,
+             roots=(None, None, None)) -> list:
     """Process all jobs, in worker processes when there is enough Python to pay for them; roots: (input,
     output, backup) folders (see _init_worker)."""
-    return parallel.run(jobs, _init_worker, (target, rule_files, launch, mode, tuple(own_packages), roots, device_env,
-                                             selection, similar), process, n_jobs, _weight, progress)
+    return parallel.run(jobs, _init_worker, (target, options, mode, roots), process, n_jobs, _weight, progress)
 
 
 def timer():
