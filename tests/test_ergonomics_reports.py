@@ -304,3 +304,16 @@ def test_commands_end_with_the_next_step(tmp_path, capsys):
     assert err[-1].startswith(f"next: torchport convert {project} --to npu -o OUT  (makes the 2 changes")
     assert main(["check", str(tmp_path / "c"), "--to", "npu"]) == 0  # the converted copy passes: no next step
     assert "next:" not in capsys.readouterr().err
+
+
+def test_python_api_single_file_writes_nothing_beside_it(tmp_path):
+    """torchport.convert(FILE, target) without an output is what `torchport convert FILE` is: nothing appears next
+    to the source; the converted text comes back in the result. With an output it writes there."""
+    src = tmp_path / "train.py"
+    src.write_text("import torch\nx = torch.ones(2).cuda()\n")
+    result = torchport.convert(src, "npu")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["train.py"]
+    assert result.mode == "dry-run" and ".npu()" in result.files[0].new_text and "import torch_npu" in \
+        result.files[0].new_text
+    torchport.convert(src, "npu", tmp_path / "train_npu.py")
+    assert ".npu()" in (tmp_path / "train_npu.py").read_text()

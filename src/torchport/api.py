@@ -7,11 +7,15 @@ from pathlib import Path
 
 
 def convert(path, target, output=None, **options):
-    """Convert a file or directory for `target` and write the reports; see torchport.converter.api.convert."""
+    """Convert a file or directory for `target` and write the reports; see torchport.converter.api.convert.
+    A single file without `output` (or in_place/diff/dry_run) is converted as a dry run, as the command line does:
+    nothing is written beside it, and the converted text is the result's `files[0].new_text`."""
     from .converter.api import convert as command
     from .core import manifest
     from .report import write_all
 
+    if output is None and Path(path).is_file() and not any(options.get(k) for k in ("in_place", "diff", "dry_run")):
+        options["dry_run"] = True
     since = manifest.start()
     result = command(path, target, output, **options)
     result.settled = None  # a folder output: what this run replaced there (core/manifest.py)
