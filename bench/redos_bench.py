@@ -367,6 +367,8 @@ CASES = [
              around('#include "', "<", '"'), around("#include <", '"', ">"), patterns=(lexer._INCLUDE_PATH,)),
     # report/, runtime/
     regex("report.html._TOKEN", html._TOKEN, "findall", repeated("a "), repeated("a.")),
+    regex("report.html._URL", html._URL, "finditer", repeated("http://"), repeated("https://a"), repeated("http"),
+          around("https://", "a", " ")),
     regex("runtime.devices._CUDA_STRING", runtime_devices._CUDA_STRING, "match", around("cuda:", "1")),
     regex("runtime.patches._DEVICE_IN_SIGNATURE", patches._DEVICE_IN_SIGNATURE, "search", repeated("device "),
           around("device", " ")),
