@@ -23,3 +23,60 @@ ids = torch.cuda.LongTensor([1, 2])
 on_device = isinstance(x, torch.cuda.FloatTensor)
 same_type = x.type() == "torch.cuda.FloatTensor"
 label = "torch.cuda.FloatTensor is a legacy type"  # prose, not a type name
+
+# A name bound once to a tuple, list or set of types and read only in type tests is a type test too.
+PARALLEL_TYPES = (nn.DataParallel, DistributedDataParallel)
+_PARALLEL_LIST = [nn.parallel.DataParallel]
+_PARALLEL_SET = {nn.DataParallel}
+
+
+def in_parallel(model):  # YOLOX 0.3.0 yolox/utils/ema.py is_parallel
+    parallel_type = (
+        nn.parallel.DataParallel,
+        nn.parallel.DistributedDataParallel,
+    )
+    return isinstance(model, parallel_type)
+
+
+def unwrap(model, flag: bool):
+    wrappers = (nn.DataParallel,) if flag else (nn.DataParallel, DistributedDataParallel)  # transformers' form
+    if isinstance(model, PARALLEL_TYPES) or type(model) in _PARALLEL_LIST or isinstance(model, (wrappers, nn.Linear)):
+        return model.module
+    if model.__class__ not in _PARALLEL_SET and issubclass(type(model), PARALLEL_TYPES):
+        return model.module
+    return model
+
+
+def rebound(model):
+    kinds = (nn.DataParallel,)  # rebound: a use
+    kinds = kinds + (nn.Linear,)
+    return isinstance(model, kinds)
+
+
+def augmented(model):
+    kinds = (nn.DataParallel,)  # augmented: a use
+    kinds += (nn.Linear,)
+    return isinstance(model, kinds)
+
+
+def passed(model):
+    kinds = (nn.DataParallel,)  # passed to a function: a use
+    print(kinds)
+    return isinstance(model, kinds)
+
+
+def returned():
+    kinds = (nn.DataParallel,)  # returned: a use
+    return kinds
+
+
+def called(model):
+    kinds = [nn.DataParallel]  # built through a subscript: a use
+    return kinds[0](model)
+
+
+class Holder:
+    TYPES = (nn.DataParallel,)  # a class attribute, read as self.TYPES: a use
+
+    def test(self, model):
+        return isinstance(model, self.TYPES)

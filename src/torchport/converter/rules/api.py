@@ -9,7 +9,7 @@ the file can follow, so a file never mixes both meanings of one name.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 import ast
 import re
@@ -18,6 +18,7 @@ from ...core.finding import ADVICE, UNSUPPORTED
 from ...core import codes
 from ...kb.apimap import ADAPT, KEEP, MAP
 from ..checkers import Phase, checker
+from ..flow import child_fields
 
 if TYPE_CHECKING:
     from ..context import FileContext
@@ -39,18 +40,100 @@ REFERENCE_CODES = tuple(CATEGORY_CODE.values())
 TYPE_TEST_SAFE = {"data-parallel"}
 
 
-def type_test(parents: dict, node) -> bool:
+def type_test(parents: dict, node, scopes: Optional[dict] = None) -> bool:
     """Is `node` the type a value is tested against: `isinstance(x, T)`, `issubclass(C, (T, U))`,
-    `type(x) is T`, `x.type() == T`, `type(x) in (T, U)`?"""
+    `type(x) is T`, `x.type() == T`, `type(x) in (T, U)`, or an element of a tuple, list or set bound
+    to a name that is only ever tested against (`types = (T, U)` ... `isinstance(x, types)`)?
+    `scopes` keeps what `_names_in` found per scope, for the next call on the same tree."""
     parent = parents.get(id(node))
     in_literal = isinstance(parent, (ast.Tuple, ast.List, ast.Set))
     if in_literal:
         node, parent = parent, parents.get(id(parent))
-    if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and \
-            parent.func.id in ("isinstance", "issubclass"):
-        return len(parent.args) == 2 and parent.args[1] is node
+    if _type_test_call(parent, node):
+        return True
     tests = (ast.Is, ast.IsNot, ast.Eq, ast.NotEq) + ((ast.In, ast.NotIn) if in_literal else ())
-    return isinstance(parent, ast.Compare) and all(isinstance(op, tests) for op in parent.ops)
+    if isinstance(parent, ast.Compare) and all(isinstance(op, tests) for op in parent.ops):
+        return True
+    return in_literal and _only_type_tested(parents, node, {} if scopes is None else scopes)
+
+
+def _type_test_call(call, arg) -> bool:
+    """Is `arg` the second argument of `isinstance(x, arg)` or `issubclass(C, arg)`?"""
+    return isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and \
+        call.func.id in ("isinstance", "issubclass") and len(call.args) == 2 and call.args[1] is arg
+
+
+def _tested_against(parents: dict, node) -> bool:
+    """Is this read of a name a type-test position: `isinstance(x, NAME)`, `issubclass(C, (NAME, U))`,
+    `type(x) in NAME`, `x.__class__ not in NAME`?"""
+    if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
+        return False
+    parent = parents.get(id(node))
+    if isinstance(parent, ast.Tuple):  # isinstance(x, (NAME, U)): a tuple of types may nest
+        return _type_test_call(parents.get(id(parent)), parent)
+    return _type_test_call(parent, node) or isinstance(parent, ast.Compare) and len(parent.ops) == 1 and \
+        isinstance(parent.ops[0], (ast.In, ast.NotIn)) and parent.comparators[0] is node
+
+
+def _only_type_tested(parents: dict, literal, scopes: dict) -> bool:
+    """Is `literal` (or a branch of `a if c else b` around it) the value of the one binding of a module or
+    function name, every other mention of which is a type test (see `_tested_against`)?  A name rebound,
+    augmented, deleted, declared global, passed, returned or spelled in a string (`__all__`) is a use."""
+    child, stmt = literal, parents.get(id(literal))
+    while isinstance(stmt, ast.IfExp) and child is not stmt.test:
+        child, stmt = stmt, parents.get(id(stmt))
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+        target = stmt.targets[0]
+    elif isinstance(stmt, ast.AnnAssign):
+        target = stmt.target
+    else:
+        return False
+    if stmt.value is not child or not isinstance(target, ast.Name):
+        return False
+    scope = parents.get(id(stmt))
+    while scope is not None and not isinstance(scope, _SCOPES):
+        scope = parents.get(id(scope))
+    if scope is None or isinstance(scope, ast.ClassDef):  # a class attribute is read as `self.NAME`: a use
+        return False
+    names = scopes.get(id(scope))
+    if names is None:
+        names = scopes[id(scope)] = _names_in(scope)
+    mentions = names.get(target.id, ())
+    return len(mentions) > 1 and all(n is target or _tested_against(parents, n) for n in mentions)
+
+
+_SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_NAMING = ("id", "arg", "name", "asname", "rest")  # the fields that name a variable: read, bound or declared
+
+
+def _names_in(scope) -> dict:
+    """{identifier: [nodes]} of every node under `scope` (nested functions and classes too) that mentions an
+    identifier: a Name (read, bound, deleted), a parameter, an import, a def or class, `except ... as`,
+    `global`/`nonlocal`, a match capture, or a string constant that spells it.  One walk per scope."""
+    found: dict = {}
+    stack = [scope]
+    while stack:
+        node = stack.pop()
+        cls = node.__class__
+        if cls is ast.Constant:
+            if isinstance(node.value, str) and node.value.isidentifier():
+                found.setdefault(node.value, []).append(node)
+            continue
+        if cls is ast.Global or cls is ast.Nonlocal:
+            for name in node.names:
+                found.setdefault(name, []).append(node)
+            continue
+        for field in _NAMING if cls is not ast.keyword else ():  # `f(NAME=...)` names a parameter of f
+            value = getattr(node, field, None)
+            if isinstance(value, str):
+                found.setdefault(value.split(".")[0], []).append(node)  # `import a.b` binds a
+        for field in child_fields(cls):
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                stack += [item for item in value if isinstance(item, ast.AST)]
+            elif isinstance(value, ast.AST):
+                stack.append(value)
+    return found
 
 
 def rule_for(ctx, res):
@@ -165,7 +248,8 @@ def check_reference(ref: Ref, ctx: FileContext) -> None:
     if binding.kind != "package" and ctx.api.resolve(binding.qualname) is not None:
         binding.uses.append((ref, res))  # decided with the import, in finalize_bindings
         return
-    if res.category in TYPE_TEST_SAFE and type_test(ctx.parents(), ref.node):
+    if res.category in TYPE_TEST_SAFE and \
+            type_test(ctx.parents(), ref.node, ctx.memo.setdefault("type-test-scopes", {})):
         return  # the same question on every target
     if swap_similar(ctx, ref, res):
         return

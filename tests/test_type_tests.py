@@ -1,0 +1,82 @@
+"""A type test through a name (converter/rules/api.py type_test): `types = (DataParallel, DDP)` read only by
+`isinstance(x, types)` (YOLOX ema.py) is not a use of DataParallel; any other read or binding of the name is."""
+import ast
+
+import pytest
+
+from torchport.converter.rules import api
+from torchport.converter.run import Converter, kind_of
+
+YOLOX_EMA = '''import torch.nn as nn
+
+__all__ = ["ModelEMA", "is_parallel"]
+
+
+def is_parallel(model):
+    """check if model is in parallel mode."""
+    parallel_type = (
+        nn.parallel.DataParallel,
+        nn.parallel.DistributedDataParallel,
+    )
+    return isinstance(model, parallel_type)
+'''
+
+
+def _reported(text: str, target: str = "npu") -> list:
+    """Lines where convert reports DataParallel (TP112)."""
+    _, findings, _ = Converter(target).convert_text("m.py", text.encode(), kind_of("m.py"))
+    return sorted(f.line for f in findings if f.rule == "TP112")
+
+
+def test_yolox_is_parallel_is_a_type_test():
+    assert _reported(YOLOX_EMA) == []
+
+
+@pytest.mark.parametrize("form", [
+    "PARALLEL = (nn.DataParallel,)\ndef f(m):\n    return isinstance(m, PARALLEL)\n",
+    "PARALLEL: tuple = (nn.DataParallel,)\ndef f(m):\n    return issubclass(type(m), (PARALLEL, nn.Linear))\n",
+    "def f(m):\n    kinds = [nn.DataParallel]\n    return type(m) in kinds\n",
+    "def f(m):\n    kinds = {nn.DataParallel}\n    return m.__class__ not in kinds\n",
+    "def f(m, c):\n    kinds = (nn.DataParallel,) if c else (nn.DataParallel, nn.Linear)\n"
+    "    return isinstance(m, kinds)\n",
+    "def f(m):\n    kinds = (nn.DataParallel,)\n    dict(kinds=1)\n    return isinstance(m, kinds)\n",
+    "def f(m):\n    kinds = (nn.DataParallel,)\n    return any(isinstance(x, kinds) for x in m)\n",
+])
+def test_a_name_read_only_in_type_tests_is_not_a_use(form):
+    assert _reported("import torch.nn as nn\n" + form) == []
+
+
+@pytest.mark.parametrize("form", [
+    "def f(m):\n    kinds = (nn.DataParallel,)\n    kinds = kinds + (nn.Linear,)\n    return isinstance(m, kinds)\n",
+    "def f(m):\n    kinds = (nn.DataParallel,)\n    kinds += (nn.Linear,)\n    return isinstance(m, kinds)\n",
+    "def f(m):\n    kinds = (nn.DataParallel,)\n    print(kinds)\n    return isinstance(m, kinds)\n",
+    "def f():\n    kinds = (nn.DataParallel,)\n    return kinds\n",
+    "def f(m):\n    kinds = [nn.DataParallel]\n    return kinds[0](m)\n",
+    "def f(m):\n    kinds = (nn.DataParallel,)\n",
+    "def f(m):\n    kinds = (nn.DataParallel,)\n    del kinds\n",
+    "def f(m):\n    kinds = (nn.DataParallel,)\n    return isinstance(m, (*kinds, nn.Linear))\n",
+    "def f(m):\n    kinds = (nn.DataParallel,)\n    def g():\n        nonlocal kinds\n        kinds = ()\n"
+    "    g()\n    return isinstance(m, kinds)\n",
+    "def f(m):\n    a = b = (nn.DataParallel,)\n    return isinstance(m, a) and isinstance(m, b)\n",
+    "KINDS = (nn.DataParallel,)\ndef f():\n    global KINDS\n    KINDS = ()\n"
+    "def g(m):\n    return isinstance(m, KINDS)\n",
+    "__all__ = ['KINDS']\nKINDS = (nn.DataParallel,)\ndef g(m):\n    return isinstance(m, KINDS)\n",
+    "KINDS = (nn.DataParallel,)\ndef g(m):\n    return isinstance(m, globals()['KINDS'])\n",
+    "class C:\n    KINDS = (nn.DataParallel,)\n    def g(self, m):\n        return isinstance(m, self.KINDS)\n",
+    "KINDS = (nn.DataParallel,)\ndef g(m, KINDS=KINDS):\n    return isinstance(m, KINDS)\n",
+])
+def test_any_other_read_or_binding_of_the_name_keeps_it_a_use(form):
+    assert _reported("import torch.nn as nn\n" + form) != []
+
+
+def test_each_scope_is_walked_once(monkeypatch):
+    """Many tuples in one module: one walk of the module and one of each function, not one per reference."""
+    walked = []
+    names_in = api._names_in
+    monkeypatch.setattr(api, "_names_in", lambda scope: walked.append(scope) or names_in(scope))
+    module = "".join(f"K{i} = (nn.DataParallel,)\n" for i in range(30))
+    functions = "".join(f"def f{i}(m):\n    k = (nn.DataParallel, nn.DataParallel)\n"
+                        f"    return isinstance(m, k) or isinstance(m, K{i})\n" for i in range(30))
+    assert _reported("import torch.nn as nn\n" + module + functions) == []
+    assert [type(s) for s in walked].count(ast.Module) == 1
+    assert sorted(s.name for s in walked if isinstance(s, ast.FunctionDef)) == sorted(f"f{i}" for i in range(30))
