@@ -317,3 +317,26 @@ def test_python_api_single_file_writes_nothing_beside_it(tmp_path):
         result.files[0].new_text
     torchport.convert(src, "npu", tmp_path / "train_npu.py")
     assert ".npu()" in (tmp_path / "train_npu.py").read_text()
+
+
+def test_port_ext_ends_with_the_next_step(tmp_path, capsys):
+    """port-ext: build the ported copy (after the flagged sites), or rewrite the kernels an inventory lists; a
+    C++ tree with nothing to port has no next step."""
+    from torchport.cli import main
+
+    ext = tmp_path / "ext"
+    ext.mkdir()
+    (ext / "k.cu").write_text("__global__ void k(float* x) { x[0] = 1; }\nvoid f() { cudaMalloc(0, 0); }\n")
+    (ext / "setup.py").write_text("from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+                                  "setup(name='e', ext_modules=[CUDAExtension('e', ['k.cu'])])\n")
+    assert main(["port-ext", str(ext), "--to", "musa"]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.endswith(f"cd {tmp_path / 'ext_musa'} && python setup.py build_ext --inplace"), last
+    assert (tmp_path / "ext_musa" / "setup.py").is_file()
+    assert main(["port-ext", str(ext), "--to", "npu", "-o", str(tmp_path / "inv")]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("next: rewrite the 1 kernel for npu (the list: ")
+    cpp = tmp_path / "cpp"
+    cpp.mkdir()
+    (cpp / "ops.cpp").write_text("int twice(int x) { return 2 * x; }\n")
+    assert main(["port-ext", str(cpp), "--to", "musa"]) == 0
+    assert "next:" not in capsys.readouterr().out

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 
 from ..core.errors import UsageError
@@ -64,7 +65,32 @@ def run(args) -> int:
         print(f"  report: {printable(os.path.join(result.report_dir, 'port_report.md'))} (+ report.html, "
               "port_report.json, port_stats.csv)")
     print_errors(errors)
+    step = None if errors or cpu_only else next_step(result)
+    if step:
+        print(f"next: {step}")
     return 1 if errors else 0
+
+
+def next_step(result) -> str:
+    """The natural next step after a port: rewrite the kernels listed (inventory), fix what the port left, or
+    build the ported copy on the target's machine."""
+    report = printable(os.path.join(result.report_dir, "port_report.md")) if result.report_dir else ""
+    if result.mode == "inventory":
+        n = len(result.inventory["kernels"])
+        return (f"rewrite the {counted(n, 'kernel')} for {printable(result.target)} (the list: {report}); "
+                "`torchport migrate PROJECT --to " + printable(result.target) + "` lists them with the Python left")
+    t = result.totals()
+    folder = result.output or result.input
+    if not folder or not os.path.isdir(folder):
+        return ""
+    left = t["unsupported"] + t["left_refs"] + t["includes_broken"]
+    build = (f"cd {shlex.quote(folder)} && python setup.py build_ext --inplace" if
+             os.path.isfile(os.path.join(folder, "setup.py")) else
+             f"build {shlex.quote(folder)} with torch.utils.cpp_extension")
+    if left:
+        return f"fix the {left} left (unsupported, unmapped or broken includes: {report}), then: {build}"
+    where = f"on a machine with the {printable(result.target)} toolkit: {build}"
+    return f"review the {t['needs_review']} flagged ({report}), then {where}" if t["needs_review"] else where
 
 
 def add(sub) -> None:
