@@ -80,3 +80,68 @@ def test_each_scope_is_walked_once(monkeypatch):
     assert _reported("import torch.nn as nn\n" + module + functions) == []
     assert [type(s) for s in walked].count(ast.Module) == 1
     assert sorted(s.name for s in walked if isinstance(s, ast.FunctionDef)) == sorted(f"f{i}" for i in range(30))
+
+
+# ---- names imported by `from ... import`: decided with the import (rules/imports.py finalize_bindings)
+IMPORTED = "from torch.nn import DataParallel\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+
+
+def _findings(text: str, target: str) -> list:
+    """(line, action) of every DataParallel finding (TP112)."""
+    _, findings, _ = Converter(target).convert_text("m.py", text.encode(), kind_of("m.py"))
+    return sorted((f.line, f.action) for f in findings if f.rule == "TP112")
+
+
+@pytest.mark.parametrize("target", ["npu", "mlu", "cpu"])
+@pytest.mark.parametrize("form", [
+    "def unwrap(m):\n    return m.module if isinstance(m, (DataParallel, DDP)) else m\n",
+    "def f(m):\n    return type(m) is DataParallel\n",
+    "def f(m):\n    return type(m) in (DataParallel, DDP)\n",
+    "def f(c):\n    return issubclass(c, DataParallel)\n",
+    "KINDS = (DataParallel, DDP)\ndef f(m):\n    return isinstance(m, KINDS)\n",
+    "def f(m):\n    from torch.nn import DataParallel as W\n    return isinstance(m, W) or isinstance(m, DataParallel)\n",
+])
+def test_an_imported_name_read_only_in_type_tests_is_not_reported(form, target):
+    """Like `isinstance(m, nn.DataParallel)`: npu and mlu lack DataParallel (unsupported), cpu keeps it (advice);
+    neither the import nor the type test is reported."""
+    assert _findings(IMPORTED + form, target) == []
+
+
+def test_an_import_in_a_function_read_only_in_type_tests_is_not_reported():
+    text = "def f(m):\n    from torch.nn.parallel import DataParallel as DP\n    return isinstance(m, DP)\n"
+    assert _findings(text, "npu") == []
+
+
+def test_an_imported_name_never_read_keeps_its_import_reported():
+    """Another module may import it from here."""
+    assert _findings(IMPORTED, "npu") == [(1, "unsupported")]
+
+
+@pytest.mark.parametrize("form", [
+    "__all__ = ['DataParallel']\n",
+    "print(DataParallel)\n",
+    "DataParallel = None\n",
+    "del DataParallel\n",
+    "def g():\n    global DataParallel\n",
+    "W = [DataParallel]\n",
+    "class W(DataParallel):\n    pass\n",
+    "x = DataParallel.forward\n",
+    "def g(m):\n    from torch.nn import DataParallel\n    return isinstance(m, DataParallel)\n",
+])
+def test_any_other_mention_of_an_imported_name_keeps_its_import_reported(form):
+    text = IMPORTED + "def f(m):\n    return isinstance(m, DataParallel)\n" + form
+    assert (1, "unsupported") in _findings(text, "npu")
+    assert (1, "advice") in _findings(text, "cpu")
+
+
+def test_a_call_reports_the_import_and_the_call_not_the_type_test():
+    text = IMPORTED + "def f(m):\n    if isinstance(m, (DataParallel, DDP)):\n        return m\n    return DataParallel(m)\n"
+    assert _findings(text, "npu") == [(1, "unsupported"), (6, "unsupported")]
+    assert _findings(text, "cpu") == [(1, "advice")]
+
+
+def test_a_name_bound_in_a_class_body_is_read_as_an_attribute():
+    """`self.DataParallel(m)` is no reference to the import: the class body's own type test does not decide it."""
+    text = "class C:\n    from torch.nn import DataParallel\n    WRAPPED = isinstance(1, DataParallel)\n" \
+           "    def f(self, m):\n        return self.DataParallel(m)\n"
+    assert _findings(text, "npu") == [(2, "unsupported")]

@@ -102,6 +102,35 @@ def _only_type_tested(parents: dict, literal, scopes: dict) -> bool:
     return len(mentions) > 1 and all(n is target or _tested_against(parents, n) for n in mentions)
 
 
+def type_tested(ctx, ref, res) -> bool:
+    """Is this reference to a name of a TYPE_TEST_SAFE category the type of a type test (see `type_test`)?"""
+    return res.category in TYPE_TEST_SAFE and \
+        type_test(ctx.parents(), ref.node, ctx.memo.setdefault("type-test-scopes", {}))
+
+
+def imported_for_type_tests(ctx, binding) -> bool:
+    """Is a name bound by `from` imports (`from torch.nn import DataParallel`) read, and only ever as the
+    type of a type test (see `type_tested`), and mentioned nowhere else in the scope of its imports but by
+    them?  A name never read is not (another module may import it from here), nor one bound in a class
+    body (read as `self.NAME`), listed in `__all__`, rebound, deleted or declared global."""
+    if not binding.uses or not all(type_tested(ctx, ref, res) for ref, res in binding.uses):
+        return False
+    parents, scopes = ctx.parents(), ctx.memo.setdefault("type-test-scopes", {})
+    scope = parents.get(id(binding.stmts[0]))
+    while scope is not None and not isinstance(scope, _SCOPES):
+        scope = parents.get(id(scope))
+    if scope is None or isinstance(scope, ast.ClassDef):
+        return False
+    names = scopes.get(id(scope))
+    if names is None:
+        names = scopes[id(scope)] = _names_in(scope)
+    allowed = {id(_chain_nodes(ref.node)[0]) for ref, _ in binding.uses}
+    allowed.update(id(alias) for stmt in binding.stmts for alias in stmt.names)
+    local = binding.local
+    return all(id(n) in allowed or isinstance(n, ast.alias) and (n.asname or n.name.split(".")[0]) != local
+               for n in names.get(local, ()))  # `from torch.nn import DataParallel as W` elsewhere binds W
+
+
 _SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _NAMING = ("id", "arg", "name", "asname", "rest")  # the fields that name a variable: read, bound or declared
 
@@ -248,8 +277,7 @@ def check_reference(ref: Ref, ctx: FileContext) -> None:
     if binding.kind != "package" and ctx.api.resolve(binding.qualname) is not None:
         binding.uses.append((ref, res))  # decided with the import, in finalize_bindings
         return
-    if res.category in TYPE_TEST_SAFE and \
-            type_test(ctx.parents(), ref.node, ctx.memo.setdefault("type-test-scopes", {})):
+    if type_tested(ctx, ref, res):
         return  # the same question on every target
     if swap_similar(ctx, ref, res):
         return

@@ -15,8 +15,8 @@ from ...core import codes
 from ...core.finding import ADVICE, UNSUPPORTED
 from ...kb.apimap import ADAPT, KEEP, MAP, UNSUPPORTED as RES_UNSUPPORTED
 from ..checkers import Phase, checker
-from .api import (REFERENCE_CODES, adapt_call, can_adapt, guard_device_call, guard_name, needs_guard, rename_chain,
-                  report_unconverted, rule_for)
+from .api import (REFERENCE_CODES, TYPE_TEST_SAFE, adapt_call, can_adapt, guard_device_call, guard_name,
+                  imported_for_type_tests, needs_guard, rename_chain, report_unconverted, rule_for, type_tested)
 
 if TYPE_CHECKING:
     from ..context import FileContext
@@ -55,6 +55,8 @@ def finalize_bindings(tree: ast.Module, ctx: FileContext) -> None:
                     ctx.report(stmt, r, UNSUPPORTED if bres.kind == RES_UNSUPPORTED else ADVICE,
                                bres.message, bres.category)
             continue
+        if bres.category in TYPE_TEST_SAFE and imported_for_type_tests(ctx, b):
+            continue  # `from torch.nn import DataParallel` read only by type tests: imports and asks alike anywhere
         if bres.rewrites and all(_follows(bres, ref, res) for ref, res in b.uses):
             for stmt in b.stmts:
                 plans.setdefault(id(stmt), (stmt, {}))[1][b.local] = bres
@@ -72,6 +74,8 @@ def finalize_bindings(tree: ast.Module, ctx: FileContext) -> None:
             for stmt in b.stmts:
                 ctx.report(stmt, r, UNSUPPORTED if bres.kind == RES_UNSUPPORTED else ADVICE, bres.message, bres.category)
         for ref, res in b.uses:
+            if type_tested(ctx, ref, res):
+                continue  # as `isinstance(m, nn.DataParallel)`: the same question on every target
             ur = rule_for(ctx, res)
             if res.kind == MAP and needs_guard(ctx, ref, res):
                 rename_chain(ctx, ref.node, ctx.spell(res.new), ur, res.message, res.category, quiet=True)

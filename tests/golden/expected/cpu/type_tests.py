@@ -80,3 +80,28 @@ class Holder:
 
     def test(self, model):
         return isinstance(model, self.TYPES)
+
+
+# Imported by name: `from torch.nn import DataParallel` read only by type tests imports and asks alike on every
+# target (npu and mlu keep the class, they cannot run it): neither the import nor its type tests are reported.
+from torch.nn import DataParallel
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.nn.parallel import DataParallel as DP
+IMPORTED_TYPES = (DataParallel, DDP)
+
+
+def unwrap_imported(model):
+    if isinstance(model, IMPORTED_TYPES) or type(model) is DataParallel:
+        return model.module
+    return model.module if isinstance(model, (DataParallel, DDP)) else model
+
+
+def unwrap_local(model):
+    from torch.nn import DataParallel as Wrapper  # imported in a function: the same
+    return model.module if issubclass(type(model), Wrapper) else model
+
+
+def wrap_imported(model):  # DP is also called: its import and the call are reported, its type test is not
+    if isinstance(model, DP):
+        return model
+    return DP(model)
