@@ -7,7 +7,8 @@ For each project and target:
   3. no user identifier is renamed (names defined by def/class/arguments/assignments);
   4. no file other than .py/.sh changes;
   5. every torch.cuda use left in the output is listed in unsupported_api.csv (except names the target
-     keeps on purpose: `same` in its file, or its needs_device names under an is_available() guard);
+     keeps on purpose: `same` in its file, its needs_device calls that run only with a device, and on cpu
+     any call that does);
   6. `analyze` agrees with `convert`: its unsupported list for the target is exactly what convert left.
   7. every essential device line of the input (torch.cuda uses, `.cuda(...)`, "cuda"/"cuda:N"/"nccl"
      strings; found without torchport) is converted, named in the report, or, on the cpu target, a
@@ -41,6 +42,7 @@ import torchport  # noqa: E402
 from torchport.api import analyze  # noqa: E402
 from torchport.backends import available_targets, load_target  # noqa: E402
 from torchport.core.files import _excluded  # noqa: E402
+from torchport.converter.guards import runs_only_with_device  # noqa: E402
 from torchport.api import port_ext as port  # noqa: E402
 from torchport.porting.api import DEFAULT_IGNORES  # noqa: E402
 from torchport.porting.engine import load_map  # noqa: E402
@@ -86,26 +88,25 @@ def apex_rebinding(old_tree, new_tree) -> bool:
         {k for k in old | new if old[k] != new[k]} <= rebound | {"amp_scaler"}
 
 
-def torch_cuda_lines(tree, same=frozenset(), guarded=frozenset()) -> set:
+def torch_cuda_lines(tree, same=frozenset(), guarded=frozenset(), host=False) -> set:
     """Lines using torch.cuda (through any import spelling), found independently of torchport.
     Uses of the names in `same` (those the target keeps on purpose: the cpu target's
-    torch.cuda.is_available, which CPU torch answers) are not counted, nor uses of the names in
-    `guarded` (the target's needs_device) inside an `if`/conditional that asks `...is_available()`."""
+    torch.cuda.is_available, which CPU torch answers) are not counted, nor calls of the names in `guarded`
+    (the target's needs_device) and, on the `host` target, calls of any torch.cuda name, that run only where a
+    device is there (under `if torch.cuda.is_available():`, after `if device.type == "cpu": return`): CPU
+    torch never runs them.  Which code runs only with a device is torchport's own reading
+    (converter/guards.py, tested on its own in tests/test_guards.py), the one part not found independently."""
     torch_names, cuda_names = set(), {}   # cuda_names: local name -> the torch.cuda name it is
     parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
-
-    def asks_available(node) -> bool:
-        while node is not None:
-            if isinstance(node, (ast.If, ast.IfExp)) and isinstance(node.test, ast.Call) and \
-                    isinstance(node.test.func, ast.Attribute) and node.test.func.attr == "is_available":
-                return True
-            node = parents.get(id(node))
-        return False
 
     def kept(node, qualname) -> bool:
         parent = parents.get(id(node))
         name = f"{qualname}.{parent.attr}" if isinstance(parent, ast.Attribute) else qualname
-        return qualname in same or name in same or name in guarded and asks_available(node)
+        if qualname in same or name in same:
+            return True
+        callee = parent if isinstance(parent, ast.Attribute) else node
+        called = isinstance(parents.get(id(callee)), ast.Call) and parents[id(callee)].func is callee
+        return called and (name in guarded or host) and runs_only_with_device(parents, callee)
     for n in ast.walk(tree):
         if isinstance(n, ast.Import):
             for a in n.names:
@@ -154,11 +155,11 @@ def device_lines(tree, same=frozenset(), host=False, guarded=frozenset()) -> tup
     (`device.type == "cuda"`, `backend in ["gloo", "nccl"]`) are questions its target file keeps on purpose
     (CPU torch answers them "no"): they are returned apart.  Path components (`os.path.join("cuda", ...)`)
     are not devices.  A use of a name imported from torch.cuda follows its import: the third item maps
-    such lines to the import's line.  On the host target, a call of one of its needs_device names (`guarded`)
-    under an `...is_available()` test never runs there: kept on purpose too."""
+    such lines to the import's line.  On the host target, a torch.cuda call that runs only where a device is
+    there never runs: kept on purpose too."""
     lines, questions = set(torch_cuda_lines(tree, same)), set()
     if host:
-        questions |= lines - torch_cuda_lines(tree, same, guarded)
+        questions |= lines - torch_cuda_lines(tree, same, guarded, host=True)
     docstrings = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
     compared = set()
     for n in ast.walk(tree):
@@ -235,7 +236,8 @@ def device_line_counts(src: Path, out: Path, reports: Path, target: str) -> tupl
 def check(src: Path, out: Path, reports: Path, target: str) -> list:
     problems = []
     same = {q for q, d in load_target(target).names.items() if d.kind == "same"}
-    guarded = set(load_target(target).needs_device)
+    t = load_target(target)
+    guarded = set(t.needs_device)
     unsupported = set()
     with open(reports / "unsupported_api.csv", newline="", encoding="utf-8") as f:
         for row in csv.DictReader(f):
@@ -275,7 +277,7 @@ def check(src: Path, out: Path, reports: Path, target: str) -> list:
         if "cuda" not in new:
             continue
         mapping = line_map(old, new) if a != b else {}
-        for line in sorted(torch_cuda_lines(new_tree, same, guarded)):
+        for line in sorted(torch_cuda_lines(new_tree, same, guarded, t.host)):
             if (rel, mapping.get(line, line)) not in unsupported:
                 problems.append(f"{rel}:{mapping.get(line, line)}: torch.cuda use left but not in unsupported_api.csv")
     return problems

@@ -83,3 +83,16 @@ def test_a_name_the_target_keeps_is_not_a_device_line_when_imported_either():
     assert lines == {1, 3} and via_import == {3: 1}
     lines, _, via_import = device_lines(tree, frozenset(), True)
     assert lines == {1, 2, 3} and via_import == {2: 1, 3: 1}
+
+
+def test_host_target_keeps_any_call_that_runs_only_with_a_device():
+    """yolov5 autobatch: after `if device.type == "cpu": return`, torch.cuda.get_device_properties never runs on
+    the cpu target (kept on purpose, as convert leaves it); before that early exit, or on a device target, it is
+    a device line convert must handle. A name that is not called stays a line everywhere."""
+    tree = ast.parse("import torch\ndef f(device):\n    a = torch.cuda.get_device_properties(0)\n"
+                     "    if device.type == 'cpu':\n        return 1\n    p = torch.cuda.get_device_properties(device)\n"
+                     "    t = torch.cuda.FloatTensor\n")
+    lines, questions, _ = device_lines(tree, frozenset(), True)
+    assert (lines, questions) == ({3, 7}, {6})
+    lines, questions, _ = device_lines(tree, frozenset(), False)
+    assert (lines, questions) == ({3, 6, 7}, set())

@@ -19,6 +19,7 @@ from ...core import codes
 from ...kb.apimap import ADAPT, KEEP, MAP
 from ..checkers import Phase, checker
 from ..flow import child_fields
+from ..guards import runs_only_with_device
 
 if TYPE_CHECKING:
     from ..context import FileContext
@@ -343,16 +344,19 @@ def in_branch_of(ctx, node, asks) -> bool:
 
 
 def _guarded(ctx, node) -> bool:
-    """Does an enclosing test already ask whether there is a device (any device's spelling)?"""
-    return in_branch_of(ctx, node, lambda test: any(w in ctx.text(test) for w in ("is_available", "device_count")))
+    """Is `node` reached only where a device is there: in the branch a device question takes, or after an
+    early exit when there is none (any device's spelling; converter/guards.py)?"""
+    return runs_only_with_device(ctx.parents(), node)
 
 
 def kept_under_guard(ctx, ref, res) -> bool:
-    """An unsupported call of the target's needs_device (`torch.cuda.memory_reserved()` on cpu) already under a
-    question about the device: it runs only where CUDA is, so it is left without a finding; a second
-    conversion of convert's own `(call if torch.cuda.is_available() else 0)` must not report what it fixed."""
-    return res.kind == UNSUPPORTED and res.qualname in ctx.target.needs_device and _call_of(ref) is not None \
-        and _guarded(ctx, ref.node)
+    """An unsupported call that runs only where a device is there, left without a finding: a call of the
+    target's needs_device (`torch.cuda.memory_reserved()` on cpu; a second conversion of convert's own
+    `(call if torch.cuda.is_available() else 0)` must not report what it fixed), and on the host target any
+    call the CPU lacks (`torch.cuda.get_device_properties(d)` after `if d.type == "cpu": return`): there the
+    branch never runs."""
+    return res.kind == UNSUPPORTED and (res.qualname in ctx.target.needs_device or ctx.target.host) \
+        and _call_of(ref) is not None and _guarded(ctx, ref.node)
 
 
 def needs_guard(ctx, ref, res) -> bool:
