@@ -359,3 +359,24 @@ def test_html_names_the_project_line_where_convert_moved_it(tmp_path):
     page = (out / "torchport-report" / "migrate.html").read_text()
     assert f'title="line {moved["input_line"]} in the project">{moved["line"]}</a>' in page
     assert "get_device_capability" in (proj / "train.py").read_text().splitlines()[moved["input_line"] - 1]
+
+
+def test_the_next_step_names_the_entry_script_below_the_top(tmp_path):
+    """YOLOX keeps its entry in tools/train.py, yolov5's wheel in yolov5/train.py (with classify/train.py and
+    segment/train.py deeper): the shallowest one is named; two at one depth are not guessed between."""
+    from torchport.cli.migrate import _entry_script
+
+    def tree(*files):
+        root = tmp_path / str(len(list(tmp_path.iterdir())))
+        for f in files:
+            (root / f).parent.mkdir(parents=True, exist_ok=True)
+            (root / f).write_text("print(1)\n")
+        return str(root)
+
+    assert _entry_script(tree("tools/train.py", "yolox/core/launch.py")) == "tools/train.py"
+    assert _entry_script(tree("yolov5/train.py", "yolov5/classify/train.py", "yolov5/segment/train.py")) == \
+        "yolov5/train.py"
+    assert _entry_script(tree("a/train.py", "b/train.py")) == "SCRIPT"
+    assert _entry_script(tree("main.py", "tools/train.py")) == "main.py"
+    assert _entry_script(tree("tests/train.py", "pkg/mod.py")) == "SCRIPT"
+    assert _entry_script(tree("app/main.py")) == "app/main.py"

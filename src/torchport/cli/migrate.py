@@ -95,14 +95,19 @@ def target_package(target: str) -> str:
     return load_target(target).register or target
 
 
+ENTRY_NAMES = ("train.py", "main.py", "run.py")
+ENTRY_DEPTH = 2       # folders below the top searched for an entry script (YOLOX: tools/train.py)
+
+
 def _entry_script(folder: str) -> str:
-    """The project's entry script, when one stands out at its top (train.py, main.py, or the one script with a
-    `__main__` block); else the word SCRIPT."""
+    """The project's entry script, when one stands out: train.py, main.py or run.py at the top, else the one
+    script with a `__main__` block there, else the shallowest train.py/main.py/run.py below (one at that depth:
+    yolov5/train.py, tools/train.py); else the word SCRIPT."""
     try:
         scripts = sorted(n for n in os.listdir(folder) if n.endswith(".py") and n != "setup.py")
     except OSError:
         return "SCRIPT"
-    for name in ("train.py", "main.py", "run.py"):
+    for name in ENTRY_NAMES:
         if name in scripts:
             return name
     main = []
@@ -113,7 +118,25 @@ def _entry_script(folder: str) -> str:
                     main.append(name)
         except OSError:
             continue
-    return main[0] if len(main) == 1 else "SCRIPT"
+    if main:
+        return main[0] if len(main) == 1 else "SCRIPT"
+    level = [folder]
+    for _ in range(ENTRY_DEPTH):
+        below = []
+        for d in level:
+            try:
+                below += sorted(e.path for e in os.scandir(d) if e.is_dir(follow_symlinks=False)
+                                and not e.name.startswith((".", "_")) and e.name not in ("tests", "test", "docs"))
+            except OSError:
+                continue
+        found = [os.path.relpath(os.path.join(d, n), folder) for d in below for n in ENTRY_NAMES[:1]
+                 if os.path.isfile(os.path.join(d, n))] or \
+                [os.path.relpath(os.path.join(d, n), folder) for d in below for n in ENTRY_NAMES[1:]
+                 if os.path.isfile(os.path.join(d, n))]
+        if found:
+            return found[0].replace(os.sep, "/") if len(found) == 1 else "SCRIPT"
+        level = below
+    return "SCRIPT"
 
 
 def _simulated(target: str) -> bool:
