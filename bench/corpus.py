@@ -104,7 +104,9 @@ def torch_cuda_lines(tree, same=frozenset(), guarded=frozenset(), host=False) ->
         name = f"{qualname}.{parent.attr}" if isinstance(parent, ast.Attribute) else qualname
         if qualname in same or name in same:
             return True
-        callee = parent if isinstance(parent, ast.Attribute) else node
+        callee = node   # the whole chain: torch.cuda.random.set_rng_state_all
+        while isinstance(parents.get(id(callee)), ast.Attribute):
+            callee = parents[id(callee)]
         called = isinstance(parents.get(id(callee)), ast.Call) and parents[id(callee)].func is callee
         return called and (name in guarded or host) and runs_only_with_device(parents, callee)
     for n in ast.walk(tree):
