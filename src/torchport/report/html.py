@@ -904,5 +904,6 @@ def _where(row, files, marks) -> str:
         text = _e(i.line)
         links.append(f'<a href="#{_e(href)}"{tip}>{text}</a>' if href else f"<span{tip}>{text}</span>")
     more = len(links) - ROW_LINKS
-    return (f"<code>{_e(first.file)}:" + ", ".join(links[:ROW_LINKS]) + "</code>"
+    path = _e(first.file).replace("/", "/<wbr>")   # a narrow column breaks the path after a folder first
+    return (f"<code>{path}:" + ", ".join(links[:ROW_LINKS]) + "</code>"
             + (f' <span class="sub">(+{more} more)</span>' if more > 0 else ""))
