@@ -3,6 +3,9 @@
 1. transformers 4.46.3 sdist: wall time of the `torchport convert` process (default
    jobs) against plain `ast.parse` of the same .py files in one process.  Target: <= 0.5.
 2. the same tree through `torchport analyze` for all seven targets.  Target: no slower than convert.
+   And `torchport analyze --to TARGET -j 1` (one process): its CPU time (user+sys) against the same
+   ast.parse, with kb/advice.toml's performance advice included (analyze/advice.py parses only the files
+   whose text holds a rule's words, and walks only their lines).  Target: <= 2.0.
 3. yolox 0.3.0 (~8k lines): end-to-end wall time including process start.  Target: <= 0.25 s.
 4. with --regex-converter PATH (Cambricon/torch_mlu's public tools/torch_gpu2mlu/torch_gpu2mlu.py,
    measured against, never vendored): that script as a whole process on a copy of the same
@@ -52,17 +55,17 @@ def parse_time(files) -> float:
 CPU: dict = {}  # command -> [(user, sys)] of its runs (children's rusage)
 
 
-def command_time(command: str, src: Path, target: str, repeat: int) -> list:
+def command_time(command: str, src: Path, target: str, repeat: int, extra=(), key: str = "") -> list:
     times = []
     for _ in range(repeat):
         out = Path(tempfile.mkdtemp(prefix="tp-bench-")) / "out"
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
-        subprocess.run([*TORCHPORT, command, str(src), "--to", target, "-o", str(out)],
+        subprocess.run([*TORCHPORT, command, str(src), "--to", target, "-o", str(out), *extra],
                        check=True, stdout=subprocess.DEVNULL)
         times.append(time.perf_counter() - start)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        CPU.setdefault(command, []).append((after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime))
+        CPU.setdefault(key or command, []).append((after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime))
         shutil.rmtree(out.parent)
     return times
 
@@ -119,6 +122,8 @@ def main() -> int:
     conv_cpu = cpu_text("convert")
     every = ",".join(available_targets())
     analysis = statistics.median(command_time("analyze", tf, every, args.repeat))
+    command_time("analyze", tf, args.target, args.repeat, ("-j", "1"), key="analyze-1")
+    one = statistics.median(u + s for u, s in CPU["analyze-1"])
     yolox = sdist("yolox", "0.3.0")
     ylines = sum(p.read_bytes().count(b"\n") for p in python_files(yolox))
     y = statistics.median(command_time("convert", yolox, args.target, args.repeat * 2))
@@ -130,6 +135,8 @@ def main() -> int:
     print(f"  ratio convert / parse:                     {conv / parse:.2f}   (target <= 0.5)")
     print(f"  torchport analyze, all 7 targets:          {analysis:.2f} s")
     print(f"  ratio analyze / convert:                   {analysis / conv:.2f}   (target <= 1.0)")
+    print(f"  torchport analyze --to {args.target} -j 1, CPU:      {one:.2f} s   (user+sys, advice included)")
+    print(f"  ratio analyze CPU / parse:                 {one / parse:.2f}   (target <= 2.0)")
     print(f"yolox 0.3.0: {len(python_files(yolox))} files, {ylines} lines")
     print(f"  torchport convert end to end:              {y:.3f} s   (target <= 0.25 s)")
     if args.regex_converter:

@@ -138,3 +138,57 @@ def test_host_side_data_code_is_skipped_by_device_rules(analyzer, tmp_path):
     (tmp_path / "model.py").write_text(rule.positive)
     scans = [analyzer.scan(e) for e in tree.walk(tmp_path, ()) if e.kind == "file"]
     assert {r[0] for r in advice.project_rows(scans, "npu") if r[2] == rule.id} == {"model.py"}
+
+
+# ------------------------------------------------------------------ the prefilter: words read from the rules
+@pytest.mark.parametrize("rule", RULES, ids=[r.id for r in RULES])
+def test_every_rules_words_are_in_its_positive_snippet(rule):
+    """The words a file must hold for a rule to be parsed for come from its matcher; wrong words would hide
+    the rule's own example (and the positive test above would fail only for the rules it happens to cover)."""
+    assert rule.word_groups
+    for group in rule.word_groups:
+        assert any(w in rule.positive for w in group), (rule.id, group)
+    assert rule.anchors and any(w.lower() in rule.positive.lower() for w in rule.anchors), rule.id
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r.id for r in RULES])
+def test_the_walk_of_the_anchor_lines_finds_what_the_whole_tree_does(rule, monkeypatch):
+    """file_hits walks only the lines holding the wanted rules' anchor words: the same hits as the whole tree."""
+    from torchport.converter.python import SourceFile
+
+    chosen = advice.rules_for(TARGETS)
+    for snippet in (rule.positive, rule.negative):
+        pruned = advice.file_hits(SourceFile("model.py", snippet), chosen)
+        with monkeypatch.context() as m:
+            m.setattr(advice, "_anchor_lines", lambda src, wanted: None)  # None: the whole tree
+            assert advice.file_hits(SourceFile("model.py", snippet), chosen) == pruned, rule.id
+    assert pruned is not None
+
+
+def test_an_import_alias_is_an_anchor(analyzer, tmp_path):
+    """`nz(x)` holds no anchor word; its import binds the name that resolves to torch.nonzero."""
+    rows = rows_for(analyzer, tmp_path, "import torch\nfrom torch import nonzero as nz\n\n\nidx = nz(x)\n", "npu")
+    assert [(r[1], r[2]) for r in rows] == [(5, "npu-dynamic-shape-op")]
+
+
+def test_a_file_without_the_words_is_not_parsed_for_advice(tmp_path, monkeypatch):
+    import ast
+
+    parses = []
+    real = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda source, *a, **k: parses.append(source) or real(source, *a, **k))
+    npu = Analyzer(("npu",), advice=True)
+    python = next(iter(npu.converters.values())).python
+    contiguous = next(r for r in RULES if r.id == "npu-contiguous-after-transpose")
+    cases = [("plain.py", "def f(a):\n    return [a + 1]\n", 0),
+             # `contiguous` without a transpose/permute anywhere: the receiver_call group is missing
+             ("flat.py", "def f(a):\n    return a.view(-1).contiguous()\n", 0),
+             ("model.py", contiguous.positive, 1)]
+    for name, text, expected in cases:
+        assert not python.wants(text.lower()), name  # the converter would not parse it either
+        parses.clear()
+        (tmp_path / name).write_text(text)
+        entry = next(e for e in tree.walk(tmp_path, ()) if e.rel == name)
+        scan = npu.scan(entry)
+        assert len(parses) == expected, name
+        assert bool(scan.advice) == bool(expected), name

@@ -26,16 +26,27 @@ all read from the syntax tree (nothing is imported or run):
 
 A rule's scope ("line", "file" or "project") and `unless_mentioned` words are applied by `file_hits` (file)
 and `project_rows` (project).
+
+Cost: the words each matcher spells out (`Rule.word_groups`: called, assigned or defined names and their
+package, required keywords, receiver calls, `in_function_with` names) are looked up in the text first, so a
+file without them is not parsed for advice (most files: the converter's prefilter skips them too); a parsed
+file is walked only on the lines holding the wanted rules' anchor words (`Rule.anchors`, import aliases
+added).  A new matcher or option must keep both derivations sound; tests/test_advice.py checks them on
+every rule's snippets.
 """
 from __future__ import annotations
 
 import ast
+import bisect
 import fnmatch
+import re
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Optional
 
 from ..converter.context import resolve
+from ..converter.flow import CHILD_FIELDS, child_fields
+from ..core.words import minimal_words, trie_pattern
 
 MATCHERS = ("call", "method", "assign", "subscript", "define", "backward")
 OPTIONS = {"call": {"keywords", "max_positional", "file_calls"}, "method": {"receiver_call"}}
@@ -73,20 +84,59 @@ class Rule:
 
     @cached_property
     def word_groups(self) -> tuple:
-        """Groups of words: a file must hold a word of every group for the rule to be worth a parse."""
+        """Groups of words read from the matcher: a file must hold a word of every group for the rule to possibly
+        match, so a file without them is not parsed for it.  Each is a name the matched code must spell out:
+        the last part of a called, assigned or defined name (an import spells it if the call does not), a
+        keyword the matcher needs present, a receiver's call, a name of every `in_function_with` group."""
+        match = self.match
         if self.kind == "subscript":
             groups: list = [("[",)]
         elif self.kind == "backward":
             groups = [(".backward",)]
         else:
-            groups = [tuple(sorted({n.rsplit(".", 1)[-1] for n in self.names}))]
-        inside = self.match.get("inside")
+            groups = [_last_parts(self.names)]
+        if self.kind in ("call", "assign"):  # resolved through an import of the name's package
+            groups.append(tuple(sorted({n.split(".", 1)[0] for n in self.names})))
+        for keyword, states in match.get("keywords", {}).items():
+            if "missing" not in (states if isinstance(states, list) else [states]):
+                groups.append((keyword,))  # `keyword=` is written, or the call is not judged
+        for option in ("file_calls", "receiver_call"):
+            if match.get(option):
+                groups.append(_last_parts(match[option]))
+        groups += [tuple(sorted(group)) for group in match.get("in_function_with", ())]
+        inside = match.get("inside")
         if inside:
             groups.append((".backward",) if inside == "training-loop" else (".backward", "def forward"))
         return tuple(groups)
 
+    @cached_property
+    def anchors(self) -> frozenset:
+        """Words on the lines of every node the rule looks at (the walk skips the other lines): the matched name
+        (a call's or assignment's import alias is added per file), `[`, `backward` for the step loop, `/` for
+        the divisions an "undivided" keyword is checked against."""
+        match, words = self.match, set(self.word_groups[0])
+        if self.kind == "backward" or match.get("inside"):
+            words.add("backward")
+        words.update(_last_parts(match.get("file_calls", ())))
+        states = [s for v in match.get("keywords", {}).values() for s in (v if isinstance(v, list) else [v])]
+        if "undivided" in states:
+            words.add("/")
+        return frozenset(words)
+
+    @cached_property
+    def qualified(self) -> frozenset:
+        """The qualified names a call or assignment resolves to (file_calls too): an import alias of one is an
+        anchor."""
+        if self.kind not in ("call", "assign"):
+            return frozenset()
+        return frozenset(self.names) | frozenset(self.match.get("file_calls", ()))
+
     def text(self, name: str) -> str:
         return self.advice.replace("{name}", name).replace("{instead}", self.names.get(name, ""))
+
+
+def _last_parts(names) -> tuple:
+    return tuple(sorted({n.rsplit(".", 1)[-1] for n in names}))
 
 
 @dataclass(frozen=True)
@@ -161,6 +211,39 @@ def _last_name(func) -> str:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
+def _walk_lines(tree, lines: list) -> tuple:
+    """({ast class: [nodes]}, {id(node): parent}) over the nodes that span one of the sorted `lines`: every node
+    a matcher looks for sits on a line holding its rule's anchor word, and so do all the nodes around it."""
+    by_type: dict = {}
+    parents: dict = {}
+    stack = [tree]
+    pop, push, node_type, fields, after = stack.pop, stack.append, ast.AST, CHILD_FIELDS.get, bisect.bisect_left
+    collect, last = by_type.setdefault, len(lines)
+    while stack:
+        node = pop()
+        collect(node.__class__, []).append(node)
+        for name in fields(node.__class__) or child_fields(node.__class__):
+            value = getattr(node, name, None)
+            for item in value if isinstance(value, list) else (value,):
+                if not isinstance(item, node_type):
+                    continue
+                start = getattr(item, "lineno", None)
+                if start is not None:  # converter.python.touches, inlined: this is the walk's hot loop
+                    if getattr(item, "decorator_list", None):
+                        start = _first_line(item)
+                    i = after(lines, start)
+                    if i == last or lines[i] > (getattr(item, "end_lineno", None) or start):
+                        continue
+                parents[id(item)] = node
+                push(item)
+    return by_type, parents
+
+
+def _first_line(node) -> int:
+    """The first line of a decorated definition: its first decorator's."""
+    return min(node.lineno, node.decorator_list[0].lineno)
+
+
 class _Tree:
     """What the matchers ask of one file, computed once and only when asked: the nodes of each kind, where a node
     sits (its function, its step loop), what functions call, what the file divides."""
@@ -168,12 +251,15 @@ class _Tree:
     TYPES = {"call": (ast.Call,), "method": (ast.Call,), "backward": (ast.Call,), "subscript": (ast.Subscript,),
              "assign": (ast.Assign, ast.AugAssign, ast.AnnAssign), "define": (ast.FunctionDef, ast.AsyncFunctionDef)}
 
-    def __init__(self, src):
+    def __init__(self, src, lines: Optional[list] = None):
         self.src = src
         self.tree = src.tree
         self.bindings = _bindings(src)
-        self.parents = src.parents()          # id(node) -> its parent (shared with the converter)
-        self.by_type = src.nodes_by_type()    # ast class -> its nodes
+        if lines is None:  # the whole tree, maps shared with the converter
+            self.by_type = src.nodes_by_type()    # ast class -> its nodes (first: the same walk maps the parents)
+            self.parents = src.parents()          # id(node) -> its parent
+        else:  # only the statements and expressions on `lines` (and the nodes around them)
+            self.by_type, self.parents = _walk_lines(self.tree, lines)
         self._training: Optional[set] = None
         self._sorted: dict = {}
         self._called: dict = {}
@@ -348,6 +434,20 @@ def _matches(rule: Rule, node, tree: _Tree) -> Optional[str]:
     return None
 
 
+def _anchor_lines(src, wanted) -> list:
+    """The sorted lines holding an anchor word of the wanted rules, or an import alias of a name they resolve."""
+    words = set().union(*(r.anchors for r in wanted))
+    qualified = set().union(*(r.qualified for r in wanted))
+    if qualified:
+        words.update(local for local, bound in _bindings(src).items() if any(b.qualname in qualified for b in bound))
+    return src.lines_matching(_anchor_pattern(frozenset(w.lower() for w in words)))  # in the lowercased text
+
+
+@lru_cache(maxsize=256)  # one per set of wanted rules and import aliases
+def _anchor_pattern(words: frozenset) -> re.Pattern:
+    return re.compile(trie_pattern(minimal_words(words)))
+
+
 def file_hits(src, chosen) -> tuple:
     """(hits, whether the file has a `__main__` guard) for the rules `chosen` over one parsed SourceFile
     (SyntaxError/ValueError propagate: the caller reports unparsable files)."""
@@ -357,7 +457,7 @@ def file_hits(src, chosen) -> tuple:
               and not (r.scope != "project" and any(w in text for w in r.unless_mentioned))]
     if not wanted:
         return [], False
-    tree = _Tree(src)
+    tree = _Tree(src, _anchor_lines(src, wanted))
     hits = []
     for rule in wanted:
         once = rule.scope in ("file", "project") or rule.kind == "backward"
