@@ -88,7 +88,7 @@ def test_a_call_the_entry_does_not_allow_is_left_and_says_why():
 def test_a_user_rule_decision_is_not_swapped(tmp_path):
     rules = tmp_path / "r.toml"
     rules.write_text('[[unsupported]]\nname = "torch.cuda.nvtx.range"\ntip = "ours: remove it"\n')
-    new, findings, _ = Converter("cpu", rule_files=(str(rules),), similar=True).convert_text(
+    new, findings, _ = Converter("cpu", [str(rules)], similar=True).convert_text(
         "a.py", source_for(ENTRIES[0]).encode(), "python")
     assert new is None and not [f for f in findings if f.rule == "TP123"]
     assert any("ours: remove it" in f.message for f in findings)

@@ -61,9 +61,9 @@ class Options:
 class Converter:
     """Everything one run needs to convert one file, built once per process."""
 
-    def __init__(self, target: str, options: Optional[Options] = None, **fields):
-        """options: an Options, or its fields as keywords (`Converter("npu", similar=True)`)."""
-        self.options = o = options if options is not None else Options(**fields)
+    def __init__(self, target: str, rule_files=(), *, options: Optional[Options] = None, **fields):
+        """options: an Options, or its fields as keywords (`Converter("npu", ["rules.toml"], similar=True)`)."""
+        self.options = o = options if options is not None else Options(tuple(rule_files), **fields)
         self.target, self.user = self.inputs(target, o.rule_files)
         self.api = ApiMap(self.target, self.user.decisions, o.own_packages, similar=o.similar)
         checkers = builtin_checkers(distributed=False) + self.user.checkers()
@@ -186,7 +186,7 @@ _WORKER: dict = {}
 
 
 def _init_worker(target, options: Options, mode, roots=(None, None, None)):
-    _WORKER["conv"] = Converter(target, options)
+    _WORKER["conv"] = Converter(target, options=options)
     _WORKER["mode"] = mode
     _WORKER["roots"] = roots  # (input root, output root, backup root): where links point, writes may go
 
