@@ -4,7 +4,7 @@ import ast
 
 import pytest
 
-from torchport.converter.guards import device_answer, runs_only_with_device
+from torchport.converter.guards import implies_device, runs_only_with_device
 from torchport.converter.run import Converter
 
 CASES = '''\
@@ -40,7 +40,7 @@ def g(cpu, flag):
         torch.cuda.X()  # no
     if flag and not torch.cuda.is_available():
         raise SystemExit
-    torch.cuda.X()  # yes
+    torch.cuda.X()  # no
 def h():
     if not torch.cuda.is_available():
         sys.exit(1)
@@ -63,17 +63,61 @@ def test_runs_only_with_device_reads_tests_branches_and_early_exits():
     assert len(seen) == 16
 
 
-@pytest.mark.parametrize("test, answer", [
-    ("torch.cuda.is_available()", True), ("not torch.cuda.is_available()", False),
-    ("torch.cuda.device_count() > 1", True), ("torch.cuda.device_count() >= 1", True),
-    ("torch.cuda.device_count() >= 0", None), ("torch.cuda.device_count() == 0", False),
-    ("torch.cuda.device_count() < 1", False), ("torch.cuda.device_count() != 0", True),
-    ("a and torch.cuda.is_available()", True), ("a or torch.cuda.is_available()", None),
-    ("torch.cuda.is_available() and not torch.cuda.is_available()", None),
-    ("device.type == 'cpu'", False), ("'cpu' != d.type", True), ("device.type == 'cuda'", None),
-    ("x.is_available", None), ("cpu", None)])
-def test_device_answer(test, answer):
-    assert device_answer(ast.parse(test, mode="eval").body) is answer
+@pytest.mark.parametrize("test, if_true, if_false", [
+    ("torch.cuda.is_available()", True, False), ("not torch.cuda.is_available()", False, True),
+    ("torch.cuda.device_count() > 1", True, False), ("torch.cuda.device_count() >= 1", True, False),
+    ("torch.cuda.device_count() >= 0", False, False), ("torch.cuda.device_count() == 0", False, True),
+    ("torch.cuda.device_count() < 1", False, True), ("torch.cuda.device_count() != 0", True, False),
+    ("torch.cuda.device_count() < 2", False, True), ("torch.cuda.device_count() == 2", True, False),
+    ("flag and not torch.cuda.is_available()", False, False),
+    ("a and torch.cuda.is_available()", True, False), ("a or torch.cuda.is_available()", False, False),
+    ("not torch.cuda.is_available() or not flash", False, True),       # denoising-diffusion-pytorch attend.py
+    ("device.type != 'cuda' or not has_l2", False, True),              # timm optim/_helpers.py
+    ("device.type == 'cpu'", False, True), ("'cpu' != d.type", True, False), ("device == 'cuda'", True, False),
+    ("device.type == 'mps'", False, False), ("'cuda' in str(device)", True, False),
+    ("str(device).startswith('cuda:')", True, False), ("x.is_available", False, False), ("cpu", False, False)])
+def test_what_a_test_value_says(test, if_true, if_false):
+    expr = ast.parse(test, mode="eval").body
+    assert (implies_device(expr, True), implies_device(expr, False)) == (if_true, if_false)
+
+
+SKIPPED = """\
+import pytest, unittest, torch
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+def test_a():
+    torch.cuda.X()  # yes
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="two GPUs")
+def test_b():
+    torch.cuda.X()  # yes
+
+@pytest.mark.skipif(sys.platform == "win32", reason="posix")
+def test_c():
+    torch.cuda.X()  # no
+
+@unittest.skipUnless(torch.cuda.is_available(), "cuda")
+class T(unittest.TestCase):
+    def test_d(self):
+        torch.cuda.X()  # yes
+"""
+
+
+def test_tests_skipped_without_a_device():
+    check_marked(SKIPPED, 4)
+    check_marked("import pytest, torch\npytestmark = [pytest.mark.slow, pytest.mark.skipif(not "
+                 "torch.cuda.is_available(), reason='gpu')]\ndef test_e():\n    torch.cuda.X()  # yes\n", 1)
+
+
+def check_marked(source: str, count: int) -> None:
+    tree = ast.parse(source)
+    parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
+    lines = source.splitlines()
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "X"]
+    for n in calls:
+        assert runs_only_with_device(parents, n) is (lines[n.lineno - 1].rsplit("# ", 1)[1] == "yes"), \
+            lines[n.lineno - 1]
+    assert len(calls) == count
 
 
 YOLOV5_SHAPES = '''\

@@ -1,15 +1,16 @@
-"""Code that runs only where a device is there: what a test says about the device, and whether a node is
-reached only when it is.
+"""Code that runs only where a device is there: what a test's value says about the device, and whether a
+node is reached only when it is.
 
 A *device question* is a call of `is_available`, `device_count` or `is_initialized` (of any device's
-module: `torch.cuda`, convert's own `torch.npu`, `torch.accelerator`).  A test is read for what it says when
-it is true: `torch.cuda.is_available()`, `n > 0 and torch.cuda.device_count() > 1` and `not cpu and
-torch.cuda.is_available()` say "a device is there"; `not torch.cuda.is_available()`,
-`torch.cuda.device_count() == 0` and `device.type == "cpu"` say "none is".  Anything else says nothing.
+module: `torch.cuda`, convert's own `torch.npu`, `torch.accelerator`); a *device comparison* compares with
+"cuda"/"cuda:N" (`device.type == "cuda"`, `"cuda" in str(device)`, `str(d).startswith("cuda")`) or "cpu"
+(`device.type == "cpu"`).  not/and/or combine them: `not cpu and torch.cuda.is_available()` true, and
+`not torch.cuda.is_available() or not flash` false, each mean a device is there.
 
-A node runs only with a device when, within its function, it is in the branch a test saying "there is one"
-takes (`if`, conditional expression, `while`), in the `else` of a test saying "there is none", or after an
-early exit on "there is none" in an enclosing block:
+A node runs only with a device when, within its function, it is in the branch that a test's value meaning
+"a device is there" takes (`if`, conditional expression, `while`; an `else` for a test false), after an early
+exit taken when there is none, or in a test function skipped without one (`@pytest.mark.skipif(not
+torch.cuda.is_available())`, `@unittest.skipUnless(...)`, on the function, its class, or `pytestmark`):
 
     if device.type == "cpu":
         return batch_size
@@ -22,7 +23,7 @@ from typing import Optional
 
 QUESTIONS = frozenset({"is_available", "device_count", "is_initialized"})
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
 def _question(node) -> bool:
@@ -38,47 +39,59 @@ def _number(node) -> Optional[int]:
 
 
 def _count_test(op, n: int) -> Optional[bool]:
-    """`device_count() <op> n`: True when it says there is a device, False when none, None otherwise."""
-    if isinstance(op, ast.Gt) or isinstance(op, ast.GtE) and n >= 1:
-        return True if n >= 0 else None
-    if isinstance(op, ast.NotEq) and n == 0:
+    """`device_count() <op> n`: True when its being true means a device is there, False when its being false
+    does, None otherwise."""
+    if isinstance(op, ast.Gt) and n >= 0 or isinstance(op, ast.GtE) and n >= 1 or \
+            isinstance(op, ast.NotEq) and n == 0 or isinstance(op, ast.Eq) and n >= 1:
         return True
-    if isinstance(op, ast.Eq) and n == 0 or isinstance(op, ast.Lt) and n == 1 or isinstance(op, ast.LtE) and n == 0:
+    if isinstance(op, ast.Eq) and n == 0 or isinstance(op, ast.Lt) and n >= 1 or isinstance(op, ast.LtE) and n >= 0:
         return False
     return None
 
 
-def _says_cpu(node) -> Optional[bool]:
-    """`device.type == "cpu"`: False (no device); `!= "cpu"`: True; else None."""
-    if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
+def _device_string(node) -> Optional[bool]:
+    """A constant compared with a device: "cuda"/"cuda:N" -> True (a device), "cpu" -> False, else None."""
+    if not isinstance(node, ast.Constant) or not isinstance(node.value, str):
         return None
-    left, right = node.left, node.comparators[0]
-    if isinstance(left, ast.Constant):
-        left, right = right, left
-    if isinstance(left, ast.Attribute) and left.attr == "type" and isinstance(right, ast.Constant) \
-            and right.value == "cpu":
-        return isinstance(node.ops[0], ast.NotEq)
-    return None
+    if node.value == "cuda" or node.value.startswith("cuda:"):
+        return True
+    return False if node.value == "cpu" else None
 
 
-def device_answer(test) -> Optional[bool]:
-    """What `test`, when true, says about a device being there: True, False, or None (nothing)."""
+def _base(test) -> Optional[bool]:
+    """What a test that is not not/and/or says: True (when it is true, a device is there), False (when it is
+    false, one is: `device.type == "cpu"`, `device_count() < 2`), None (nothing)."""
     if _question(test):
         return True
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = device_answer(test.operand)
-        return None if inner is None else not inner
-    if isinstance(test, ast.BoolOp):
-        answers = [device_answer(v) for v in test.values]
-        if isinstance(test.op, ast.And):   # all of them hold: one that says something is enough
-            known = {a for a in answers if a is not None}
-            return known.pop() if len(known) == 1 else None
-        return answers[0] if all(a == answers[0] for a in answers) else None   # or: each must say it
-    if isinstance(test, ast.Compare):
-        if len(test.ops) == 1 and _question(test.left) and _number(test.comparators[0]) is not None:
-            return _count_test(test.ops[0], _number(test.comparators[0]))  # type: ignore[arg-type]
-        return _says_cpu(test)
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr == "startswith" \
+            and len(test.args) == 1 and _device_string(test.args[0]):
+        return True                                            # str(device).startswith("cuda")
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1:
+        return None
+    op, left, right = test.ops[0], test.left, test.comparators[0]
+    if _question(left) and _number(right) is not None:
+        return _count_test(op, _number(right))  # type: ignore[arg-type]
+    if isinstance(op, (ast.In, ast.NotIn)):               # "cuda" in str(device)
+        said = _device_string(left)
+        return None if not said else isinstance(op, ast.In)
+    if isinstance(op, (ast.Eq, ast.NotEq)):               # device.type == "cpu", device != "cuda"
+        said = _device_string(right) if _device_string(left) is None else _device_string(left)
+        return None if said is None else said == isinstance(op, ast.Eq)
     return None
+
+
+def implies_device(test, truth: bool) -> bool:
+    """Does `test` evaluating to `truth` mean a device is there?  `torch.cuda.is_available()` true,
+    `not cpu and torch.cuda.is_available()` true, `device.type == "cpu"` false, `not available or not flash`
+    false: yes."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return implies_device(test.operand, not truth)
+    if isinstance(test, ast.BoolOp):
+        each = [implies_device(v, truth) for v in test.values]
+        # `a and b` true, or `a or b` false: every operand has that value, so one that tells is enough
+        return any(each) if isinstance(test.op, ast.And) == truth else all(each)
+    said = _base(test)
+    return said is not None and said == truth
 
 
 def runs_only_with_device(parents: dict, node) -> bool:
@@ -86,17 +99,58 @@ def runs_only_with_device(parents: dict, node) -> bool:
     child, parent = node, parents.get(id(node))
     while parent is not None:
         if isinstance(parent, (ast.If, ast.IfExp, ast.While)) and child is not parent.test:
-            answer = device_answer(parent.test)
             in_body = child is parent.body or (isinstance(parent.body, list) and child in parent.body)
-            if answer is True and in_body or answer is False and not in_body and not isinstance(parent, ast.While):
+            if in_body and implies_device(parent.test, True) or \
+                    not in_body and not isinstance(parent, ast.While) and implies_device(parent.test, False):
                 return True
         if isinstance(child, ast.stmt):
             for block in _blocks(parent):
                 if child in block and _exits_without_device(block[:block.index(child)]):
                     return True
         if isinstance(parent, _FUNCTIONS):
-            return False
+            if _skipped_without_device(parent, parents):
+                return True
+            while parent is not None:     # a module of tests skipped without a device (`pytestmark`)
+                child, parent = parent, parents.get(id(parent))
+            return isinstance(child, ast.Module) and _module_skipped_without_device(child)
         child, parent = parent, parents.get(id(parent))
+    return False
+
+
+SKIPS = {"skipif": False, "skipIf": False, "skipUnless": True}   # the test's value that lets the code run
+
+
+def _skip_condition(decorator) -> bool:
+    """`@pytest.mark.skipif(not torch.cuda.is_available(), ...)`, `@unittest.skipUnless(torch.cuda...)`:
+    a skip that lets the function run only with a device."""
+    if not isinstance(decorator, ast.Call) or not isinstance(decorator.func, (ast.Attribute, ast.Name)):
+        return False
+    name = decorator.func.attr if isinstance(decorator.func, ast.Attribute) else decorator.func.id
+    if name not in SKIPS:
+        return False
+    test = decorator.args[0] if decorator.args else next((k.value for k in decorator.keywords
+                                                          if k.arg == "condition"), None)
+    return test is not None and implies_device(test, SKIPS[name])
+
+
+def _skipped_without_device(function, parents: dict) -> bool:
+    """Does a skip decorator of the function (or of its class) let it run only with a device?"""
+    if isinstance(function, ast.Lambda):
+        return False
+    owner = parents.get(id(function))
+    decorators = list(function.decorator_list) + (owner.decorator_list if isinstance(owner, ast.ClassDef) else [])
+    return any(_skip_condition(d) for d in decorators)
+
+
+def _module_skipped_without_device(module) -> bool:
+    """`pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), ...)` (or a list of marks holding it)."""
+    if not isinstance(module, ast.Module):
+        return False
+    for stmt in module.body:
+        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in stmt.targets):
+            marks = stmt.value.elts if isinstance(stmt.value, (ast.List, ast.Tuple)) else [stmt.value]
+            if any(_skip_condition(m) for m in marks):
+                return True
     return False
 
 
@@ -109,7 +163,7 @@ def _exits_without_device(before: list) -> bool:
     """Does one of these statements leave the block when there is no device (`if device.type == "cpu":
     return ...`, `if not torch.cuda.is_available(): raise ...`)?"""
     return any(isinstance(s, ast.If) and not s.orelse and s.body and _exit(s.body[-1])
-               and device_answer(s.test) is False for s in before)
+               and implies_device(s.test, False) for s in before)
 
 
 def _exit(stmt) -> bool:
