@@ -380,3 +380,17 @@ def test_the_next_step_names_the_entry_script_below_the_top(tmp_path):
     assert _entry_script(tree("main.py", "tools/train.py")) == "main.py"
     assert _entry_script(tree("tests/train.py", "pkg/mod.py")) == "SCRIPT"
     assert _entry_script(tree("app/main.py")) == "app/main.py"
+
+
+def test_a_file_that_mentions_cuda_is_one_row_at_its_first_mention(tmp_path):
+    """A README that mentions CUDA is an item at the line of its first mention; a word that only contains the
+    letters (timm's ImageNet synsets list the barracuda) is not a mention."""
+    proj = tmp_path / "p"
+    proj.mkdir()
+    (proj / "train.py").write_text("print('hi')\n")
+    (proj / "README.md").write_text("# p\n\nNeeds CUDA 12 and a GPU.\nAlso cuda:0.\n")
+    (proj / "synsets.txt").write_text("n02641379 gar\nn02643566 lionfish\nn02640242 barracuda, snoek\n")
+    cli("migrate", proj, "--to", "npu", "-o", tmp_path / "out")
+    left = json.loads((tmp_path / "out" / "torchport-report" / "migrate.json").read_text())["whats_left"]
+    mentions = [(r["file"], r["line"]) for r in left if r["kind"] == "mentions-cuda"]
+    assert mentions == [("README.md", 3)]

@@ -282,3 +282,29 @@ def test_every_kind_query_matches_the_raw_files():
     assert sorted(simulated_targets()) == sorted(n for n, d in files.items()
                                                  if "sim" in d and d.get("register") and kind[n] in backends.CONVERTED_KINDS)
     assert backends.device_types() == {d["device"] for d in files.values() if d.get("device")}
+
+
+SDPA_SWITCHES = ("torch.backends.cuda.sdp_kernel", "torch.backends.cuda.enable_math_sdp",
+                 "torch.backends.cuda.enable_flash_sdp", "torch.backends.cuda.enable_mem_efficient_sdp")
+
+
+def test_attention_backend_switches_are_not_cuda_only():
+    """The cpu target keeps torch.backends.cuda's SDPA switches without a finding, because CPU torch reads them
+    (checked here: with every backend off, CPU attention raises); other targets say so and call the rest
+    unverified, instead of 'no effect'."""
+    torch = pytest.importorskip("torch")
+    q = torch.randn(1, 2, 4, 8)
+    try:
+        for switch in SDPA_SWITCHES[1:]:
+            getattr(torch.backends.cuda, switch.rsplit(".", 1)[1])(False)
+        with pytest.raises(RuntimeError, match="No viable backend"):
+            torch.nn.functional.scaled_dot_product_attention(q, q, q)
+    finally:
+        for switch in SDPA_SWITCHES[1:]:
+            getattr(torch.backends.cuda, switch.rsplit(".", 1)[1])(True)
+    source = "import torch\n" + "".join(f"{s}(True)\n" for s in SDPA_SWITCHES[1:]) + \
+        "with torch.backends.cuda.sdp_kernel(enable_math=True):\n    pass\n"
+    _, findings, _ = Converter("cpu").convert_text("a.py", source.encode(), "python")
+    assert findings == []
+    _, findings, _ = Converter("npu").convert_text("a.py", source.encode(), "python")
+    assert len(findings) == 4 and all("not only CUDA's" in f.message and "unverified" in f.message for f in findings)

@@ -42,6 +42,7 @@ class ConvertedFile(FileResult):
     lines: int = 0
     new_text: Optional[str] = None    # diff / dry-run: the converted text (nothing is written; report.html shows it)
     mentions_cuda: bool = False       # a file copied unscanned that mentions CUDA (counted in the summary)
+    mention_line: int = 0             # ... the line of its first mention
     hunks: Optional[list] = None      # the changed lines (core.edits.line_hunks), for reports; None: diff the texts
     suppressed: list = field(default_factory=list)  # findings `# torchport: ignore` or --select/--ignore left out
 
@@ -299,7 +300,14 @@ def other_file(rel: str, path, target) -> ConvertedFile:
     if config.is_config(rel) and (b"cuda" in lowered or b"nccl" in lowered):
         text = decode(data)
         findings = config.config_settings(rel, text.text, target) if text is not None else []
-    return ConvertedFile(rel, "copied", kind="other", findings=findings, mentions_cuda=b"cuda" in lowered)
+    at = _CUDA_MENTION.search(lowered)
+    return ConvertedFile(rel, "copied", kind="other", findings=findings, mentions_cuda=at is not None,
+                         mention_line=lowered.count(b"\n", 0, at.start()) + 1 if at else 0)
+
+
+# "cuda" in a file convert copies, other than inside words that are not CUDA (timm's ImageNet synsets list the
+# barracuda)
+_CUDA_MENTION = re.compile(rb"(?<!barra)cuda")
 
 
 def compile_error(text: str, first_line: int = 1):

@@ -514,7 +514,8 @@ def whats_left(result: MigrateResult, t) -> tuple:
             if r.path in with_rows:               # a config check reported, a requirements line analyze did
                 merged += 1
                 continue
-            items.append(_item("mentions-cuda", t, r.path, 0, r.path, "", "convert"))
+            line = getattr(r, "mention_line", 0)
+            items.append(_item("mentions-cuda", t, r.path, line, r.path, "", "convert", input_line=line))
     v = result.verify
     if v is not None and v.verdict != "passed":
         last = next((ln for ln in reversed(v.tail) if ln.strip()), "")
