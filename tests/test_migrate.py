@@ -394,3 +394,17 @@ def test_a_file_that_mentions_cuda_is_one_row_at_its_first_mention(tmp_path):
     left = json.loads((tmp_path / "out" / "torchport-report" / "migrate.json").read_text())["whats_left"]
     mentions = [(r["file"], r["line"]) for r in left if r["kind"] == "mentions-cuda"]
     assert mentions == [("README.md", 3)]
+
+
+def test_a_name_outside_the_api_list_is_to_review_not_a_failure(tmp_path):
+    """torch.cuda._sleep (private; torch_npu has its own in recent versions) is not in torch.cuda's public list:
+    check still reports it, but migrate does not claim it would fail."""
+    proj = tmp_path / "p"
+    proj.mkdir()
+    (proj / "t.py").write_text("import torch\ntorch.cuda._sleep(1000)\ntorch.cuda.get_device_capability()\n")
+    code, _, _ = cli("migrate", proj, "--to", "npu", "-o", tmp_path / "out")
+    data = json.loads((tmp_path / "out" / "torchport-report" / "migrate.json").read_text())
+    kinds = {r["item"]: (r["kind"], r["risk"]) for r in data["whats_left"]}
+    assert kinds["torch.cuda._sleep"] == ("unknown-api", "review")
+    assert kinds["torch.cuda.get_device_capability"] == ("unsupported", "fail") and code == 1
+    assert data["counts"]["check"]["unsupported"] == 2   # check's own count is unchanged

@@ -69,6 +69,10 @@ KINDS = {
                         "import there", "{message}"),
     "verify-failed": ("fail", "medium", "the verify command failed: {message}", "read the output (verify.log in "
                       "the report folder); `torchport explain --file` matches known error messages"),
+    "unknown-api": ("review", "small", "a torch.cuda name outside torch.cuda's public API list (private, removed "
+                    "or misspelled): whether {target} has it is unverified, so this is not counted as a failure",
+                    "look the name up in {target}'s package (a private helper often has a counterpart: "
+                    "torch.cuda._sleep is torch.npu._sleep in recent torch_npu); `torchport rules {rule}`"),
     "note": ("review", "small", "{message}", "check that this line does what you want on {target} "
              "(`torchport rules {rule}` explains the finding)"),
     "port-review": ("review", "medium", "code no mapping ports faithfully to {target}", "{message}"),
@@ -98,6 +102,8 @@ RULE_KINDS = {
     codes.TP952.id: "port-unsupported", codes.TP957.id: "broken-include", codes.TP955.id: "port-review",
     codes.TP910.id: "cuda-torch",
 }
+# check's findings whose kind is not their action's: a torch.cuda name no list knows is not known to fail
+CHECK_KINDS = {codes.TP117.id: "unknown-api"}
 ACTION_KINDS = {UNSUPPORTED: "unsupported", ERROR: "not-processed", ADVICE: "note",
                 **{a: "change" for a in CHANGES}}
 
@@ -446,7 +452,7 @@ def whats_left(result: MigrateResult, t) -> tuple:
     kept = {r.path for r in result.convert.files if r.status not in ("converted", "created")}
     checked_files = collections.defaultdict(set)
     for f in result.check.findings:             # the Python, notebooks, shell scripts and configs written
-        kind = ACTION_KINDS[f.action]
+        kind = CHECK_KINDS.get(f.rule) or ACTION_KINDS[f.action]
         checked_files[f.file].add(f.rule)
         change = describe(f).split(": ", 1)[0] if f.action in CHANGES else ""
         items.append(_item(kind, t, f.file, f.line, _one_line(f.old) or f.rule, f.rule, "check", message=f.message,
