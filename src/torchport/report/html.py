@@ -902,7 +902,8 @@ def _where(row, files, marks) -> str:
         href = files.href(marks[id(i)]) if id(i) in marks else None
         tip = f' title="line {i.input_line} in the project"' if i.input_line and i.input_line != i.line else ""
         text = _e(i.line)
-        links.append(f'<a href="#{_e(href)}"{tip}>{text}</a>' if href else f"<span{tip}>{text}</span>")
+        links.append(f'<a class="id" href="#{_e(href)}"{tip}>{text}</a>' if href else  # .id: a number keeps its line
+                     f'<span class="id"{tip}>{text}</span>')
     more = len(links) - ROW_LINKS
     path = _e(first.file).replace("/", "/<wbr>")   # a narrow column breaks the path after a folder first
     return (f"<code>{path}:" + ", ".join(links[:ROW_LINKS]) + "</code>"
