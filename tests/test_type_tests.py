@@ -145,3 +145,78 @@ def test_a_name_bound_in_a_class_body_is_read_as_an_attribute():
     text = "class C:\n    from torch.nn import DataParallel\n    WRAPPED = isinstance(1, DataParallel)\n" \
            "    def f(self, m):\n        return self.DataParallel(m)\n"
     assert _findings(text, "npu") == [(2, "unsupported")]
+
+
+# ---- a literal looped over by a variable that is only type-tested (pytorch-metric-learning save_model)
+PML_SAVE_MODEL = '''import torch
+
+
+def save_model(model, filepath):
+    if any(
+        isinstance(model, x)
+        for x in [torch.nn.DataParallel, torch.nn.parallel.DistributedDataParallel]
+    ):
+        torch.save(model.module.state_dict(), filepath)
+    else:
+        torch.save(model.state_dict(), filepath)
+'''
+
+
+@pytest.mark.parametrize("target", ["npu", "mlu", "cpu"])
+def test_pml_save_model_is_a_type_test(target):
+    assert _reported(PML_SAVE_MODEL, target) == []
+
+
+LOOPED = [
+    "def f(m):\n    return any(isinstance(m, x) for x in (nn.DataParallel, nn.Linear))\n",
+    "def f(m):\n    return [m for x in {nn.DataParallel} if issubclass(type(m), (x, nn.Linear))]\n",
+    "def f(ms):\n    return {m: type(m) is t for t in [nn.DataParallel] for m in ms}\n",
+    "def f(m):\n    for t in (nn.DataParallel, nn.Linear):\n        if isinstance(m, t):\n            return True\n"
+    "    return False\n",
+    "for t in [nn.DataParallel]:\n    if type(1) == t:\n        print(1)\n",
+    "async def f(m, s):\n    async for t in s:\n        pass\n    return all(not isinstance(m, t) for t in [nn.DataParallel])\n",
+]
+
+
+@pytest.mark.parametrize("form", LOOPED)
+def test_a_literal_looped_by_a_type_tested_variable_is_not_a_use(form):
+    assert _reported("import torch.nn as nn\n" + form) == []
+
+
+@pytest.mark.parametrize("form", [
+    "def f(m):\n    return any(x(m) for x in [nn.DataParallel])\n",
+    "def f(m):\n    return [x for x in [nn.DataParallel] if isinstance(m, x)]\n",
+    "def f(m):\n    return any(isinstance(m, x) and print(x) for x in [nn.DataParallel])\n",
+    "def f(m):\n    return any(isinstance(m, x) for x in [nn.DataParallel] if (x := m))\n",
+    "def f(m):\n    return any(isinstance(m, x) for x in [nn.DataParallel] for x in [m])\n",
+    "def f(m):\n    return any(isinstance(m, x) for x, y in [(nn.DataParallel, 1)])\n",
+    "def f(m):\n    return any(True for x in [nn.DataParallel])\n",
+    "def f(m):\n    for t in [nn.DataParallel]:\n        if isinstance(m, t):\n            break\n    return t(m)\n",
+    "def f(m):\n    for t in [nn.DataParallel]:\n        m = t(m)\n    return m\n",
+    "def f(m):\n    for t in [nn.DataParallel]:\n        pass\n",
+    "def f(m):\n    t = 1\n    for t in [nn.DataParallel]:\n        isinstance(m, t)\n",
+    "class C:\n    for t in [nn.DataParallel]:\n        OK = isinstance(1, t)\n",
+    "def f(m):\n    for t in [nn.DataParallel]:\n        isinstance(m, t)\n    else:\n        return t\n",
+])
+def test_a_loop_variable_used_otherwise_keeps_the_literal_a_use(form):
+    assert _reported("import torch.nn as nn\n" + form) != []
+
+
+@pytest.mark.parametrize("target", ["npu", "cpu"])
+@pytest.mark.parametrize("form", [
+    "def f(m):\n    return any(isinstance(m, x) for x in [DataParallel, DDP])\n",
+    "def f(m):\n    for t in (DataParallel, DDP):\n        if isinstance(m, t):\n            return m.module\n    return m\n",
+])
+def test_an_imported_name_looped_for_type_tests_is_not_reported(form, target):
+    assert _findings(IMPORTED + form, target) == []
+
+
+def test_an_imported_name_looped_and_called_keeps_its_import_reported():
+    text = IMPORTED + "def f(m):\n    return [t(m) for t in [DataParallel, DDP]]\n"
+    assert (1, "unsupported") in _findings(text, "npu")
+
+
+def test_a_call_reports_the_import_and_the_call_not_the_looped_type_test():
+    text = "from torch.nn import DataParallel\ndef f(m):\n    if any(isinstance(m, x) for x in [DataParallel]):\n" \
+           "        return m\n    return DataParallel(m)\n"
+    assert _findings(text, "npu") == [(1, "unsupported"), (5, "unsupported")]

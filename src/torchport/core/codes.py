@@ -487,7 +487,10 @@ TP207 = _define(
 `for prefix in "cuda:", "none": device = device.replace(prefix, "")` (ultralytics), within
 one function (see converter/flow.py for what local data flow follows).  An exact device string in a
 branch of a CUDA availability test (`if torch.cuda.is_available(): return "cuda"`) follows the
-test, which is rewritten too.""",
+test, which is rewritten too.  So does a "cuda" among other device choices (`["cpu", "cuda"]` in a
+parametrize list, `choices=` and its default, `for d in ("cpu", "cuda")`), in a `pytest.param` whose
+marks ask for CUDA, or compared beside that question (`param == "cuda" and not
+torch.cuda.is_available()`), on device targets (on cpu a list would hold "cpu" twice: reported, TP206).""",
     example=('def pick(i):\n'
              '    arg = f"cuda:{i}"\n'
              '    return torch.device(arg)\n'

@@ -44,7 +44,8 @@ TYPE_TEST_SAFE = {"data-parallel"}
 def type_test(parents: dict, node, scopes: Optional[dict] = None) -> bool:
     """Is `node` the type a value is tested against: `isinstance(x, T)`, `issubclass(C, (T, U))`,
     `type(x) is T`, `x.type() == T`, `type(x) in (T, U)`, or an element of a tuple, list or set bound
-    to a name that is only ever tested against (`types = (T, U)` ... `isinstance(x, types)`)?
+    to a name that is only ever tested against (`types = (T, U)` ... `isinstance(x, types)`), or looped
+    over by a variable that is (`any(isinstance(m, t) for t in [T, U])`, `for t in (T, U): if type(m) is t`)?
     `scopes` keeps what `_names_in` found per scope, for the next call on the same tree."""
     parent = parents.get(id(node))
     in_literal = isinstance(parent, (ast.Tuple, ast.List, ast.Set))
@@ -55,7 +56,10 @@ def type_test(parents: dict, node, scopes: Optional[dict] = None) -> bool:
     tests = (ast.Is, ast.IsNot, ast.Eq, ast.NotEq) + ((ast.In, ast.NotIn) if in_literal else ())
     if isinstance(parent, ast.Compare) and all(isinstance(op, tests) for op in parent.ops):
         return True
-    return in_literal and _only_type_tested(parents, node, {} if scopes is None else scopes)
+    if not in_literal:
+        return False
+    scopes = {} if scopes is None else scopes
+    return _only_type_tested(parents, node, scopes) or _looped_for_type_tests(parents, node, parent, scopes)
 
 
 def _type_test_call(call, arg) -> bool:
@@ -74,6 +78,38 @@ def _tested_against(parents: dict, node) -> bool:
         return _type_test_call(parents.get(id(parent)), parent)
     return _type_test_call(parent, node) or isinstance(parent, ast.Compare) and len(parent.ops) == 1 and \
         isinstance(parent.ops[0], (ast.In, ast.NotIn)) and parent.comparators[0] is node
+
+
+def _looped_for_type_tests(parents: dict, literal, loop, scopes: dict) -> bool:
+    """Is `literal` what a `for` clause of a comprehension, or a `for` statement of a module or function,
+    iterates over with a single name, every other mention of which (in the comprehension; in the scope of the
+    statement, its body and what follows alike) is a type test of it (`_tested_against`, or `type(m) is NAME`)?
+    A variable called, passed, returned, rebound or spelled in a string is a use."""
+    if not (isinstance(loop, (ast.comprehension, ast.For, ast.AsyncFor)) and loop.iter is literal
+            and isinstance(loop.target, ast.Name)):
+        return False
+    target = loop.target
+    if isinstance(loop, ast.comprehension):  # the variable is the comprehension's own: one walk of it
+        mentions = _names_in(parents.get(id(loop))).get(target.id, ())
+    else:
+        scope = parents.get(id(loop))
+        while scope is not None and not isinstance(scope, _SCOPES):
+            scope = parents.get(id(scope))
+        if scope is None or isinstance(scope, ast.ClassDef):  # a class body's loop variable is an attribute
+            return False
+        names = scopes.get(id(scope))
+        if names is None:
+            names = scopes[id(scope)] = _names_in(scope)
+        mentions = names.get(target.id, ())
+    return len(mentions) > 1 and all(n is target or _tested_against(parents, n) or _compared(parents, n)
+                                     for n in mentions)
+
+
+def _compared(parents: dict, node) -> bool:
+    """Is this read of a name one side of a single `is`, `is not`, `==` or `!=` (`type(m) is NAME`)?"""
+    parent = parents.get(id(node))
+    return isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and isinstance(parent, ast.Compare) \
+        and len(parent.ops) == 1 and isinstance(parent.ops[0], (ast.Is, ast.IsNot, ast.Eq, ast.NotEq))
 
 
 def _only_type_tested(parents: dict, literal, scopes: dict) -> bool:

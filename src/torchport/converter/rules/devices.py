@@ -2,9 +2,11 @@
 
 Only strings in device positions change: arguments of `torch.device`, `.to()`,
 `device=`-like keywords, defaults of device parameters, assignments to device
-variables, comparisons with `x.device.type`, and the index templates whose only
-meaning is a device.  Other exact device strings are reported for review; log
-messages, docstrings and other text are never touched.
+variables, comparisons with `x.device.type`, the index templates whose only
+meaning is a device, and device choices ("cuda" beside "cpu" in a list; a
+`pytest.param` or a comparison beside a question about the device).  Other
+exact device strings are reported for review; log messages, docstrings and
+other text are never touched.
 """
 from __future__ import annotations
 
@@ -473,6 +475,86 @@ def under_cuda_question(ctx, node) -> bool:
     return in_branch_of(ctx, node, lambda test: asks_for_cuda(ctx, test))
 
 
+DEVICE_WORD = re.compile(r"([a-z]+)(?::\d+)?\Z")
+PARAMETERS = ("pytest.param",)  # a parametrize value with marks or an id: pytest.param(value, ..., marks=...)
+
+
+def _choice_value(ctx, element):
+    """The value an element of a list of choices stands for: `pytest.param("cuda", marks=...)` -> its first
+    argument."""
+    if isinstance(element, ast.Call) and element.args and ctx.qualname(element.func) in PARAMETERS:
+        return element.args[0]
+    return element
+
+
+def _other_device(value: object) -> str:
+    """The device type of a string of another device than CUDA ("cpu", "mps", "npu:0"), else ''."""
+    m = DEVICE_WORD.match(value) if isinstance(value, str) else None
+    return m.group(1) if m and m.group(1) != "cuda" and m.group(1) in other_devices() else ""
+
+
+def _among_devices(ctx, node, literal) -> bool:
+    """Is `node` an element (or pytest.param of one) of `literal`, another element of which is another device
+    type's string, none of them the target's own (`["cpu", "mps", "cuda"]` on mps would hold "mps" twice)?"""
+    if not isinstance(literal, (ast.List, ast.Tuple, ast.Set)):
+        return False
+    values = [_choice_value(ctx, e) for e in literal.elts]
+    if not any(v is node for v in values):
+        return False
+    others = {_other_device(v.value) for v in values if isinstance(v, ast.Constant)} - {""}
+    return bool(others) and ctx.target.device not in others
+
+
+def _path_parts(ctx, literal) -> bool:
+    """Is `literal` looped over by a variable that names a path component (`for sub in ("cpu", "cuda"):
+    os.path.join(root, sub)`): folder names, not devices."""
+    parents = ctx.parents()
+
+    def in_path(use):
+        call = parents.get(id(use))
+        return "path" if isinstance(call, ast.Call) and \
+            getattr(call.func, "attr", getattr(call.func, "id", "")) in PATH_CALLS else ""
+    return loop_slot(parents, literal, parents.get(id(literal)), in_path, ("path",)) == "path"
+
+
+def device_choice(ctx, node) -> bool:
+    """Is a "cuda" string one of several device choices: an element of a list, tuple or set literal that also
+    holds another device's string (`parametrize("device", ["cpu", "cuda"])`, `for d in ("cpu", "cuda")`,
+    `choices=["cpu", "cuda"]`), the default of an add_argument with such choices, or a value of a
+    `pytest.param` whose marks ask whether CUDA is there (`pytest.param("cuda", marks=skipif(not
+    torch.cuda.is_available(), ...))`)?"""
+    parents = ctx.parents()
+    literal = parents.get(id(node))
+    if isinstance(literal, ast.Call) and ctx.qualname(literal.func) in PARAMETERS and any(a is node for a in literal.args):
+        if any(k.arg == "marks" and asks_for_cuda(ctx, k.value) for k in literal.keywords):
+            return True
+        literal = parents.get(id(literal))
+    if _among_devices(ctx, node, literal):
+        return not _path_parts(ctx, literal)
+    if not (isinstance(literal, ast.keyword) and literal.arg in ("default", "const")):
+        return False
+    call = parents.get(id(literal))  # add_argument(..., choices=["cpu", "cuda"], default="cuda")
+    choices = next((k.value for k in call.keywords if k.arg == "choices"), None) if option_name(call) else None
+    same = [v for v in (_choice_value(ctx, e) for e in getattr(choices, "elts", ()))
+            if isinstance(v, ast.Constant) and v.value == node.value]
+    return bool(same) and _among_devices(ctx, same[0], choices)
+
+
+def asked_beside(ctx, node) -> bool:
+    """Is a "cuda" string compared in an `and`/`or` that also asks whether CUDA is there
+    (`request.param == "cuda" and not torch.cuda.is_available()`): the question is rewritten, so is the answer."""
+    parents = ctx.parents()
+    compare = parents.get(id(node))
+    if not (isinstance(compare, ast.Compare) and len(compare.ops) == 1
+            and isinstance(compare.ops[0], (ast.Eq, ast.NotEq, ast.Is, ast.IsNot))):
+        return False
+    child: ast.expr = compare
+    parent = parents.get(id(compare))
+    while isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
+        child, parent = parent, parents.get(id(parent))
+    return isinstance(parent, ast.BoolOp) and any(v is not child and asks_for_cuda(ctx, v) for v in parent.values)
+
+
 @checker(codes.TP206, nodes=(ast.Constant,), triggers=("cuda",))
 def other_device_strings(node: ast.Constant, ctx: FileContext) -> None:
     if id(node) in ctx.handled or not isinstance(node.value, str) or not PLAIN_DEVICE.match(node.value):
@@ -486,6 +568,9 @@ def other_device_strings(node: ast.Constant, ctx: FileContext) -> None:
         if not ctx.target.host:  # the question is rewritten: its answer follows
             rewrite_device(ctx, node, codes.TP207)
         return  # on the host the question keeps its words and CPU torch answers no: the branch never runs
+    if not ctx.target.host and (device_choice(ctx, node) or asked_beside(ctx, node)):
+        rewrite_device(ctx, node, codes.TP207)  # on the host a list of choices would hold "cpu" twice: reported
+        return
     ctx.report(node, codes.TP206, ADVICE,
                f"device string in a position torchport does not treat as a device: check whether it should be {device_argument(ctx)}")
 

@@ -35,3 +35,29 @@ def load(path, rank, device="mlu:0", *, map_location="mlu"):
     print("running on cuda:0", "barracuda", "https://example.com/cuda/", os.path.join("cuda", "x"))
     names = ["cuda", "cuda:1"]
     return dev, dev2, dev3, loc, loc2, loc3, choice, ckpt, ckpt2, y, g, cfg, names
+
+
+# Device choices: a "cuda" beside another device's string in a list, tuple or set is a device; a pytest.param
+# whose marks ask for CUDA is one; so is "cuda" compared beside that question (timm's tests).
+import pytest
+
+
+@pytest.mark.parametrize("device", ["cpu", "mlu"])
+def test_each(device):
+    return torch.ones(1).to(device)
+
+
+@pytest.fixture(params=["cpu", pytest.param("mlu", marks=pytest.mark.skipif(not torch.mlu.is_available(), reason="CUDA"))])
+def each_device(request):
+    if request.param == "mlu" and not torch.mlu.is_available():
+        pytest.skip("CUDA unavailable")
+    return request.param
+
+
+PAIR = pytest.param("hfds", "mlu", marks=pytest.mark.skipif(torch.mlu.device_count() < 1, reason="GPU"))
+CLI = argparse.ArgumentParser()
+CLI.add_argument("--accel", choices=("cpu", "mps", "mlu"), default="mlu")
+CLI.add_argument("--dist", choices=["cuda", "nccl"])  # no other device: for review, as before
+LABELS = {"cuda", "other"}  # the same
+FILES = ["cuda", "cpu.txt"]  # the same
+FOLDERS = [os.path.join("csrc", sub) for sub in ("cpu", "cuda")]  # folder names: the same

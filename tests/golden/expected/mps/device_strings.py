@@ -34,3 +34,29 @@ def load(path, rank, device="mps:0", *, map_location="mps"):
     print("running on cuda:0", "barracuda", "https://example.com/cuda/", os.path.join("cuda", "x"))
     names = ["cuda", "cuda:1"]
     return dev, dev2, dev3, loc, loc2, loc3, choice, ckpt, ckpt2, y, g, cfg, names
+
+
+# Device choices: a "cuda" beside another device's string in a list, tuple or set is a device; a pytest.param
+# whose marks ask for CUDA is one; so is "cuda" compared beside that question (timm's tests).
+import pytest
+
+
+@pytest.mark.parametrize("device", ["cpu", "mps"])
+def test_each(device):
+    return torch.ones(1).to(device)
+
+
+@pytest.fixture(params=["cpu", pytest.param("mps", marks=pytest.mark.skipif(not torch.mps.is_available(), reason="CUDA"))])
+def each_device(request):
+    if request.param == "mps" and not torch.mps.is_available():
+        pytest.skip("CUDA unavailable")
+    return request.param
+
+
+PAIR = pytest.param("hfds", "mps", marks=pytest.mark.skipif(torch.mps.device_count() < 1, reason="GPU"))
+CLI = argparse.ArgumentParser()
+CLI.add_argument("--accel", choices=("cpu", "mps", "cuda"), default="cuda")
+CLI.add_argument("--dist", choices=["cuda", "nccl"])  # no other device: for review, as before
+LABELS = {"cuda", "other"}  # the same
+FILES = ["cuda", "cpu.txt"]  # the same
+FOLDERS = [os.path.join("csrc", sub) for sub in ("cpu", "cuda")]  # folder names: the same

@@ -105,3 +105,16 @@ def wrap_imported(model):  # DP is also called: its import and the call are repo
     if isinstance(model, DP):
         return model
     return DP(model)
+
+
+def save_model(model):  # pytorch-metric-learning's save_model: a loop variable read only in type tests
+    if any(isinstance(model, x) for x in [nn.DataParallel, nn.parallel.DistributedDataParallel]):
+        return model.module
+    for kind in (DataParallel, DDP):
+        if type(model) is kind:
+            return model.module
+    return model
+
+
+def wrap_each(model):
+    return [kind(model) for kind in (nn.DataParallel,)]  # the loop variable is called: a use
