@@ -37,7 +37,7 @@ def child_fields(cls) -> tuple:
     return found
 
 
-def _children(node) -> list:
+def children(node) -> list:
     """The child nodes of `node` (as ast.iter_child_nodes, less the shared context and operator nodes), without
     its generators: this walk is hot."""
     out = []
@@ -55,12 +55,12 @@ _NOT_OWN = (*FUNCTIONS, ast.ClassDef)
 
 def _own_nodes(scope):
     """The nodes of a scope, without those of functions and classes nested in it."""
-    stack = _children(scope)
+    stack = children(scope)
     while stack:
         node = stack.pop()
         yield node
         if not isinstance(node, _NOT_OWN):
-            stack += _children(node)
+            stack += children(node)
 
 
 def _parameters(scope) -> set:

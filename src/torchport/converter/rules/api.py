@@ -18,7 +18,7 @@ from ...core.finding import ADVICE, UNSUPPORTED
 from ...core import codes
 from ...kb.apimap import ADAPT, KEEP, MAP
 from ..checkers import Phase, checker
-from ..flow import child_fields
+from ..flow import children
 from ..guards import runs_only_with_device
 
 if TYPE_CHECKING:
@@ -193,12 +193,7 @@ def _names_in(scope) -> dict:
             value = getattr(node, field, None)
             if isinstance(value, str):
                 found.setdefault(value.split(".")[0], []).append(node)  # `import a.b` binds a
-        for field in child_fields(cls):
-            value = getattr(node, field, None)
-            if isinstance(value, list):
-                stack += [item for item in value if isinstance(item, ast.AST)]
-            elif isinstance(value, ast.AST):
-                stack.append(value)
+        stack += children(node)
     return found
 
 
