@@ -121,7 +121,11 @@ def summary(merged: dict) -> str:
     line = (f"torchport sim: simulated {merged.get('device') or merged.get('requested') or '?'} ({merged['processes']} process"
             f"{'es' if merged['processes'] != 1 else ''}{version}), exit {merged.get('exit_code')}")
     ops = merged["fallback_ops"]
-    if merged["processes"] == 0:
+    if merged["processes"] == 0 and merged.get("exit_code"):
+        line += ("; no process started the simulated device: the program failed before it imported torch and the "
+                 "vendor package (its error is above; an interpreter without torch? the one that runs it needs "
+                 "torch==2.13.0)")
+    elif merged["processes"] == 0:
         line += "; no process started the simulated device (did the program import the vendor package?)"
     elif ops:
         shown = ", ".join(f"{e['op']} x{e['calls']}" for e in ops[:5])
