@@ -92,14 +92,9 @@ def _looped_for_type_tests(parents: dict, literal, loop, scopes: dict) -> bool:
     if isinstance(loop, ast.comprehension):  # the variable is the comprehension's own: one walk of it
         mentions = _names_in(parents.get(id(loop))).get(target.id, ())
     else:
-        scope = parents.get(id(loop))
-        while scope is not None and not isinstance(scope, _SCOPES):
-            scope = parents.get(id(scope))
-        if scope is None or isinstance(scope, ast.ClassDef):  # a class body's loop variable is an attribute
+        names = _scope_names(parents, loop, scopes)
+        if names is None:  # a class body's loop variable is an attribute
             return False
-        names = scopes.get(id(scope))
-        if names is None:
-            names = scopes[id(scope)] = _names_in(scope)
         mentions = names.get(target.id, ())
     return len(mentions) > 1 and all(n is target or _tested_against(parents, n) or _compared(parents, n)
                                      for n in mentions)
@@ -127,14 +122,9 @@ def _only_type_tested(parents: dict, literal, scopes: dict) -> bool:
         return False
     if stmt.value is not child or not isinstance(target, ast.Name):
         return False
-    scope = parents.get(id(stmt))
-    while scope is not None and not isinstance(scope, _SCOPES):
-        scope = parents.get(id(scope))
-    if scope is None or isinstance(scope, ast.ClassDef):  # a class attribute is read as `self.NAME`: a use
+    names = _scope_names(parents, stmt, scopes)
+    if names is None:  # a class attribute is read as `self.NAME`: a use
         return False
-    names = scopes.get(id(scope))
-    if names is None:
-        names = scopes[id(scope)] = _names_in(scope)
     mentions = names.get(target.id, ())
     return len(mentions) > 1 and all(n is target or _tested_against(parents, n) for n in mentions)
 
@@ -152,15 +142,9 @@ def imported_for_type_tests(ctx, binding) -> bool:
     body (read as `self.NAME`), listed in `__all__`, rebound, deleted or declared global."""
     if not binding.uses or not all(type_tested(ctx, ref, res) for ref, res in binding.uses):
         return False
-    parents, scopes = ctx.parents(), ctx.memo.setdefault("type-test-scopes", {})
-    scope = parents.get(id(binding.stmts[0]))
-    while scope is not None and not isinstance(scope, _SCOPES):
-        scope = parents.get(id(scope))
-    if scope is None or isinstance(scope, ast.ClassDef):
-        return False
-    names = scopes.get(id(scope))
+    names = _scope_names(ctx.parents(), binding.stmts[0], ctx.memo.setdefault("type-test-scopes", {}))
     if names is None:
-        names = scopes[id(scope)] = _names_in(scope)
+        return False
     allowed = {id(_chain_nodes(ref.node)[0]) for ref, _ in binding.uses}
     allowed.update(id(alias) for stmt in binding.stmts for alias in stmt.names)
     local = binding.local
@@ -169,6 +153,20 @@ def imported_for_type_tests(ctx, binding) -> bool:
 
 
 _SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _scope_names(parents: dict, node, scopes: dict) -> Optional[dict]:
+    """`_names_in` of the module or function holding `node`, walked once per scope (`scopes` keeps them);
+    None in a class body, whose names are read as attributes."""
+    scope = parents.get(id(node))
+    while scope is not None and not isinstance(scope, _SCOPES):
+        scope = parents.get(id(scope))
+    if scope is None or isinstance(scope, ast.ClassDef):
+        return None
+    names = scopes.get(id(scope))
+    if names is None:
+        names = scopes[id(scope)] = _names_in(scope)
+    return names
 _NAMING = ("id", "arg", "name", "asname", "rest")  # the fields that name a variable: read, bound or declared
 
 
