@@ -129,12 +129,10 @@ def _entry_script(folder: str) -> str:
                                 and not e.name.startswith((".", "_")) and e.name not in ("tests", "test", "docs"))
             except OSError:
                 continue
-        found = [os.path.relpath(os.path.join(d, n), folder) for d in below for n in ENTRY_NAMES[:1]
-                 if os.path.isfile(os.path.join(d, n))] or \
-                [os.path.relpath(os.path.join(d, n), folder) for d in below for n in ENTRY_NAMES[1:]
-                 if os.path.isfile(os.path.join(d, n))]
-        if found:
-            return found[0].replace(os.sep, "/") if len(found) == 1 else "SCRIPT"
+        for names in (ENTRY_NAMES[:1], ENTRY_NAMES[1:]):  # a train.py first
+            found = [os.path.join(d, n) for d in below for n in names if os.path.isfile(os.path.join(d, n))]
+            if found:
+                return os.path.relpath(found[0], folder).replace(os.sep, "/") if len(found) == 1 else "SCRIPT"
         level = below
     return "SCRIPT"
 
