@@ -161,3 +161,83 @@ def test_cpu_target_leaves_code_that_runs_only_with_a_device():
     assert namespace["autobatch"](model) == 16 and namespace["select_device"]("").type == "cpu"
     _, npu, _ = Converter("npu").convert_text("u.py", YOLOV5_SHAPES.encode(), "python")
     assert not [f for f in npu if f.action == "unsupported"]
+
+
+VARIABLES = '''\
+import pytest, torch
+HAS_GPU = torch.cuda.is_available()
+LATER = False
+def autocast(device, dtype):
+    bf16 = device == "cuda" and TORCH_1_13          # ultralytics torch_utils.autocast
+    if bf16:
+        bf16 = torch.cuda.X()  # yes
+    if not bf16:
+        raise RuntimeError
+    torch.cuda.X()  # no
+def main(args):
+    args.cuda = not args.no_cuda and torch.cuda.is_available()    # pytorch/examples
+    if args.cuda:
+        torch.cuda.X()  # yes
+    use = torch.cuda.is_available()
+    use = False
+    if use:
+        torch.cuda.X()  # no
+def train(args):
+    if args.cuda:
+        torch.cuda.X()  # yes
+    if HAS_GPU:
+        torch.cuda.X()  # yes
+    if LATER:
+        torch.cuda.X()  # no
+def param(ok=torch.cuda.is_available()):
+    if ok:
+        torch.cuda.X()  # no
+def looped(xs):
+    ok = torch.cuda.is_available()
+    for x in xs:
+        if ok:
+            torch.cuda.X()  # no
+        ok = x
+    for x in xs:
+        fresh = torch.cuda.device_count() > 1
+        if fresh:
+            torch.cuda.X()  # yes
+def branch(flag):
+    if flag:
+        maybe = torch.cuda.is_available()
+    else:
+        maybe = True
+    if maybe:
+        torch.cuda.X()  # no
+    chain = torch.cuda.is_available()
+    alias = chain
+    if alias:
+        torch.cuda.X()  # yes
+    y = (lambda: torch.cuda.X() if alias else 0)  # yes
+class Net:
+    def __init__(self):
+        self.use_gpu = torch.cuda.device_count() > 0
+    def forward(self):
+        if self.use_gpu:
+            torch.cuda.X()  # yes
+@pytest.mark.skipif(not HAS_GPU, reason="gpu")
+def test_gpu():
+    torch.cuda.X()  # yes
+LATER = torch.cuda.is_available()
+if LATER:
+    torch.cuda.X()  # yes
+if undefined_here:
+    torch.cuda.X()  # no
+'''
+
+
+def test_a_test_through_a_variable_reads_the_assignment_that_reaches_it():
+    """Before: `if bf16:` after `bf16 = device == "cuda" and ...` (ultralytics) and `if args.cuda:` after
+    `args.cuda = ... torch.cuda.is_available()` (pytorch/examples) were not guards. A later assignment, a
+    parameter, a loop that rebinds it, a binding in a branch, or a global bound twice tell nothing."""
+    check_marked(VARIABLES, 17)
+
+
+def test_a_variable_assigned_from_itself_does_not_loop():
+    check_marked("import torch\na = b\nb = a\nif a:\n    torch.cuda.X()  # no\n"
+                 "def f():\n    if c:\n        torch.cuda.X()  # no\nc = d\nd = c\n", 2)

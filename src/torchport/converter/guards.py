@@ -15,15 +15,24 @@ torch.cuda.is_available())`, `@unittest.skipUnless(...)`, on the function, its c
     if device.type == "cpu":
         return batch_size
     properties = torch.cuda.get_device_properties(device)    # runs only with a device (yolov5 autobatch)
+
+A test may name a variable that holds such a value (`bf16 = device == "cuda" and ok`, then `if bf16:`;
+`args.cuda = not args.no_cuda and torch.cuda.is_available()`, then `if args.cuda:` in another function;
+`HAS_GPU = torch.cuda.is_available()`, then `@pytest.mark.skipif(not HAS_GPU, ...)`): the value read is the
+plain assignment that reaches the test (`_reaching_value`), and when none can be told, nothing is assumed.
 """
 from __future__ import annotations
 
 import ast
-from typing import Optional
+import weakref
+from typing import Callable, Optional
 
 QUESTIONS = frozenset({"is_available", "device_count", "is_initialized"})
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_FOLLOW = 8          # the most variables one test is followed through (`a = b`, `b = c`, ...)
+Lookup = Callable[[ast.AST], Optional[ast.expr]]
 
 
 def _question(node) -> bool:
@@ -80,39 +89,153 @@ def _base(test) -> Optional[bool]:
     return None
 
 
-def implies_device(test, truth: bool) -> bool:
+def implies_device(test, truth: bool, lookup: Optional[Lookup] = None, _depth: int = 0) -> bool:
     """Does `test` evaluating to `truth` mean a device is there?  `torch.cuda.is_available()` true,
     `not cpu and torch.cuda.is_available()` true, `device.type == "cpu"` false, `not available or not flash`
-    false: yes."""
+    false: yes.  `lookup` gives the value a variable read in the test holds (`_reaching_value`)."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return implies_device(test.operand, not truth)
+        return implies_device(test.operand, not truth, lookup, _depth)
     if isinstance(test, ast.BoolOp):
-        each = [implies_device(v, truth) for v in test.values]
+        each = [implies_device(v, truth, lookup, _depth) for v in test.values]
         # `a and b` true, or `a or b` false: every operand has that value, so one that tells is enough
         return any(each) if isinstance(test.op, ast.And) == truth else all(each)
+    if isinstance(test, (ast.Name, ast.Attribute)) and lookup is not None and _depth < _FOLLOW:
+        value = lookup(test)
+        return value is not None and implies_device(value, truth, lookup, _depth + 1)
     said = _base(test)
     return said is not None and said == truth
 
 
+def _dotted(node) -> Optional[str]:
+    """`x` -> "x", `args.cuda` -> "args.cuda", `self.opt.gpu` -> "self.opt.gpu"; anything else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    return None
+
+
+def _bound_here(node) -> list:
+    """The names and dotted attributes `node` itself binds (not those of the statements inside it)."""
+    if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Store):
+        return [_dotted(node)]
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return [(a.asname or a.name).split(".")[0] for a in node.names]
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return list(node.names)
+    if isinstance(node, ast.ExceptHandler) and node.name:
+        return [node.name]
+    if isinstance(node, ast.arg):
+        return [node.arg]
+    return []
+
+
+def _walk_scope(node):
+    """`node` and what is inside it, down to (not into) the bodies of functions and classes it holds."""
+    yield node
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (*_FUNCTIONS, ast.ClassDef)):
+            yield child                     # its name (and a lambda's nothing) binds here; its body does not
+            continue
+        yield from _walk_scope(child)
+
+
+def _binds(node, key: str) -> bool:
+    """Does `node` (a statement, or a function's arguments) bind `key` in the scope it runs in?"""
+    return any(key in _bound_here(n) for n in _walk_scope(node))
+
+
+_MODULE_BINDINGS: "weakref.WeakKeyDictionary[ast.Module, dict]" = weakref.WeakKeyDictionary()
+
+
+def _module_bindings(module: ast.Module) -> dict:
+    """Every binding in the module, all scopes together: key -> the nodes binding it (cached per tree)."""
+    found = _MODULE_BINDINGS.get(module)
+    if found is None:
+        found = {}
+        for n in ast.walk(module):
+            for key in _bound_here(n):
+                found.setdefault(key, []).append(n)
+        _MODULE_BINDINGS[module] = found
+    return found
+
+
+def _plain_value(stmt, key: str) -> Optional[ast.expr]:
+    """`key = value` (one target) or `key: T = value`: the value; any other binding tells nothing."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _dotted(stmt.targets[0]) == key:
+        return stmt.value
+    if isinstance(stmt, ast.AnnAssign) and stmt.value is not None and _dotted(stmt.target) == key:
+        return stmt.value
+    return None
+
+
+def _reaching_value(parents: dict, read) -> Optional[ast.expr]:
+    """The value the variable `read` (a name or dotted attribute) holds where it is read: the last plain
+    assignment before it in its block or an enclosing one, none between; a loop binding it again, a
+    parameter, a binding in a branch or a `global` tells nothing.  Read in a function that does not bind it
+    (a global, `args.cuda` set in main, `self.use_gpu` set in __init__): the one binding of it in the whole
+    module, when that is a plain assignment."""
+    key = _dotted(read)
+    if key is None:
+        return None
+    child, parent = read, parents.get(id(read))
+    while parent is not None:
+        if isinstance(child, ast.stmt):
+            for block in _blocks(parent):
+                if child in block:
+                    for stmt in reversed(block[:block.index(child)]):
+                        if _binds(stmt, key):
+                            return _plain_value(stmt, key)
+        if isinstance(parent, _LOOPS) and child is not getattr(parent, "iter", None) and _binds(parent, key):
+            return None          # the value may come from the iteration before
+        if isinstance(parent, _FUNCTIONS) and child in _statements(parent):
+            if _binds(parent.args, key) or any(_binds(s, key) for s in _statements(parent)):
+                return None      # local, and no plain assignment reaches the read
+            break                # a global or an attribute set elsewhere: the module's one binding of it
+        child, parent = parent, parents.get(id(parent))
+    else:
+        return None              # a module-level read with no assignment before it
+    while parent is not None:
+        child, parent = parent, parents.get(id(parent))
+    if not isinstance(child, ast.Module):
+        return None
+    bindings = _module_bindings(child).get(key, [])
+    if len(bindings) != 1:
+        return None
+    stmt = parents.get(id(bindings[0]))
+    return _plain_value(stmt, key) if stmt is not None else None
+
+
+def _statements(function) -> list:
+    """A function's (or lambda's) top-level body as a list of nodes."""
+    return function.body if isinstance(function.body, list) else [function.body]
+
+
 def runs_only_with_device(parents: dict, node) -> bool:
     """Is `node` reached, within its function, only when a device is there (see the module's docstring)?"""
+    def lookup(read):
+        return _reaching_value(parents, read)
+
     child, parent = node, parents.get(id(node))
     while parent is not None:
         if isinstance(parent, (ast.If, ast.IfExp, ast.While)) and child is not parent.test:
             in_body = child is parent.body or (isinstance(parent.body, list) and child in parent.body)
-            if in_body and implies_device(parent.test, True) or \
-                    not in_body and not isinstance(parent, ast.While) and implies_device(parent.test, False):
+            if in_body and implies_device(parent.test, True, lookup) or \
+                    not in_body and not isinstance(parent, ast.While) and implies_device(parent.test, False, lookup):
                 return True
         if isinstance(child, ast.stmt):
             for block in _blocks(parent):
-                if child in block and _exits_without_device(block[:block.index(child)]):
+                if child in block and _exits_without_device(block[:block.index(child)], lookup):
                     return True
         if isinstance(parent, _FUNCTIONS):
-            if _skipped_without_device(parent, parents):
+            if _skipped_without_device(parent, parents, lookup):
                 return True
             while parent is not None:     # a module of tests skipped without a device (`pytestmark`)
                 child, parent = parent, parents.get(id(parent))
-            return isinstance(child, ast.Module) and _module_skipped_without_device(child)
+            return isinstance(child, ast.Module) and _module_skipped_without_device(child, lookup)
         child, parent = parent, parents.get(id(parent))
     return False
 
@@ -120,7 +243,7 @@ def runs_only_with_device(parents: dict, node) -> bool:
 SKIPS = {"skipif": False, "skipIf": False, "skipUnless": True}   # the test's value that lets the code run
 
 
-def _skip_condition(decorator) -> bool:
+def _skip_condition(decorator, lookup: Lookup) -> bool:
     """`@pytest.mark.skipif(not torch.cuda.is_available(), ...)`, `@unittest.skipUnless(torch.cuda...)`:
     a skip that lets the function run only with a device."""
     if not isinstance(decorator, ast.Call) or not isinstance(decorator.func, (ast.Attribute, ast.Name)):
@@ -130,26 +253,26 @@ def _skip_condition(decorator) -> bool:
         return False
     test = decorator.args[0] if decorator.args else next((k.value for k in decorator.keywords
                                                           if k.arg == "condition"), None)
-    return test is not None and implies_device(test, SKIPS[name])
+    return test is not None and implies_device(test, SKIPS[name], lookup)
 
 
-def _skipped_without_device(function, parents: dict) -> bool:
+def _skipped_without_device(function, parents: dict, lookup: Lookup) -> bool:
     """Does a skip decorator of the function (or of its class) let it run only with a device?"""
     if isinstance(function, ast.Lambda):
         return False
     owner = parents.get(id(function))
     decorators = list(function.decorator_list) + (owner.decorator_list if isinstance(owner, ast.ClassDef) else [])
-    return any(_skip_condition(d) for d in decorators)
+    return any(_skip_condition(d, lookup) for d in decorators)
 
 
-def _module_skipped_without_device(module) -> bool:
+def _module_skipped_without_device(module, lookup: Lookup) -> bool:
     """`pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), ...)` (or a list of marks holding it)."""
     if not isinstance(module, ast.Module):
         return False
     for stmt in module.body:
         if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in stmt.targets):
             marks = stmt.value.elts if isinstance(stmt.value, (ast.List, ast.Tuple)) else [stmt.value]
-            if any(_skip_condition(m) for m in marks):
+            if any(_skip_condition(m, lookup) for m in marks):
                 return True
     return False
 
@@ -159,11 +282,11 @@ def _blocks(node) -> list:
     return [getattr(node, f) for f in ("body", "orelse", "finalbody") if isinstance(getattr(node, f, None), list)]
 
 
-def _exits_without_device(before: list) -> bool:
+def _exits_without_device(before: list, lookup: Lookup) -> bool:
     """Does one of these statements leave the block when there is no device (`if device.type == "cpu":
     return ...`, `if not torch.cuda.is_available(): raise ...`)?"""
     return any(isinstance(s, ast.If) and not s.orelse and s.body and _exit(s.body[-1])
-               and implies_device(s.test, False) for s in before)
+               and implies_device(s.test, False, lookup) for s in before)
 
 
 def _exit(stmt) -> bool:
