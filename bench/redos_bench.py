@@ -306,6 +306,10 @@ CASES = [
     regex("doctor.explain._NEWLINE", explain._NEWLINE, "finditer", repeated("\n")),
     regex("doctor.explain._ERROR_LINE", explain._ERROR_LINE, "search", repeated("erro"), repeated("could no")),
     regex("doctor.explain._WORD", explain._WORD, "findall", repeated("ab"), repeated("a ")),
+    regex("doctor.explain._EXCEPTION_LINE", explain._EXCEPTION_LINE, "finditer", around("", "a", " x"),
+          around("", "Error", "x"), repeated("[rank1]: a\n"), repeated("\n \t"), around("", "a.", " ")),
+    function("doctor.explain.unexplained (a traceback per line, none explained)", lambda text: explain.unexplained(
+        text, []), repeated("Traceback (most recent call last)\nValueError: x\n"), repeated("E\nValueError\n")),
     *_kb_cases(),
     *_doctor_version_cases(),
     regex("kb.packages._SEPARATORS", packages._SEPARATORS, "sub", repeated("-_."), repeated("a-")),

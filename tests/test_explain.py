@@ -66,6 +66,54 @@ def test_a_log_with_one_error_among_noise(tmp_path):
     assert "export LD_LIBRARY_PATH" in p.stdout and "Torch_MUSA developer manual" in p.stdout
 
 
+TWO_FAILURES = """epoch 1 loss 0.5
+[rank0]: Traceback (most recent call last):
+[rank0]:   File "train.py", line 12, in <module>
+[rank0]:     import torch_musa
+[rank0]: ImportError: libmudnn.so.1: cannot open shared object file: No such file or directory
+Traceback (most recent call last):
+  File "train.py", line 12, in <module>
+    import torch_musa
+ImportError: libmudnn.so.1: cannot open shared object file: No such file or directory
+Traceback (most recent call last):
+  File "eval.py", line 40, in <module>
+    x = model(y)
+[rank3]: ValueError: shapes (3,4) and (5,6) not aligned
+done
+"""
+
+
+def test_a_log_with_two_failures_names_both(tmp_path):
+    """Before: the known error's first line only, and nothing of the ValueError that also ended the run."""
+    from torchport.doctor.explain import unexplained
+
+    matches, _ = explain(TWO_FAILURES)
+    assert [(m.error.id, m.line, m.also) for m in matches] == [("musa-libmudnn-missing", 5, (9,))]
+    assert unexplained(TWO_FAILURES, matches) == [(13, "[rank3]: ValueError: shapes (3,4) and (5,6) not aligned")]
+    assert len(unexplained(TWO_FAILURES, [])) == 3, "each exception line, explained by nothing"
+    path = tmp_path / "run.log"
+    path.write_text(TWO_FAILURES)
+    p = subprocess.run([sys.executable, "-m", "torchport", "explain", "--file", str(path)], capture_output=True,
+                       text=True, env=ENV)
+    assert p.returncode == 0 and "(line 5; also at 9)" in p.stdout, p.stdout
+    assert "not explained: 1 other exception line" in p.stdout and "line 13: [rank3]: ValueError" in p.stdout
+    p = subprocess.run([sys.executable, "-m", "torchport", "explain", "--file", str(path), "--json"],
+                       capture_output=True, text=True, env=ENV)
+    data = json.loads(p.stdout)
+    assert data["matches"][0]["also"] == [9] and [u["line"] for u in data["unexplained"]] == [13]
+
+
+def test_a_match_inside_a_traceback_explains_the_exception_that_ends_it():
+    """A known message found on a line of a traceback (a warning, a C++ frame) explains the exception line that
+    ends that traceback, not the one of the next traceback."""
+    from torchport.doctor.explain import Match, unexplained
+
+    text = "Traceback (most recent call last):\n  File 'a.py'\nknown words here\nRuntimeError: x\n" \
+           "Traceback (most recent call last):\n  File 'b.py'\nRuntimeError: y\n"
+    assert unexplained(text, [Match(ENTRIES[0], 3, "known words here")]) == [(7, "RuntimeError: y")]
+    assert unexplained(text, [Match(ENTRIES[0], 6, "File 'b.py'")]) == [(4, "RuntimeError: x")]
+
+
 # ------------------------------------------------------------------ real messages from issue threads
 def test_the_real_corpus_is_wide():
     assert len(MESSAGES) >= 30 and len({m["text"] for m in MESSAGES}) == len(MESSAGES)

@@ -9,7 +9,7 @@ from .common import target_name
 
 
 def run(args) -> int:
-    from ..doctor.explain import MIN_SIMILARITY, explain
+    from ..doctor.explain import MIN_SIMILARITY, explain, unexplained
 
     if args.to:
         from ..backends import load_target
@@ -22,16 +22,18 @@ def run(args) -> int:
     else:
         text = " ".join(args.text)
     matches, nearest = explain(text, target=args.to)
+    others = unexplained(text, matches) if matches else []
     if args.json:
-        rows = [{"id": m.error.id, "line": m.line, "text": m.text, "score": m.score, "title": m.error.title,
-                 "cause": m.error.cause, "fix": m.error.fix, "source": m.error.source,
+        rows = [{"id": m.error.id, "line": m.line, "also": list(m.also), "text": m.text, "score": m.score,
+                 "title": m.error.title, "cause": m.error.cause, "fix": m.error.fix, "source": m.error.source,
                  "confidence": m.error.confidence} for m in matches or nearest]
-        json.dump({"known": bool(matches), "matches": rows}, sys.stdout, indent=1)
+        json.dump({"known": bool(matches), "matches": rows,
+                   "unexplained": [{"line": n, "text": line} for n, line in others]}, sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0 if matches else 1
     for m in matches:
         e = m.error
-        where = f" (line {m.line})" if args.file else ""
+        where = f" (line {m.line}{_also(m.also)})" if args.file else ""
         print(f"{e.title} [{e.id}, {e.target}]{where}")
         if args.file:
             print(f"  > {printable(m.text[:200])}")
@@ -39,6 +41,13 @@ def run(args) -> int:
         print(f"  fix:   {e.fix}")
         print(f"  source: {e.source}" + ("  (weak: the source shows this error only as a screenshot or without a "
                                          "cause; the advice is torchport's)" if e.confidence == "weak" else ""))
+    if others:
+        print(f"not explained: {len(others)} other exception line{'s' if len(others) != 1 else ''} in the text "
+              "(`torchport explain \"LINE\"` looks for the nearest known errors):")
+        for n, line in others[:10]:
+            print(f"  line {n}: {printable(line[:200])}")
+        if len(others) > 10:
+            print(f"  ... and {len(others) - 10} more")
     if not matches and not nearest:
         print(f"not a known error, and no known error is similar to it (similarity under {MIN_SIMILARITY:.2f})")
     elif not matches:
@@ -47,6 +56,14 @@ def run(args) -> int:
             print(f"  {m.score:.2f}  {m.error.title} [{m.error.id}]")
             print(f"        fix: {m.error.fix}")
     return 0 if matches else 1
+
+
+def _also(lines: tuple) -> str:
+    """"; also at 80, 95" for an error found again further down a log."""
+    if not lines:
+        return ""
+    shown = ", ".join(map(str, lines[:5]))
+    return f"; also at {shown}" + (f" and {len(lines) - 5} more" if len(lines) > 5 else "")
 
 
 def add(sub) -> None:

@@ -3,7 +3,9 @@
 The knowledge is data: kb/errors.toml, one entry per known error with regular expressions that
 recognise it, a title, the cause, the fix and the source (the vendor guide and section, or the
 public issue thread, it comes from).  A text is searched for every entry; in a log, the line where
-each match starts is given.  When nothing matches, the error lines of the text are compared with the
+each match starts is given, and the other lines where the same error recurs (every rank of a job).  An
+exception line of the log (`RuntimeError: ...`) outside every explained traceback is named as not
+explained (`unexplained`): a log with two failures, one known, is not reported as if it had one.  When nothing matches, the error lines of the text are compared with the
 entries' examples and titles: shared words, each weighted by how rare it is among the entries (words
 any error carries, such as "error" or "RuntimeError", and file paths do not count; "HCCL" or "aclnn"
 count much), then shape; entries of a target the text names, e.g. "musa", come first among equals.
@@ -72,6 +74,7 @@ class Match:
     line: int            # 1-based line of the text where the match starts
     text: str            # that line
     score: float = 1.0   # 1.0 for a pattern match; similarity for a nearest guess
+    also: tuple = ()     # the other lines where the same error is found (another rank, a retry)
 
 
 def explain(text: str, target: Optional[str] = None, nearest: int = 3) -> tuple:
@@ -84,15 +87,42 @@ def explain(text: str, target: Optional[str] = None, nearest: int = 3) -> tuple:
     lines = text.splitlines()
     found = []
     for e in entries:
-        hits = [m for rx in e.regexes for m in [rx.search(text)] if m]
-        if hits:
-            at = min(m.start() for m in hits)
-            n = _line_of(starts, at)
-            found.append(Match(e, n, lines[n - 1].strip() if n - 1 < len(lines) else ""))
+        at = sorted({_line_of(starts, m.start()) for rx in e.regexes for m in rx.finditer(text)})
+        if at:
+            n = at[0]
+            found.append(Match(e, n, lines[n - 1].strip() if n - 1 < len(lines) else "", also=tuple(at[1:])))
     found.sort(key=lambda m: (m.line, m.error.id))
     if found:
         return found, []
     return [], [m for m in _nearest(lines, entries, nearest) if m.score >= MIN_SIMILARITY]
+
+
+# The line a Python exception ends a traceback with: `RuntimeError: ...`, `torch.OutOfMemoryError: ...`,
+# `KeyboardInterrupt`, maybe after torchrun's `[rank1]: `; and the line a traceback starts with.
+_EXCEPTION_LINE = re.compile(r"^[ \t]*(?:\[rank\d+\]:[ \t]*)?[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)(?::|[ \t]*$)", re.MULTILINE)
+_TRACEBACK = "Traceback (most recent call last)"
+
+
+def unexplained(text: str, matches: list) -> list:
+    """[(line, text)] of the exception lines no match explains: a match explains the exception that ends the
+    traceback it is found in (from that traceback's first line to two lines after the exception's, where a
+    message goes on, short of the next traceback), or the exception line itself."""
+    lines = text.splitlines()
+    explained = {n for m in matches for n in (m.line, *m.also)}
+    starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
+    out, previous = [], 0
+    for hit in _EXCEPTION_LINE.finditer(text):
+        n = _line_of(starts, hit.start())
+        if n == previous:
+            continue
+        first = next((i for i in range(n - 1, previous, -1) if _TRACEBACK in lines[i - 1]), n)
+        last = n
+        while last < min(n + 2, len(lines)) and _TRACEBACK not in lines[last]:
+            last += 1                # the message's next lines, up to the next traceback
+        if not any(first <= k <= last for k in explained):
+            out.append((n, lines[n - 1].strip()))
+        previous = n
+    return out
 
 
 def _line_of(starts: list, offset: int) -> int:
