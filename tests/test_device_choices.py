@@ -146,3 +146,16 @@ def test_a_list_that_names_the_target_already_stays_for_review():
     assert out == text and found == [(3, "TP206", "advice"), (3, "TP206", "advice")]
     out, found = _convert(text, "npu")
     assert "choices=['cpu', 'mps', 'npu'], default='npu'" in out
+
+
+@pytest.mark.parametrize("target", DEVICE_TARGETS)
+def test_a_comparison_with_types_that_name_the_target_already_is_left(target):
+    """ultralytics 8.4.190 torch_utils.py: `device.type not in {"cpu", "cuda", "npu", "xpu"}` became
+    {"cpu", "npu", "npu", "xpu"} on npu. The test reads the same on the target with "cuda" left in; a
+    collection without the target's type is still rewritten."""
+    text = f"def f(device):\n    a = device.type not in {{'cpu', 'cuda', '{target}'}}\n" \
+           "    b = device.type in ('cuda', 'cpu')\n"
+    new, findings, _ = Converter(target).convert_text("m.py", text.encode(), "python")
+    out = new.decode()
+    assert f"{{'cpu', 'cuda', '{target}'}}" in out and f"('{target}', 'cpu')" in out
+    assert sorted({f.line for f in findings}) == [3], findings

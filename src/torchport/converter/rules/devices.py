@@ -398,10 +398,18 @@ def device_comparisons(node: ast.Compare | ast.Call, ctx: FileContext) -> None:
         others = [right if is_device_valued(left) else left
                   for left, right in zip(operands, operands[1:]) if is_device_valued(left) or is_device_valued(right)]
     for other in others:
-        if ctx.target.host:
+        if ctx.target.host or _lists_target(ctx, other):
             ctx.handled.update(id(n) for n in ast.walk(other))
         else:
             rewrite_device(ctx, other, codes.TP204)
+
+
+def _lists_target(ctx, other) -> bool:
+    """Is `other` a list, tuple or set of device types that already names the target's (ultralytics'
+    `device.type not in {"cpu", "cuda", "npu", "xpu"}` on npu)?  Its "cuda" is left: the test reads the same
+    on the target, where rewriting it would list the target twice."""
+    return bool(ctx.target.device) and isinstance(other, (ast.List, ast.Tuple, ast.Set)) and any(
+        isinstance(e, ast.Constant) and _other_device(e.value) == ctx.target.device for e in other.elts)
 
 
 def _device_choice(node) -> bool:

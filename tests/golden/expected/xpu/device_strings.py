@@ -29,7 +29,7 @@ def load(path, rank, device="xpu:0", *, map_location="xpu"):
     cfg = {"device": "xpu", "name": "cuda"}
     if x.device.type == "xpu" or "xpu" in str(dev):
         pass
-    if dev.type in ("xpu", "xpu"):
+    if dev.type in ("cuda", "xpu"):
         pass
     print("running on cuda:0", "barracuda", "https://example.com/cuda/", os.path.join("cuda", "x"))
     names = ["cuda", "cuda:1"]
