@@ -1,13 +1,18 @@
-"""Local data flow for the string rules: which values an expression can have, and where a name is read.
+"""Local data flow for the rules: which values an expression can have, where a name is read, and which
+value reaches a read.
 
 Scopes are the module, functions and lambdas; a name belongs to the innermost scope that binds it
 (closures read it from an outer one).  Bindings seen: `name = value` (also annotated and `:=`) and
 `for name in <literal sequence>`, each element of which is a value.  Nothing wider (attributes,
 call results, other files): a name bound in a way not seen here just has fewer known values.
+
+`reaching_value` is the one flow-sensitive question: the value a name or a dotted attribute
+(`args.cuda`, `self.use_gpu`) holds where it is read, when one plain assignment can be told to reach it.
 """
 from __future__ import annotations
 
 import ast
+from typing import Optional
 
 SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -220,3 +225,108 @@ def loop_slot(parents: dict, child, parent, slot_of, kinds):
     found = {slot_of(n) for n in ast.walk(loop)
              if isinstance(n, ast.Name) and n.id == parent.target.id and isinstance(n.ctx, ast.Load)}
     return next((k for k in kinds if k in found), "")
+
+
+# ------------------------------------------------------------------ the value that reaches a read
+LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+
+def dotted(node) -> Optional[str]:
+    """`x` -> "x", `args.cuda` -> "args.cuda", `self.opt.gpu` -> "self.opt.gpu"; anything else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = dotted(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    return None
+
+
+def statement_lists(node) -> list:
+    """The statement lists of `node` (body, orelse, finalbody; handlers' bodies are their own nodes)."""
+    return [getattr(node, f) for f in ("body", "orelse", "finalbody") if isinstance(getattr(node, f, None), list)]
+
+
+def _bound_here(node) -> list:
+    """The names and dotted attributes `node` itself binds (not those of the nodes inside it)."""
+    if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Store):
+        return [dotted(node)]
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return [(a.asname or a.name).split(".")[0] for a in node.names]
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return list(node.names)
+    if isinstance(node, ast.ExceptHandler) and node.name:
+        return [node.name]
+    if isinstance(node, ast.arg):
+        return [node.arg]
+    return []
+
+
+def _binds_key(node, key: str) -> bool:
+    """Does `node` (a statement, or a function's arguments) bind `key` in the scope it runs in?  A function or
+    class statement binds its name; what its body binds is its own."""
+    if key in _bound_here(node):
+        return True
+    return not isinstance(node, _NOT_OWN) and any(key in _bound_here(n) for n in _own_nodes(node))
+
+
+def _module_bindings(module: ast.Module) -> dict:
+    """Every binding in the module, all scopes together: key -> the nodes binding it (kept on the module)."""
+    found = getattr(module, "_torchport_bindings", None)
+    if found is None:
+        found = {}
+        for n in ast.walk(module):
+            for key in _bound_here(n):
+                found.setdefault(key, []).append(n)
+        module._torchport_bindings = found  # type: ignore[attr-defined]
+    return found
+
+
+def _plain_value(stmt, key: str) -> Optional[ast.expr]:
+    """`key = value` (one target) or `key: T = value`: the value; any other binding tells nothing."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and dotted(stmt.targets[0]) == key:
+        return stmt.value
+    if isinstance(stmt, ast.AnnAssign) and stmt.value is not None and dotted(stmt.target) == key:
+        return stmt.value
+    return None
+
+
+def _statements(function) -> list:
+    """A function's (or lambda's) top-level body as a list of nodes."""
+    return function.body if isinstance(function.body, list) else [function.body]
+
+
+def reaching_value(parents: dict, read) -> Optional[ast.expr]:
+    """The value the variable `read` (a name or dotted attribute) holds where it is read: the last plain
+    assignment before it in its block or an enclosing one, none between; a loop binding it again, a
+    parameter, a binding in a branch or a `global` tells nothing (None).  Read in a function that does not
+    bind it (a global, `args.cuda` set in main, `self.use_gpu` set in __init__): the one binding of it in the
+    whole module, when that is a plain assignment."""
+    key = dotted(read)
+    if key is None:
+        return None
+    child, parent = read, parents.get(id(read))
+    while parent is not None:
+        if isinstance(child, ast.stmt):
+            for block in statement_lists(parent):
+                if child in block:
+                    for stmt in reversed(block[:block.index(child)]):
+                        if _binds_key(stmt, key):
+                            return _plain_value(stmt, key)
+        if isinstance(parent, LOOPS) and child is not getattr(parent, "iter", None) and _binds_key(parent, key):
+            return None          # the value may come from the iteration before
+        if isinstance(parent, FUNCTIONS) and child in _statements(parent):
+            if _binds_key(parent.args, key) or any(_binds_key(s, key) for s in _statements(parent)):
+                return None      # local, and no plain assignment reaches the read
+            break                # a global or an attribute set elsewhere: the module's one binding of it
+        child, parent = parent, parents.get(id(parent))
+    else:
+        return None              # a module-level read with no assignment before it
+    while parent is not None:
+        child, parent = parent, parents.get(id(parent))
+    if not isinstance(child, ast.Module):
+        return None
+    bindings = _module_bindings(child).get(key, [])
+    stmt = parents.get(id(bindings[0])) if len(bindings) == 1 else None
+    return _plain_value(stmt, key) if stmt is not None else None

@@ -19,18 +19,18 @@ torch.cuda.is_available())`, `@unittest.skipUnless(...)`, on the function, its c
 A test may name a variable that holds such a value (`bf16 = device == "cuda" and ok`, then `if bf16:`;
 `args.cuda = not args.no_cuda and torch.cuda.is_available()`, then `if args.cuda:` in another function;
 `HAS_GPU = torch.cuda.is_available()`, then `@pytest.mark.skipif(not HAS_GPU, ...)`): the value read is the
-plain assignment that reaches the test (`_reaching_value`), and when none can be told, nothing is assumed.
+plain assignment that reaches the test (flow.reaching_value), and when none can be told, nothing is assumed.
 """
 from __future__ import annotations
 
 import ast
-import weakref
 from typing import Callable, Optional
+
+from .flow import reaching_value, statement_lists
 
 QUESTIONS = frozenset({"is_available", "device_count", "is_initialized"})
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
-_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _FOLLOW = 8          # the most variables one test is followed through (`a = b`, `b = c`, ...)
 Lookup = Callable[[ast.AST], Optional[ast.expr]]
 
@@ -92,7 +92,7 @@ def _base(test) -> Optional[bool]:
 def implies_device(test, truth: bool, lookup: Optional[Lookup] = None, _depth: int = 0) -> bool:
     """Does `test` evaluating to `truth` mean a device is there?  `torch.cuda.is_available()` true,
     `not cpu and torch.cuda.is_available()` true, `device.type == "cpu"` false, `not available or not flash`
-    false: yes.  `lookup` gives the value a variable read in the test holds (`_reaching_value`)."""
+    false: yes.  `lookup` gives the value a variable read in the test holds (flow.reaching_value)."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return implies_device(test.operand, not truth, lookup, _depth)
     if isinstance(test, ast.BoolOp):
@@ -106,118 +106,10 @@ def implies_device(test, truth: bool, lookup: Optional[Lookup] = None, _depth: i
     return said is not None and said == truth
 
 
-def _dotted(node) -> Optional[str]:
-    """`x` -> "x", `args.cuda` -> "args.cuda", `self.opt.gpu` -> "self.opt.gpu"; anything else None."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return None if base is None else f"{base}.{node.attr}"
-    return None
-
-
-def _bound_here(node) -> list:
-    """The names and dotted attributes `node` itself binds (not those of the statements inside it)."""
-    if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Store):
-        return [_dotted(node)]
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return [node.name]
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return [(a.asname or a.name).split(".")[0] for a in node.names]
-    if isinstance(node, (ast.Global, ast.Nonlocal)):
-        return list(node.names)
-    if isinstance(node, ast.ExceptHandler) and node.name:
-        return [node.name]
-    if isinstance(node, ast.arg):
-        return [node.arg]
-    return []
-
-
-def _walk_scope(node):
-    """`node` and what is inside it, down to (not into) the bodies of functions and classes it holds."""
-    yield node
-    for child in ast.iter_child_nodes(node):
-        if isinstance(child, (*_FUNCTIONS, ast.ClassDef)):
-            yield child                     # its name (and a lambda's nothing) binds here; its body does not
-            continue
-        yield from _walk_scope(child)
-
-
-def _binds(node, key: str) -> bool:
-    """Does `node` (a statement, or a function's arguments) bind `key` in the scope it runs in?"""
-    return any(key in _bound_here(n) for n in _walk_scope(node))
-
-
-_MODULE_BINDINGS: "weakref.WeakKeyDictionary[ast.Module, dict]" = weakref.WeakKeyDictionary()
-
-
-def _module_bindings(module: ast.Module) -> dict:
-    """Every binding in the module, all scopes together: key -> the nodes binding it (cached per tree)."""
-    found = _MODULE_BINDINGS.get(module)
-    if found is None:
-        found = {}
-        for n in ast.walk(module):
-            for key in _bound_here(n):
-                found.setdefault(key, []).append(n)
-        _MODULE_BINDINGS[module] = found
-    return found
-
-
-def _plain_value(stmt, key: str) -> Optional[ast.expr]:
-    """`key = value` (one target) or `key: T = value`: the value; any other binding tells nothing."""
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _dotted(stmt.targets[0]) == key:
-        return stmt.value
-    if isinstance(stmt, ast.AnnAssign) and stmt.value is not None and _dotted(stmt.target) == key:
-        return stmt.value
-    return None
-
-
-def _reaching_value(parents: dict, read) -> Optional[ast.expr]:
-    """The value the variable `read` (a name or dotted attribute) holds where it is read: the last plain
-    assignment before it in its block or an enclosing one, none between; a loop binding it again, a
-    parameter, a binding in a branch or a `global` tells nothing.  Read in a function that does not bind it
-    (a global, `args.cuda` set in main, `self.use_gpu` set in __init__): the one binding of it in the whole
-    module, when that is a plain assignment."""
-    key = _dotted(read)
-    if key is None:
-        return None
-    child, parent = read, parents.get(id(read))
-    while parent is not None:
-        if isinstance(child, ast.stmt):
-            for block in _blocks(parent):
-                if child in block:
-                    for stmt in reversed(block[:block.index(child)]):
-                        if _binds(stmt, key):
-                            return _plain_value(stmt, key)
-        if isinstance(parent, _LOOPS) and child is not getattr(parent, "iter", None) and _binds(parent, key):
-            return None          # the value may come from the iteration before
-        if isinstance(parent, _FUNCTIONS) and child in _statements(parent):
-            if _binds(parent.args, key) or any(_binds(s, key) for s in _statements(parent)):
-                return None      # local, and no plain assignment reaches the read
-            break                # a global or an attribute set elsewhere: the module's one binding of it
-        child, parent = parent, parents.get(id(parent))
-    else:
-        return None              # a module-level read with no assignment before it
-    while parent is not None:
-        child, parent = parent, parents.get(id(parent))
-    if not isinstance(child, ast.Module):
-        return None
-    bindings = _module_bindings(child).get(key, [])
-    if len(bindings) != 1:
-        return None
-    stmt = parents.get(id(bindings[0]))
-    return _plain_value(stmt, key) if stmt is not None else None
-
-
-def _statements(function) -> list:
-    """A function's (or lambda's) top-level body as a list of nodes."""
-    return function.body if isinstance(function.body, list) else [function.body]
-
-
 def runs_only_with_device(parents: dict, node) -> bool:
     """Is `node` reached, within its function, only when a device is there (see the module's docstring)?"""
     def lookup(read):
-        return _reaching_value(parents, read)
+        return reaching_value(parents, read)
 
     child, parent = node, parents.get(id(node))
     while parent is not None:
@@ -227,7 +119,7 @@ def runs_only_with_device(parents: dict, node) -> bool:
                     not in_body and not isinstance(parent, ast.While) and implies_device(parent.test, False, lookup):
                 return True
         if isinstance(child, ast.stmt):
-            for block in _blocks(parent):
+            for block in statement_lists(parent):
                 if child in block and _exits_without_device(block[:block.index(child)], lookup):
                     return True
         if isinstance(parent, _FUNCTIONS):
@@ -275,11 +167,6 @@ def _module_skipped_without_device(module, lookup: Lookup) -> bool:
             if any(_skip_condition(m, lookup) for m in marks):
                 return True
     return False
-
-
-def _blocks(node) -> list:
-    """The statement lists of `node` (body, orelse, finalbody, handlers' bodies are their own nodes)."""
-    return [getattr(node, f) for f in ("body", "orelse", "finalbody") if isinstance(getattr(node, f, None), list)]
 
 
 def _exits_without_device(before: list, lookup: Lookup) -> bool:

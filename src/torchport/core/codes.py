@@ -748,7 +748,8 @@ TP704 = _define(
 
 TP705 = _define(
     'TP705', 'device-properties-fields', 'capability', CONVERT, REPORT,
-    what='`get_device_properties(...).major` (and minor, SM count): CUDA architecture facts, reported.',
+    what='`get_device_properties(...).major` (and minor, SM count), also through the variable holding them '
+         '(`props = ...; props.major`): CUDA architecture facts, reported.',
     example=('ok = torch.cuda.get_device_properties(0).major >= 8\n',
              'ok = torch.npu.get_device_properties(0).major >= 8\n'),
 )

@@ -8,6 +8,7 @@ import ast
 from ...core.finding import ADVICE, UNSUPPORTED
 from ...core import codes
 from ..checkers import checker
+from ..flow import reaching_value
 
 if TYPE_CHECKING:
     from ..context import FileContext
@@ -54,12 +55,14 @@ def cuda_star_import(node: ast.ImportFrom, ctx: FileContext) -> None:
 CAPABILITY_FIELDS = ("major", "minor", "multi_processor_count", "gcnArchName")
 
 
-@checker(codes.TP705, nodes=(ast.Attribute,), triggers=("get_device_properties",))
+@checker(codes.TP705, nodes=(ast.Attribute,), triggers=CAPABILITY_FIELDS, needs=("get_device_properties",))
 def device_properties_fields(node: ast.Attribute, ctx: FileContext) -> None:
-    call = node.value
-    if node.attr not in CAPABILITY_FIELDS or not isinstance(call, ast.Call):
+    if node.attr not in CAPABILITY_FIELDS:
         return
-    if ctx.qualname(call.func) != "torch.cuda.get_device_properties":
+    call = node.value
+    if isinstance(call, (ast.Name, ast.Attribute)):  # props = torch.cuda.get_device_properties(i); props.major
+        call = reaching_value(ctx.parents(), call)
+    if not isinstance(call, ast.Call) or ctx.qualname(call.func) != "torch.cuda.get_device_properties":
         return
     ctx.report(node, codes.TP705, ADVICE,
                f".{node.attr} is a CUDA architecture fact; on {ctx.target.title} it is empty or means something else")
