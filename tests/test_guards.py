@@ -241,3 +241,46 @@ def test_a_test_through_a_variable_reads_the_assignment_that_reaches_it():
 def test_a_variable_assigned_from_itself_does_not_loop():
     check_marked("import torch\na = b\nb = a\nif a:\n    torch.cuda.X()  # no\n"
                  "def f():\n    if c:\n        torch.cuda.X()  # no\nc = d\nd = c\n", 2)
+
+
+PACKAGE_PATHS = '''\
+import torch
+import cupy
+torch.cuda.X()  # cupy
+def f():
+    try:
+        import tensorrt as trt
+    except ImportError:
+        raise SystemExit("needs TensorRT")
+    torch.cuda.X()  # tensorrt
+def g():
+    try:
+        import tensorrt
+    except ImportError:
+        tensorrt = None
+    torch.cuda.X()  # cupy
+class C:
+    from pycuda import driver
+    def m(self):
+        torch.cuda.X()  # cupy
+'''
+
+
+def test_imported_before_names_the_package_whose_path_a_line_is_on():
+    """An import for sure (or a try whose handlers import it again or leave) before the line in its function,
+    or at the top of its module; not a try that goes on without it (g), nor a class body (C)."""
+    from torchport.converter.guards import imported_before
+
+    def which(module):
+        return module.split(".")[0] if module.split(".")[0] in ("cupy", "tensorrt", "pycuda") else ""
+
+    for source, expected in ((PACKAGE_PATHS, None), (PACKAGE_PATHS.replace("import cupy\n", "import os\n"), "")):
+        tree = ast.parse(source)
+        parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
+        lines = source.splitlines()
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "X"]
+        got = [imported_before(parents, n, which) for n in calls]
+        want = [lines[n.lineno - 1].rsplit("# ", 1)[1] for n in calls]
+        if expected == "":       # without the module's cupy import: only f's TensorRT path is one
+            want = [w if w == "tensorrt" else "" for w in want]
+        assert got == want and len(calls) == 4

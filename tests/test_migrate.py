@@ -408,3 +408,38 @@ def test_a_name_outside_the_api_list_is_to_review_not_a_failure(tmp_path):
     assert kinds["torch.cuda._sleep"] == ("unknown-api", "review")
     assert kinds["torch.cuda.get_device_capability"] == ("unsupported", "fail") and code == 1
     assert data["counts"]["check"]["unsupported"] == 2   # check's own count is unchanged
+
+
+TENSORRT_BACKEND = '''import torch
+
+
+def load_engine(path):
+    try:
+        import tensorrt as trt
+    except ImportError:
+        install_tensorrt()
+        import tensorrt as trt
+    with torch.cuda.device(0):
+        return trt.Runtime(None), torch.cuda.CUDAGraph()
+
+
+def plain():
+    return torch.cuda.CUDAGraph()
+'''
+
+
+def test_a_call_on_a_cuda_only_package_path_is_to_review(tmp_path):
+    """ultralytics 8.4.190 nn/backends/tensorrt.py on cpu: the engine loader's torch.cuda calls were 4 "would
+    fail" rows, though the loader runs only where TensorRT does; the package's row decides. The same call
+    outside that path still would fail."""
+    proj = tmp_path / "p"
+    proj.mkdir()
+    (proj / "trt_backend.py").write_text(TENSORRT_BACKEND)
+    code, _, _ = cli("migrate", proj, "--to", "cpu", "-o", tmp_path / "out")
+    data = json.loads((tmp_path / "out" / "torchport-report" / "migrate.json").read_text())
+    kinds = sorted((r["line"], r["item"], r["kind"], r["risk"]) for r in data["whats_left"]
+                   if r["item"].startswith("torch.cuda"))
+    assert kinds == [(10, "torch.cuda.device", "cuda-only-path", "review"),
+                     (11, "torch.cuda.CUDAGraph", "cuda-only-path", "review"),
+                     (15, "torch.cuda.CUDAGraph", "unsupported", "fail")], kinds
+    assert code == 1 and data["counts"]["check"]["unsupported"] == 3

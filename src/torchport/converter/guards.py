@@ -16,6 +16,10 @@ torch.cuda.is_available())`, `@unittest.skipUnless(...)`, on the function, its c
         return batch_size
     properties = torch.cuda.get_device_properties(device)    # runs only with a device (yolov5 autobatch)
 
+Code after an import of a package that works only with CUDA (`imported_before`: `import tensorrt as
+trt` in the function, or `import cupy` at the top of the module) belongs to that package's path: it
+is not a normal path on another target, whatever its own lines do; the package is the item to decide.
+
 A test may name a variable that holds such a value (`bf16 = device == "cuda" and ok`, then `if bf16:`;
 `args.cuda = not args.no_cuda and torch.cuda.is_available()`, then `if args.cuda:` in another function;
 `HAS_GPU = torch.cuda.is_available()`, then `@pytest.mark.skipif(not HAS_GPU, ...)`): the value read is the
@@ -174,6 +178,49 @@ def _exits_without_device(before: list, lookup: Lookup) -> bool:
     return ...`, `if not torch.cuda.is_available(): raise ...`)?"""
     return any(isinstance(s, ast.If) and not s.orelse and s.body and _exit(s.body[-1])
                and implies_device(s.test, False, lookup) for s in before)
+
+
+def _imported(stmt) -> list:
+    """The modules an import statement imports ('a.b' for `import a.b` and `from a.b import c`)."""
+    if isinstance(stmt, ast.Import):
+        return [a.name for a in stmt.names]
+    if isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and stmt.module:
+        return [stmt.module]
+    return []
+
+
+def _sure_import(stmt, which: Callable[[str], str]) -> str:
+    """What `which` names for a module `stmt` imports for sure: an import, or a `try:` importing it whose
+    every handler imports it again or leaves (ultralytics: `except ImportError: check_tensorrt(); import
+    tensorrt as trt`)."""
+    found = next((w for m in _imported(stmt) for w in [which(m)] if w), "")
+    if found or not isinstance(stmt, ast.Try):
+        return found
+    for inner in stmt.body:
+        found = _sure_import(inner, which)
+        if found and all(h.body and (_exit(h.body[-1]) or any(_sure_import(x, which) == found for x in h.body))
+                         for h in stmt.handlers):
+            return found
+    return ""
+
+
+def imported_before(parents: dict, node, which: Callable[[str], str]) -> str:
+    """What `which` (module name -> a package's name, or '') names for a module imported for sure before
+    `node` runs: in a statement before it in its function's blocks, or at the top level of its module.
+    '' when there is none."""
+    child, parent = node, parents.get(id(node))
+    in_function = True
+    while parent is not None:
+        if isinstance(child, ast.stmt) and (in_function or isinstance(parent, ast.Module)):
+            for block in statement_lists(parent):
+                if child in block:
+                    found = next((w for s in block[:block.index(child)] for w in [_sure_import(s, which)] if w), "")
+                    if found:
+                        return found
+        if isinstance(parent, _FUNCTIONS):
+            in_function = False       # the enclosing blocks run when the function is defined, not called
+        child, parent = parent, parents.get(id(parent))
+    return ""
 
 
 def _exit(stmt) -> bool:

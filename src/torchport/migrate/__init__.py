@@ -30,6 +30,7 @@ from ..core import files as tree
 from ..core.errors import UsageError
 from ..core.finding import ADVICE, CHANGES, ERROR, UNSUPPORTED
 from ..core.words import counted
+from ..converter.rules.api import CUDA_ONLY_ABOVE
 from ..porting.native import NATIVE_SUFFIXES
 
 REPORT_FOLDER = "torchport-report"   # the one report folder, at the top of OUT
@@ -52,6 +53,9 @@ KINDS = {
     "unsupported": ("fail", "medium", "{target} has no counterpart: when the line runs, it fails or gives nothing "
                     "usable",
                     "{message}"),
+    "cuda-only-path": ("review", "small", "{target} has no counterpart, but the line is on the path of a CUDA-only "
+                       "package imported above it (TensorRT, CuPy...): that path runs only where the package "
+                       "does, so the package's own item decides", "{message}"),
     "not-processed": ("fail", "medium", "torchport could not read or convert this file: whatever CUDA it uses is "
                       "left as it was", "{message}"),
     "kernel": ("fail", "large", "{target} cannot run CUDA kernels: the extension does not build, and importing its "
@@ -453,6 +457,8 @@ def whats_left(result: MigrateResult, t) -> tuple:
     checked_files = collections.defaultdict(set)
     for f in result.check.findings:             # the Python, notebooks, shell scripts and configs written
         kind = CHECK_KINDS.get(f.rule) or ACTION_KINDS[f.action]
+        if kind == "unsupported" and CUDA_ONLY_ABOVE in f.message:
+            kind = "cuda-only-path"
         checked_files[f.file].add(f.rule)
         change = describe(f).split(": ", 1)[0] if f.action in CHANGES else ""
         items.append(_item(kind, t, f.file, f.line, _one_line(f.old) or f.rule, f.rule, "check", message=f.message,

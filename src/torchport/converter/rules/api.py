@@ -17,9 +17,10 @@ import re
 from ...core.finding import ADVICE, UNSUPPORTED
 from ...core import codes
 from ...kb.apimap import ADAPT, KEEP, MAP
+from ...kb.packages import packages
 from ..checkers import Phase, checker
 from ..flow import children
-from ..guards import runs_only_with_device
+from ..guards import imported_before, runs_only_with_device
 
 if TYPE_CHECKING:
     from ..context import FileContext
@@ -285,15 +286,28 @@ def device_argument(ctx) -> str:
     return t.device_expr.format(torch=ctx.torch_name())
 
 
+# Said of an unsupported name on the path of a CUDA-only package (migrate lists it to review, not as a failure:
+# the package is the item that decides whether that path exists on the target).
+CUDA_ONLY_ABOVE = "a CUDA-only package imported above"
+
+
+def _cuda_only(module: str) -> str:
+    """kb/packages.toml's name for a module of a CUDA-only package ('tensorrt'), else ''."""
+    pkg = packages().by_import(module)
+    return pkg.name if pkg is not None and pkg.kind == "cuda-only" else ""
+
+
 def report_unconverted(ctx, node, res, r, why: str = "") -> None:
-    """Report a reference left as it is: a torch.cuda name that stays is always 'unsupported'."""
+    """Report a reference left as it is: a torch.cuda name that stays is always 'unsupported'; one on the path
+    of a CUDA-only package (`import tensorrt` above it in its function or module) says so."""
     stays_cuda = res.qualname == "torch.cuda" or res.qualname.startswith("torch.cuda.")
-    if res.kind == UNSUPPORTED:
-        ctx.report(node, r, UNSUPPORTED, res.message, res.category)
-    elif res.kind == KEEP:
-        ctx.report(node, r, UNSUPPORTED if stays_cuda else ADVICE, res.message, res.category)
-    else:
-        ctx.report(node, r, UNSUPPORTED if stays_cuda else ADVICE, why or res.message, res.category)
+    action = UNSUPPORTED if res.kind == UNSUPPORTED or stays_cuda else ADVICE
+    message = res.message if res.kind in (UNSUPPORTED, KEEP) else why or res.message
+    package = imported_before(ctx.parents(), node, _cuda_only) if action == UNSUPPORTED else ""
+    if package:
+        message += f" (on the path of {package}, {CUDA_ONLY_ABOVE}: that package decides whether it runs on " \
+                   f"{ctx.target.name})"
+    ctx.report(node, r, action, message, res.category)
 
 
 @checker(*REFERENCE_CODES, codes.TP123, phase=Phase.REFERENCE,
