@@ -203,6 +203,19 @@ def test_migrate_cpu_verify_runs_the_script(tmp_path):
     assert data["verified"]["verdict"] == "failed" and data["verified"]["exit_code"] == 1
     assert data["whats_left"][0]["kind"] == "verify-failed" and "boom: cpu" in data["whats_left"][0]["why"]
     assert "next: torchport explain --file" in stdout
+    assert not [r for r in data["whats_left"] if r["kind"] == "known-error"], "boom is no known error"
+
+    # a known error in the output: its cause, fix and source are in the report, and next says to fix it
+    (proj / "train.py").write_text("import torch\ntorch.ones(1).cuda()\nprint('[rank1]: RuntimeError: CUDA out of "
+                                   "memory. Tried to allocate 2.00 GiB')\nraise SystemExit(1)\n")
+    code, stdout, _ = cli("migrate", proj, "--to", "cpu", "-o", out, "--force", "-q", "--verify", "--", "python",
+                          "train.py")
+    data = json.loads((out / "torchport-report" / "migrate.json").read_text())
+    known = [r for r in data["whats_left"] if r["kind"] == "known-error"]
+    assert code == 1 and [(r["rule"], r["risk"]) for r in known] == [("any-device-out-of-memory", "fail")], known
+    assert known[0]["item"].startswith("verify.log:1: [rank1]: RuntimeError: CUDA out of memory")
+    assert "batch size" in known[0]["fix"] and known[0]["cite"]
+    assert "next: fix the known error the verify hit (any-device-out-of-memory;" in stdout
 
 
 def test_migrate_npu_verify_on_the_simulated_device(tmp_path):

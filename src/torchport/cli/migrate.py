@@ -73,6 +73,10 @@ def next_step(result) -> str:
     report = printable(os.path.join(result.report_dir, "migrate.md"))
     v = result.verify
     if v is not None and v.verdict == "failed":
+        known = [i.rule for i in result.items if i.kind == "known-error"]
+        if known:
+            return f"fix the known error{'s' if len(known) > 1 else ''} the verify hit ({', '.join(known)}; " \
+                   f"cause and fix in {report}), then run migrate with --verify again"
         return f"torchport explain --file {shlex.quote(os.path.join(result.report_dir, 'verify.log'))}"
     if any(i.risk == "fail" for i in result.items):
         ran = "verify passed, so they are on paths it did not run: " if v is not None and v.verdict == "passed" \

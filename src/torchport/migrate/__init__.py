@@ -85,6 +85,7 @@ KINDS = {
     "optional-package": ("review", "small", "a CUDA-only package imported only under try/except ImportError: the "
                          "project runs without it on {target}", "{message}"),
     "cuda-torch": ("review", "small", "a CUDA build of PyTorch is pinned: it is not {target}'s", "{message}"),
+    "known-error": ("fail", "medium", "the verify output holds a known error: {message}", "{what}"),
     "verify-unused": ("review", "small", "the verify command never started the simulated {target} device, so the "
                       "run proves nothing about it", "import the target's package in the entry script (convert "
                       "adds it to the launch script: `-l SCRIPT`)"),
@@ -436,12 +437,24 @@ def run_verify(t, argv: list, out: Path, echo=None) -> Verify:
 
 
 # ------------------------------------------------------------------ What's left
+def _known_errors(t, output: str) -> list:
+    """An item for each known error (kb/errors.toml, as `torchport explain` finds them) in a failed verify's
+    output: its cause, fix and source, where the log says it."""
+    from ..doctor.explain import explain
+
+    matches, _ = explain(output, target=t.name) if output.strip() else ([], [])
+    return [_item("known-error", t, "", 0, f"verify.log:{m.line}: {_one_line(m.text)}", m.error.id, "verify",
+                  message=f"{m.error.title} ({m.error.cause})", what=m.error.fix, cite=m.error.source)
+            for m in matches]
+
+
 def _item(kind: str, t, file: str, line: int, item: str, rule: str, source: str, *, message: str = "",
-          change: str = "", name: str = "", action: str = "", cite: str = "", input_line: int = 0) -> Item:
+          change: str = "", name: str = "", action: str = "", cite: str = "", input_line: int = 0,
+          what: str = "") -> Item:
     _, _, why, fix = KINDS[kind]
     code = codes.CODES.get(rule)
     words = {"target": t.title, "message": message or (code.what if code else ""), "change": change, "name": name,
-             "what": code.what if code else message, "rule": rule}
+             "what": what or (code.what if code else message), "rule": rule}
     return Item(kind, file, line, item, rule, source, why.format(**words), fix.format(**words), action, cite,
                 input_line)
 
@@ -534,6 +547,8 @@ def whats_left(result: MigrateResult, t) -> tuple:
         kind = "verify-failed" if v.verdict == "failed" else "verify-off-target" if v.off_target else "verify-unused"
         items.append(_item(kind, t, "", 0, " ".join(v.command), "verify", "verify", name=t.name,
                            message=f"exit {v.exit_code}" + (f": {last.strip()}" if last else "")))
+        if v.verdict == "failed":
+            items += _known_errors(t, v.output)
     seen, unique = set(), []
     for n, i in enumerate(items):  # check's own rows are each one of its findings (two on one line stay two)
         key = (i.file, i.line, i.rule, i.item) if i.source != "check" else n
