@@ -183,8 +183,11 @@ def _insert_at_top(ctx, tree, text: str, r, message: str, comment: str = "") -> 
 
 
 def _imports_module(ctx, module: str) -> bool:
-    """Does any import statement of the file (in any scope) import `module` or something in it?"""
-    return any(b.qualname == module or b.qualname.startswith(module + ".") for b in ctx.all_bindings())
+    """Does an import statement at the module level of the file import `module` or something in it?  One in a
+    function (accelerate's `def is_npu_available(): import torch_npu`) runs only when that function is called,
+    maybe never: the device the file's other lines use would not be there."""
+    return any(b.scope is None and (b.qualname == module or b.qualname.startswith(module + "."))
+               for b in ctx.all_bindings())
 
 
 @checker(codes.TP001, phase=Phase.FILE)
