@@ -36,3 +36,11 @@ def test_an_import_at_module_level_counts_even_under_try():
     text = "import torch\ntry:\n    import torch_npu\nexcept ImportError:\n    pass\nx = torch.zeros(2).cuda()\n"
     new, findings, _ = Converter("npu").convert_text("m.py", text.encode(), "python")
     assert new.decode().count("import torch_npu") == 1 and not [f for f in findings if f.rule == "TP001"]
+
+
+def test_a_file_that_imports_torch_only_in_a_function_keeps_its_own_registration_there():
+    """The import beside torch's, in the one function that imports torch, does register: nothing is added (a
+    second one would be added on every pass)."""
+    text = "def f():\n    import torch\n    import torch_npu\n    return torch.zeros(1).cuda()\n"
+    new, findings, _ = Converter("npu").convert_text("m.py", text.encode(), "python")
+    assert new.decode().count("import torch_npu") == 1 and not [f for f in findings if f.rule == "TP001"]

@@ -77,6 +77,9 @@ KINDS = {
                     "or misspelled): whether {target} has it is unverified, so this is not counted as a failure",
                     "look the name up in {target}'s package (a private helper often has a counterpart: "
                     "torch.cuda._sleep is torch.npu._sleep in recent torch_npu); `torchport rules {rule}`"),
+    "kept-question": ("review", "small", "a question whether CUDA is there, kept as CUDA's: on {target} it answers no, "
+                      "so what it guards does not run there (nothing fails; the device goes unused): {message}",
+                      "convert the call it names (its own row), then this test"),
     "note": ("review", "small", "{message}", "check that this line does what you want on {target} "
              "(`torchport rules {rule}` explains the finding)"),
     "port-review": ("review", "medium", "code no mapping ports faithfully to {target}", "{message}"),
@@ -107,8 +110,9 @@ RULE_KINDS = {
     codes.TP952.id: "port-unsupported", codes.TP957.id: "broken-include", codes.TP955.id: "port-review",
     codes.TP910.id: "cuda-torch",
 }
-# check's findings whose kind is not their action's: a torch.cuda name no list knows is not known to fail
-CHECK_KINDS = {codes.TP117.id: "unknown-api"}
+# check's findings whose kind is not their action's: a torch.cuda name no list knows is not known to fail; a
+# question kept as CUDA's answers no on the target (what it guards is reported on its own)
+CHECK_KINDS = {codes.TP117.id: "unknown-api", codes.TP210.id: "kept-question"}
 ACTION_KINDS = {UNSUPPORTED: "unsupported", ERROR: "not-processed", ADVICE: "note",
                 **{a: "change" for a in CHANGES}}
 

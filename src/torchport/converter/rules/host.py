@@ -48,15 +48,26 @@ def guard_keeps_cuda_branch(tree: ast.Module, ctx: FileContext) -> None:
     if not left:
         return
     for node in ast.walk(tree):
-        if not isinstance(node, (ast.If, ast.IfExp)) or not asks_for_cuda(ctx, node.test):
-            continue
-        branch = node.body if isinstance(node, ast.IfExp) else node.body
-        parts = [branch] if isinstance(branch, ast.AST) else branch
-        blocking = [f for f in left for part in parts if _inside(f, part)]
-        if not blocking:
-            continue
-        start, end = ctx.span(node.test)
-        ctx.drop_edits_within(start, end)
-        ctx.report(node.test, codes.TP210, UNSUPPORTED,
-                   f"kept: its branch calls {blocking[0].old} (line {blocking[0].line}), which {ctx.target.name} "
-                   "lacks; convert that, then this test")
+        for test, parts, where in _questions_and_what_they_guard(ctx, node):
+            blocking = [f for f in left for part in parts if _inside(f, part)]
+            if not blocking:
+                continue
+            start, end = ctx.span(test)
+            ctx.drop_edits_within(start, end)
+            ctx.report(test, codes.TP210, UNSUPPORTED,
+                       f"kept: {where} calls {blocking[0].old} (line {blocking[0].line}), which {ctx.target.name} "
+                       "lacks; convert that, then this test")
+
+
+def _questions_and_what_they_guard(ctx, node) -> list:
+    """[(a test that asks whether CUDA is there, the nodes that run only when it says yes, how to name them)]:
+    an if's or conditional's branch, and in `a and b` the operands after the question (`torch.cuda.is_available()
+    and torch.cuda.get_device_capability() >= (8, 0)`: rewriting the question alone would run the CUDA call on
+    the target, where before the `and` stopped at the question)."""
+    if isinstance(node, (ast.If, ast.IfExp)) and asks_for_cuda(ctx, node.test):
+        return [(node.test, node.body if isinstance(node.body, list) else [node.body], "its branch")]
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+        asking = next((i for i, v in enumerate(node.values) if asks_for_cuda(ctx, v)), None)
+        if asking is not None and asking + 1 < len(node.values):
+            return [(node.values[asking], node.values[asking + 1:], "the `and` after it")]
+    return []

@@ -182,19 +182,21 @@ def _insert_at_top(ctx, tree, text: str, r, message: str, comment: str = "") -> 
         ctx.insert(len(ctx.source), text + comment + ctx.newline, r, message, shown=text)
 
 
-def _imports_module(ctx, module: str) -> bool:
-    """Does an import statement at the module level of the file import `module` or something in it?  One in a
-    function (accelerate's `def is_npu_available(): import torch_npu`) runs only when that function is called,
-    maybe never: the device the file's other lines use would not be there."""
-    return any(b.scope is None and (b.qualname == module or b.qualname.startswith(module + "."))
-               for b in ctx.all_bindings())
+def _registers(ctx, module: str) -> bool:
+    """Does an import of `module` (or something in it) run where torch is first imported: at the module level,
+    or in the function that imports torch when the file imports it only there?  One in another function
+    (accelerate's `def is_npu_available(): import torch_npu`) runs only when that function is called, maybe
+    never: the device the file's other lines use would not be there."""
+    first = ctx.first_torch_import
+    return any((b.scope is None or first is not None and b.visible_at(first.lineno))
+               and (b.qualname == module or b.qualname.startswith(module + ".")) for b in ctx.all_bindings())
 
 
 @checker(codes.TP001, phase=Phase.FILE)
 def add_registration_import(tree: ast.Module, ctx: FileContext) -> None:
     module = ctx.target.register
     wanted = ctx.edits or ctx.launch or ctx.needs_register
-    if not module or not wanted or _imports_module(ctx, module):
+    if not module or not wanted or _registers(ctx, module):
         return
     text = f"import {module}"
     first = ctx.first_torch_import
