@@ -33,3 +33,40 @@ def test_a_question_before_a_call_the_target_lacks_is_kept(target):
     assert kept == sorted(x for x in (2, 4, 7) if x in unsupported or x + 1 in unsupported)
     if target == "npu":   # torch_npu has neither get_device_capability's numbers nor get_arch_list
         assert kept == [2, 4, 7]
+
+
+PRIVATE = '''import torch
+if torch.cuda.is_available():
+    assert not torch._C._cuda_isInBadFork()
+n = torch._C._cuda_getDeviceCount()
+k = torch._C._cuda_isCurrentStreamCapturing()
+from torch._C import _nccl_version
+'''
+
+
+@pytest.mark.parametrize("target", ["npu", "mlu", "musa", "xpu", "mps", "cpu"])
+def test_private_cuda_bindings_of_torch_c_are_reported(target):
+    """Before: torch._C._cuda_isInBadFork (accelerate's notebook test) was no finding, and its branch's question
+    became torch.npu.is_available(), so the NPU ran it: AttributeError. Now it is unsupported (kb/cuda_names.toml,
+    a `*` key), and the question guarding it is kept; one the CPU build carries is to review."""
+    _, findings, _ = Converter(target).convert_text("m.py", PRIVATE.encode(), "python")
+    got = {(f.line, f.rule, f.action) for f in findings if f.rule in ("TP115", "TP210")}
+    expected = {(4, "TP115", "unsupported"), (5, "TP115", "advice"), (6, "TP115", "unsupported")}
+    if target != "cpu":   # on the host the guarded line never runs, and the question is kept anyway
+        expected |= {(2, "TP210", "unsupported"), (3, "TP115", "unsupported")}
+    assert got == expected, sorted(got)
+
+
+def test_the_private_binding_data_matches_a_cpu_build_of_torch():
+    """The `keep` entries are the torch._C._cuda* names a PyTorch without CUDA carries; the patterns' examples are
+    names it lacks (a CUDA build has them)."""
+    torch = pytest.importorskip("torch")
+    from torchport.kb import catalog
+
+    if torch.cuda.is_available() or torch.version.cuda:
+        pytest.skip("needs a PyTorch built without CUDA")
+    names = catalog().names
+    carried = {q.split(".")[-1] for q, d in names.items() if q.startswith("torch._C._cuda_") and d.kind == "keep"}
+    assert carried == {n for n in dir(torch._C) if n.startswith("_cuda")}
+    for absent in ("_cuda_isInBadFork", "_cuda_getDeviceCount", "_nccl_version", "_cudnn_version", "_cudart"):
+        assert not hasattr(torch._C, absent), absent

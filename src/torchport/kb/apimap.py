@@ -65,6 +65,8 @@ class ApiMap:
                                   if k.split(".")[0] not in own_packages}
         self.decisions = {**self.package_decisions, **cat.names, **target.names, **(extra_decisions or {})}
         self.user_names = frozenset(extra_decisions or ())  # names the user's rule files decide
+        # a key with `*` decides every name it matches (fnmatch: "torch._C._cuda*"), where no exact key does
+        self.patterns = tuple((k, d) for k, d in self.decisions.items() if "*" in k)
         self._roots = {k.split(".")[0] for k in (*self.decisions, *cat.aliases)} | {"torch"}
         self._cache: dict = {}
 
@@ -112,7 +114,8 @@ class ApiMap:
     def _resolve(self, q: str) -> Optional[Resolution]:
         category = self.category(q)
         for prefix in _prefixes(q):
-            decision = self.decisions.get(prefix)
+            decision = self.decisions.get(prefix) or next(
+                (d for pattern, d in self.patterns if fnmatch.fnmatchcase(prefix, pattern)), None)
             if decision is None:
                 continue
             if decision.kind == SAME:

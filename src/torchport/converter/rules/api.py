@@ -303,7 +303,8 @@ def report_unconverted(ctx, node, res, r, why: str = "") -> None:
     stays_cuda = res.qualname == "torch.cuda" or res.qualname.startswith("torch.cuda.")
     action = UNSUPPORTED if res.kind == UNSUPPORTED or stays_cuda else ADVICE
     message = res.message if res.kind in (UNSUPPORTED, KEEP) else why or res.message
-    package = imported_before(ctx.parents(), node, _cuda_only) if action == UNSUPPORTED else ""
+    package = imported_before(ctx.parents(), node, _cuda_only) \
+        if action == UNSUPPORTED and res.category != "third-party" and not res.rule else ""  # not its own names
     if package:
         message += f" (on the path of {package}, {CUDA_ONLY_ABOVE}: that package decides whether it runs on " \
                    f"{ctx.target.name})"

@@ -15,6 +15,7 @@ import ast
 from ...core.finding import ADVICE, UNSUPPORTED
 from ...core import codes
 from ..checkers import Phase, checker
+from .api import REFERENCE_CODES
 from .devices import asks_for_cuda
 
 if TYPE_CHECKING:
@@ -35,6 +36,10 @@ def cuda_requirement(node: ast.Assert | ast.If, ctx: FileContext) -> None:
                                          "remove the check where the program may run on the CPU")
 
 
+# the codes of names the target lacks (torch.cuda.X, torch._C._cuda_X, a CUDA-only package's names)
+_REFERENCES = frozenset(c.id for c in REFERENCE_CODES)
+
+
 def _inside(f, node) -> bool:
     start, end = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
     return start <= (f.line, f.col) < end
@@ -44,7 +49,7 @@ def _inside(f, node) -> bool:
 def guard_keeps_cuda_branch(tree: ast.Module, ctx: FileContext) -> None:
     if ctx.target.host:
         return  # the host target keeps every such question anyway
-    left = [f for f in ctx.findings if f.action == UNSUPPORTED and f.old.startswith("torch.cuda")]
+    left = [f for f in ctx.findings if f.action == UNSUPPORTED and f.rule in _REFERENCES]
     if not left:
         return
     for node in ast.walk(tree):

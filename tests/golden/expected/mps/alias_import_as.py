@@ -2,7 +2,7 @@ import torch as th
 
 
 def step(model, x):
-    if th.mps.is_available():
+    if th.cuda.is_available():
         th.cuda.set_device(0)
         n = th.mps.device_count()
         name = th.cuda.get_device_name(0)
