@@ -41,6 +41,11 @@ def test_yolox_is_parallel_is_a_type_test():
     "    return isinstance(m, kinds)\n",
     "def f(m):\n    kinds = (nn.DataParallel,)\n    dict(kinds=1)\n    return isinstance(m, kinds)\n",
     "def f(m):\n    kinds = (nn.DataParallel,)\n    return any(isinstance(x, kinds) for x in m)\n",
+    "def f(m):\n    kinds = (nn.DataParallel,)\n    kinds += (nn.Linear,)\n    return isinstance(m, kinds)\n",
+    # accelerate 1.15.0 utils/other.py:294 (extract_model_from_parallel): more types when a package is there
+    "def f(model):\n    options = (nn.parallel.DistributedDataParallel, nn.DataParallel)\n"
+    "    if hasattr(nn, 'Other'):\n        options += (nn.Other,)\n    while isinstance(model, options):\n"
+    "        model = model.module\n    return model\n",
 ])
 def test_a_name_read_only_in_type_tests_is_not_a_use(form):
     assert _reported("import torch.nn as nn\n" + form) == []
@@ -48,7 +53,8 @@ def test_a_name_read_only_in_type_tests_is_not_a_use(form):
 
 @pytest.mark.parametrize("form", [
     "def f(m):\n    kinds = (nn.DataParallel,)\n    kinds = kinds + (nn.Linear,)\n    return isinstance(m, kinds)\n",
-    "def f(m):\n    kinds = (nn.DataParallel,)\n    kinds += (nn.Linear,)\n    return isinstance(m, kinds)\n",
+    "def f(m):\n    kinds = (nn.DataParallel,)\n    kinds += other\n    return isinstance(m, kinds)\n",
+    "def f(m):\n    kinds = (nn.DataParallel,)\n    kinds -= {nn.Linear}\n    return isinstance(m, kinds)\n",
     "def f(m):\n    kinds = (nn.DataParallel,)\n    print(kinds)\n    return isinstance(m, kinds)\n",
     "def f():\n    kinds = (nn.DataParallel,)\n    return kinds\n",
     "def f(m):\n    kinds = [nn.DataParallel]\n    return kinds[0](m)\n",

@@ -110,8 +110,9 @@ def _compared(parents: dict, node) -> bool:
 
 def _only_type_tested(parents: dict, literal, scopes: dict) -> bool:
     """Is `literal` (or a branch of `a if c else b` around it) the value of the one binding of a module or
-    function name, every other mention of which is a type test (see `_tested_against`)?  A name rebound,
-    augmented, deleted, declared global, passed, returned or spelled in a string (`__all__`) is a use."""
+    function name, every other mention of which is a type test (see `_tested_against`) or adds types to it
+    (`NAME += (T,)`)?  A name rebound, otherwise augmented, deleted, declared global, passed, returned or
+    spelled in a string (`__all__`) is a use."""
     child, stmt = literal, parents.get(id(literal))
     while isinstance(stmt, ast.IfExp) and child is not stmt.test:
         child, stmt = stmt, parents.get(id(stmt))
@@ -127,7 +128,16 @@ def _only_type_tested(parents: dict, literal, scopes: dict) -> bool:
     if names is None:  # a class attribute is read as `self.NAME`: a use
         return False
     mentions = names.get(target.id, ())
-    return len(mentions) > 1 and all(n is target or _tested_against(parents, n) for n in mentions)
+    return len(mentions) > 1 and all(n is target or _tested_against(parents, n) or _extended(parents, n)
+                                     for n in mentions)
+
+
+def _extended(parents: dict, node) -> bool:
+    """Is this mention of a name `NAME += (T, ...)` (or a list): more types for the same tests (accelerate's
+    `options = (DDP, DataParallel)`, then `options += (DeepSpeedEngine,)` when it is installed)?"""
+    stmt = parents.get(id(node))
+    return isinstance(stmt, ast.AugAssign) and stmt.target is node and isinstance(stmt.op, ast.Add) \
+        and isinstance(stmt.value, (ast.Tuple, ast.List))
 
 
 def type_tested(ctx, ref, res) -> bool:
