@@ -54,7 +54,7 @@ def rebound(model):
 
 
 def augmented(model):
-    kinds = (nn.DataParallel,)  # augmented: a use
+    kinds = (nn.DataParallel,)  # augmented by more types: still only type-tested
     kinds += (nn.Linear,)
     return isinstance(model, kinds)
 
