@@ -80,7 +80,7 @@ def run(target: str, argv: list, *, module: Optional[str] = None, report: Option
 def _simulate(target: Optional[str], options: dict) -> str:
     """Put the simulated device's stand-in vendor package where `patch()` imports it, here and in
     children; the folder where the simulating processes write their reports."""
-    from ..sim import PACKAGES
+    from ..sim import package_path
     from ..sim.launch import environment as sim_environment
 
     if not target:
@@ -88,7 +88,7 @@ def _simulate(target: Optional[str], options: dict) -> str:
     env = sim_environment(target, devices=options.get("devices", 1), cpu_fallback=options.get("cpu_fallback", False))
     folder = tempfile.mkdtemp(prefix="torchport-sim-")
     os.environ.update({**env, "TORCHPORT_SIM_REPORT": folder})
-    sys.path.insert(1, str(PACKAGES))  # run_here replaces sys.path[0]; spawn children copy sys.path
+    sys.path[1:1] = package_path(target)  # run_here replaces sys.path[0]; spawn children copy sys.path
     return folder
 
 

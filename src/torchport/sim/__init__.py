@@ -11,7 +11,7 @@ version) raise the vendor-style error, or run on the CPU and are counted with `c
 
 What it proves: placement, dispatch, API surface, missing operators, collectives and control flow.
 What it does not: numerics are the CPU's, and nothing here is timed like the device.  The stand-in
-vendor packages (packages/) are put on sys.path only by `torchport sim` / `run --simulate`.
+vendor packages (packages/<target>/) are put on sys.path only by `torchport sim` / `run --simulate`.
 Options come from arguments, else TORCHPORT_SIM_* environment variables (set by the CLI so that
 child processes, such as torchrun's workers, simulate the same device).
 """
@@ -32,6 +32,13 @@ from ..core.errors import UsageError
 from ..core.words import counted
 
 PACKAGES = Path(__file__).resolve().parent / "packages"
+
+
+def package_path(target: str) -> list:
+    """The folders to put on sys.path to simulate `target`: its own stand-in package's and the shared code's.
+    Only the simulated vendor's package is there, as on that vendor's machine: `find_spec("torch_mlu")` is
+    None while npu is simulated (accelerate probes every vendor's package that way)."""
+    return [str(PACKAGES / target), str(PACKAGES / "common")]
 RNG_MODES = ("host", "device")
 ENV = {"target": "TORCHPORT_SIM_TARGET", "devices": "TORCHPORT_SIM_DEVICES", "cpu_fallback": "TORCHPORT_SIM_CPU_FALLBACK",
        "rng": "TORCHPORT_SIM_RNG", "report": "TORCHPORT_SIM_REPORT", "torch_version": "TORCHPORT_SIM_TORCH_VERSION"}
@@ -238,7 +245,7 @@ def active() -> Optional[Simulator]:
 
 
 def stand_in(package: str, namespace: dict) -> None:
-    """Fill a stand-in vendor package (packages/<register>/__init__.py): simulate its target."""
+    """Fill a stand-in vendor package (packages/<target>/<register>/__init__.py): simulate its target."""
     target = next((n for n in simulated_targets() if load_target(n).register == package), None)
     if target is None:
         raise ImportError(f"{package}: no simulated target registers this package")
@@ -262,4 +269,4 @@ def stand_in(package: str, namespace: dict) -> None:
     namespace["__getattr__"] = __getattr__
 
 
-__all__ = ["install", "active", "stand_in", "write_report", "simulated_targets", "Simulator", "PACKAGES", "ENV", "RNG_MODES"]
+__all__ = ["install", "active", "stand_in", "write_report", "simulated_targets", "Simulator", "PACKAGES", "package_path", "ENV", "RNG_MODES"]

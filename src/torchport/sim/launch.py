@@ -1,7 +1,7 @@
 """`torchport sim`: run a command with the simulated device, and merge what its processes report.
 
-The command runs as a child process whose environment puts the stand-in vendor packages
-(packages/) first on PYTHONPATH and says what to simulate (TORCHPORT_SIM_*), so every Python
+The command runs as a child process whose environment puts the simulated vendor's stand-in package
+(packages/<target>/) first on PYTHONPATH and says what to simulate (TORCHPORT_SIM_*), so every Python
 process it starts (torchrun's workers included) imports our `torch_npu` / `torch_mlu` /
 `torch_musa` and simulates the same device.  Each process writes a report at exit into a temporary
 folder; they are merged into `--report FILE` and summed up in one line on stderr.
@@ -21,7 +21,7 @@ from typing import Optional
 from ..core.command import interpreter_words
 from ..core.errors import UsageError
 from ..core.words import counted
-from . import ENV, PACKAGES, RNG_MODES, simulated_targets
+from . import ENV, RNG_MODES, package_path, simulated_targets
 
 def environment(target: str, *, devices: int = 1, cpu_fallback: bool = False, rng: str = "host",
                 torch_version: Optional[str] = None, report_dir: Optional[str] = None) -> dict:
@@ -37,7 +37,7 @@ def environment(target: str, *, devices: int = 1, cpu_fallback: bool = False, rn
     if rng not in RNG_MODES:
         raise UsageError(f"--rng must be one of {', '.join(RNG_MODES)}")
     path = os.environ.get("PYTHONPATH", "")
-    env = {"PYTHONPATH": str(PACKAGES) + (os.pathsep + path if path else ""), ENV["target"]: target,
+    env = {"PYTHONPATH": os.pathsep.join(package_path(target) + ([path] if path else [])), ENV["target"]: target,
            ENV["devices"]: str(devices), ENV["cpu_fallback"]: "1" if cpu_fallback else "0", ENV["rng"]: rng}
     if torch_version:
         env[ENV["torch_version"]] = torch_version
