@@ -269,6 +269,8 @@ CASES = [
     regex("converter.rules.devices._NAMED_FIELD", devices._NAMED_FIELD, "search", repeated("{}")),
     regex("converter.rules.apex.NOT_FORWARD", apex.NOT_FORWARD, "search", repeated(".step "), around(".zero_grad", " ", "")),
     regex("converter.run._CONTEXTUAL", converter_run._CONTEXTUAL, "search", repeated("global_"), repeated("__futur")),
+    regex("converter.run._PACKAGE_METADATA", converter_run._PACKAGE_METADATA, "search", repeated("a/"),
+          repeated("a.egg-inf/"), around("", "a", ".egg-info")),
     regex("ckpt.UNSUPPORTED_GLOBAL", ckpt.UNSUPPORTED_GLOBAL, "findall", around("Unsupported global: GLOBAL ", "a.", "!")),
     regex("converter.rules.devices._COMMENT", devices._COMMENT, "sub", repeated("#"), repeated("# a\n")),
     regex("converter.rules.devices.DEVICE_WORD", devices.DEVICE_WORD, "match", repeated("a"), around("cpu:", "1"),

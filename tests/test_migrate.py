@@ -469,3 +469,18 @@ def test_a_kept_question_is_to_review_and_what_it_guards_would_fail(tmp_path):
     kinds = sorted((r["rule"], r["kind"], r["risk"]) for r in data["whats_left"] if r["source"] == "check")
     assert ("TP210", "kept-question", "review") in kinds and code == 1
     assert [k for k in kinds if k[2] == "fail"] and all(k[0] != "TP210" for k in kinds if k[2] == "fail")
+
+
+def test_check_on_the_output_reads_the_files_migrate_checked(tmp_path):
+    """Before: `torchport check OUT` also read OUT/torchport-report/ (migrate.json, convert/report.json), so it
+    counted 2 files more than the check step migrate reports. A folder torchport wrote a report into is no
+    part of the project."""
+    proj = tmp_path / "p"
+    proj.mkdir()
+    (proj / "a.py").write_text("import torch\nx = torch.ones(1).cuda()\n")
+    (proj / "cfg.json").write_text('{"device": "cuda"}\n')
+    _, stdout, _ = cli("migrate", proj, "--to", "npu", "-o", tmp_path / "out")
+    cli("check", tmp_path / "out", "--to", "npu", "--format", "json", "-o", tmp_path / "check.json")
+    checked = json.loads((tmp_path / "check.json").read_text())
+    assert (tmp_path / "out" / "torchport-report" / "migrate.json").is_file()
+    assert "  check:    2 files, 0 problems" in stdout and checked["summary"]["files"] == 2, checked["summary"]

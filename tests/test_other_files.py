@@ -38,3 +38,17 @@ def test_config_settings_are_reported_and_files_mentioning_cuda_counted(tmp_path
     assert "## Other files that mention CUDA (5)" in report and "`README.md`" in report and "LICENSE" not in report
     a = analyze(src, "npu", write_reports=False)
     assert sorted((f.file, f.line) for f in a.target_findings("npu") if f.rule == "TP403") == [(f, line) for f, line, _ in found]
+
+
+def test_package_metadata_is_no_mention_of_cuda(tmp_path):
+    """pytorch_msssim 1.0.0's sdist: pytorch_msssim.egg-info/SOURCES.txt lists tests_cuda.py, which made a
+    "mentions CUDA" row to review. A build's metadata mentions CUDA only where the sources do."""
+    src = tmp_path / "proj"
+    (src / "pkg.egg-info").mkdir(parents=True)
+    (src / "pkg.egg-info" / "SOURCES.txt").write_text("setup.py\ntests/tests_cuda.py\n")
+    (src / "pkg-1.0.dist-info").mkdir()
+    (src / "pkg-1.0.dist-info" / "RECORD").write_text("pkg/cuda_ops.py,sha256=x,10\n")
+    (src / "NOTES.txt").write_text("runs on cuda\n")
+    result = torchport.convert(src, "npu", tmp_path / "out")
+    assert sorted(r.path for r in result.files if r.mentions_cuda) == ["NOTES.txt"]
+    assert (tmp_path / "out" / "pkg.egg-info" / "SOURCES.txt").is_file(), "still copied"

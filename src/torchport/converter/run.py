@@ -300,7 +300,7 @@ def other_file(rel: str, path, target) -> ConvertedFile:
     if config.is_config(rel) and (b"cuda" in lowered or b"nccl" in lowered):
         text = decode(data)
         findings = config.config_settings(rel, text.text, target) if text is not None else []
-    at = _CUDA_MENTION.search(lowered)
+    at = None if _PACKAGE_METADATA.search(rel) else _CUDA_MENTION.search(lowered)
     return ConvertedFile(rel, "copied", kind="other", findings=findings, mentions_cuda=at is not None,
                          mention_line=lowered.count(b"\n", 0, at.start()) + 1 if at else 0)
 
@@ -308,6 +308,9 @@ def other_file(rel: str, path, target) -> ConvertedFile:
 # "cuda" in a file convert copies, other than inside words that are not CUDA (timm's ImageNet synsets list the
 # barracuda)
 _CUDA_MENTION = re.compile(rb"(?<!barra)cuda")
+# A build's package metadata (`x.egg-info/SOURCES.txt` lists a file `tests_cuda.py`; `x.dist-info/RECORD`):
+# written by the build tool from the sources, so it mentions CUDA only where they do.
+_PACKAGE_METADATA = re.compile(r"(?:^|/)[^/]+\.(?:egg|dist)-info/")
 
 
 def compile_error(text: str, first_line: int = 1):

@@ -115,7 +115,9 @@ def _excluded(rel: str, patterns: tuple) -> bool:
 
 def walk(src: Path, exclude: tuple = ()) -> Iterator[Entry]:
     """Every file under src (or src itself), in a stable order; symlinks are reported, not followed;
-    special files and folders that cannot be listed come as entries of their own."""
+    special files and folders that cannot be listed come as entries of their own.  Version-control and
+    cache folders are left out, and so is a report folder torchport wrote (it holds REPORT_MARKER): migrate's
+    `OUT/torchport-report/` is not part of the project `torchport check OUT` checks."""
     if not src.is_dir():
         real = Path(os.path.realpath(src))  # the file named: a link to it is the user's way of naming it
         yield _entry(src.name, real, real.parent, exclude)
@@ -132,7 +134,7 @@ def walk(src: Path, exclude: tuple = ()) -> Iterator[Entry]:
             p = base / d
             if p.is_symlink():
                 yield _link(rel_dir + d, p, root, exclude)
-            elif d not in SKIP_DIRS:
+            elif d not in SKIP_DIRS and not (p / REPORT_MARKER).is_file():  # a report torchport wrote
                 keep.append(d)
         dirnames[:] = keep
         for f in sorted(filenames):
