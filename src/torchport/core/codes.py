@@ -410,7 +410,8 @@ Also defaults of lookups by a device-named key (`getattr(args, "device", "cuda")
 `torch.Generator(device=...)`, the first argument of `torch.cuda.*` calls, and any
 keyword named like a device (`device_type=`, `output_device=`, `pin_memory_device=`).
 In a `map_location` dict only the values change: the keys name where the
-checkpoint was saved.""",
+checkpoint was saved.  On the cpu target a bare device index (`.to(0)`, `device=0`,
+`torch.device(0)`) becomes "cpu": an index means the accelerator's device, and there is none.""",
     example=('dev = torch.device("cuda", args.local_rank)\n'
              'x = x.to("cuda:0")\n'
              'ckpt = torch.load(p, map_location="cuda:0")\n',

@@ -351,6 +351,30 @@ def device_arguments(node: ast.Call, ctx: FileContext) -> None:
                 rewrite_device(ctx, k.value, r)
 
 
+# the lines that can hold a bare device index: a literal digit right after `.to(`, `device=` or `device(`
+_INDEX_TRIGGERS = tuple(f"{head}{d}" for head in (".to(", "device=", "device(") for d in "0123456789")
+
+
+@checker(codes.TP201, nodes=(ast.Call,), triggers=_INDEX_TRIGGERS, needs=("cuda",))
+def index_devices(node: ast.Call, ctx: FileContext) -> None:
+    """A bare device index (`.to(0)`, `torch.zeros(2, device=0)`, `torch.device(0)`) means that device of the
+    current accelerator; on a target without device indexes (cpu) there is none, and torch raises "Cannot
+    access accelerator device when none is available".  Only a literal: a variable may hold a device string."""
+    if ctx.target.device_index or not ctx.target.device:
+        return
+    q = ctx.qualname(node.func) or ""
+    if q.startswith("torch.cuda."):
+        return      # the torch.cuda rules decide the whole call (set_device(0) on the cpu target)
+    spec = device_spec(ctx, node)
+    values = [k.value for k in node.keywords if k.arg == "device" or spec and k.arg == spec[1]]
+    if spec and len(node.args) > spec[0]:
+        values.append(node.args[spec[0]])
+    for value in values:   # device_arguments saw these too, and leaves an int alone
+        if isinstance(value, ast.Constant) and type(value.value) is int:
+            ctx.replace(value, f'"{ctx.target.device}"', codes.TP201,
+                        f"a bare device index means the accelerator's device; {ctx.target.name} has none")
+
+
 @checker(codes.TP202, nodes=(ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda), triggers=("cuda",))
 def device_defaults(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, ctx: FileContext) -> None:
     for arg, default in param_defaults(node):
