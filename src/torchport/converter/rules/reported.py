@@ -1,7 +1,7 @@
 """Things converted by hand: reported with advice, never rewritten."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 import ast
 
@@ -59,7 +59,7 @@ CAPABILITY_FIELDS = ("major", "minor", "multi_processor_count", "gcnArchName")
 def device_properties_fields(node: ast.Attribute, ctx: FileContext) -> None:
     if node.attr not in CAPABILITY_FIELDS:
         return
-    call = node.value
+    call: Optional[ast.expr] = node.value
     if isinstance(call, (ast.Name, ast.Attribute)):  # props = torch.cuda.get_device_properties(i); props.major
         call = reaching_value(ctx.parents(), call)
     if not isinstance(call, ast.Call) or ctx.qualname(call.func) != "torch.cuda.get_device_properties":
