@@ -484,3 +484,33 @@ def test_check_on_the_output_reads_the_files_migrate_checked(tmp_path):
     checked = json.loads((tmp_path / "check.json").read_text())
     assert (tmp_path / "out" / "torchport-report" / "migrate.json").is_file()
     assert "  check:    2 files, 0 problems" in stdout and checked["summary"]["files"] == 2, checked["summary"]
+
+
+OWN_NPU_BRANCH = '''import torch
+
+
+def pick(device):
+    if torch.cuda.is_available():
+        return "cuda"
+    if device.type == "npu":
+        return "npu"
+    return "cpu"
+'''
+
+
+def test_a_file_that_already_handles_the_target_is_to_review(tmp_path):
+    """accelerate 1.15.0: is_cuda_available() became torch.npu.is_available() and won over the project's own
+    is_npu_available() branch, and nothing said the project had one. convert says it once per file (TP213), at
+    the first place the file names the target, and migrate lists it to review; a file that names only another
+    device, or names the target only in a docstring, is not."""
+    proj = tmp_path / "p"
+    proj.mkdir()
+    (proj / "own.py").write_text(OWN_NPU_BRANCH)
+    (proj / "other.py").write_text('"""Runs on npu too."""\nimport torch\nx = torch.ones(1).cuda()\n')
+    cli("migrate", proj, "--to", "npu", "-o", tmp_path / "out")
+    data = json.loads((tmp_path / "out" / "torchport-report" / "migrate.json").read_text())
+    own = [(r["file"], r["input_line"], r["risk"]) for r in data["whats_left"] if r["kind"] == "own-target"]
+    assert own == [("own.py", 7, "review")], data["whats_left"]
+    cli("migrate", proj, "--to", "mlu", "-o", tmp_path / "out_mlu")
+    data = json.loads((tmp_path / "out_mlu" / "torchport-report" / "migrate.json").read_text())
+    assert not [r for r in data["whats_left"] if r["kind"] == "own-target"]

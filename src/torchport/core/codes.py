@@ -574,6 +574,17 @@ training device too, and the model and its inputs must stay together.""",
              'torch.onnx.export(model, dummy, "m.onnx")\n'),
 )
 
+TP213 = _define(
+    'TP213', 'own-target-branches', 'device-string', CONVERT, REPORT,
+    what='A file that already handles the target itself (`device.type == "npu"`, `torch.npu.*`, `import '
+         'torch_npu`) and whose CUDA code convert rewrote: reported once, at the first place it names the target.',
+    why="""Its CUDA branches, rewritten, now run on the target too, and one that comes first can take the place of
+the project's own branch for it (accelerate's `is_cuda_available()` became true on an NPU and won over
+`is_npu_available()`; ultralytics' `select_device("npu:0")` went through its CUDA path).  Check that the
+path the project meant for the target is the one taken, and keep a CUDA branch as it was where it should
+stay CUDA's (`# torchport: ignore` on its line).""",
+)
+
 TP301 = _define(
     'TP301', 'backend-strings', 'distributed', CONVERT, REWRITE,
     what='"nccl" as a collective backend -> the target\'s backend ("hccl", "cncl", "mccl", "xccl", "gloo").',

@@ -77,6 +77,8 @@ KINDS = {
                     "or misspelled): whether {target} has it is unverified, so this is not counted as a failure",
                     "look the name up in {target}'s package (a private helper often has a counterpart: "
                     "torch.cuda._sleep is torch.npu._sleep in recent torch_npu); `torchport rules {rule}`"),
+    "own-target": ("review", "medium", "{message}", "run the project's own {target} path (its device option) and check "
+                   "which branch it takes; keep a CUDA branch as it was with `# torchport: ignore` on its line"),
     "kept-question": ("review", "small", "a question whether CUDA is there, kept as CUDA's: on {target} it answers no, "
                       "so what it guards does not run there (nothing fails; the device goes unused): {message}",
                       "convert the call it names (its own row), then this test"),
@@ -482,6 +484,10 @@ def whats_left(result: MigrateResult, t) -> tuple:
                            change=change, action=f.action,
                            input_line=back[f.file].get(f.line, 0) if f.file in back else
                            f.line if f.file in kept else 0))
+    for f in result.convert.findings:           # said by convert only: on the converted file it cannot be told
+        if f.rule == codes.TP213.id:
+            items.append(_item("own-target", t, f.file, lines.get(f.file, {}).get(f.line, f.line),
+                               _one_line(f.old) or f.rule, f.rule, "convert", message=f.message, input_line=f.line))
     merged = 0
     port = result.port
     if port is not None and port.mode != "inventory":   # ported: port-ext's findings are what is left
