@@ -46,6 +46,7 @@ FIXTURES = {
     "TP206": ("convert", "npu", {"a.py": "import torch\ncfg = {'name': 'cuda'}\n"}, {}),
     "TP209": ("convert", "cpu", {"a.py": "import torch\nassert torch.cuda.is_available()\n"}, {}),
     "TP210": ("convert", "npu", {"a.py": "import torch\nif torch.cuda.is_available():\n    print(torch.cuda.get_arch_list())\n"}, {}),
+    "TP213": ("convert", "npu", {"a.py": "import torch\nd = 'npu' if ok else 'cpu'\nx = torch.ones(1).cuda()\n"}, {}),
     "TP303": ("convert", "npu", {"a.py": "import torch\nBACKENDS = ['nccl', 'gloo']\n"}, {}),
     "TP304": ("convert", "cpu", {"a.py": "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
                                          "m = DDP(m, device_ids=[rank], output_device=rank)\n"}, {}),
