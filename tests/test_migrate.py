@@ -458,17 +458,25 @@ def test_a_call_on_a_cuda_only_package_path_is_to_review(tmp_path):
     assert code == 1 and data["counts"]["check"]["unsupported"] == 3
 
 
-def test_a_kept_question_is_to_review_and_what_it_guards_would_fail(tmp_path):
-    """TP210 keeps `torch.cuda.is_available()` as CUDA's, so on the target it answers no: nothing fails there;
-    the call it guards is the row that would fail."""
+def test_a_kept_question_and_what_it_guards_are_to_review(tmp_path):
+    """TP210 keeps `torch.cuda.is_available()` as CUDA's, so on the target it answers no: nothing fails there,
+    and the call it guards does not run there (yolov5's `if cuda and ... torch.cuda.device_count() > 1:
+    model = DataParallel(model)` was 2 "would fail" rows, though on the NPU it trains on one device). A call
+    the target lacks outside the branch still would fail."""
     proj = tmp_path / "p"
     proj.mkdir()
     (proj / "t.py").write_text("import torch\nif torch.cuda.is_available():\n    print(torch.cuda.get_arch_list())\n")
     code, _, _ = cli("migrate", proj, "--to", "npu", "-o", tmp_path / "out")
     data = json.loads((tmp_path / "out" / "torchport-report" / "migrate.json").read_text())
-    kinds = sorted((r["rule"], r["kind"], r["risk"]) for r in data["whats_left"] if r["source"] == "check")
-    assert ("TP210", "kept-question", "review") in kinds and code == 1
-    assert [k for k in kinds if k[2] == "fail"] and all(k[0] != "TP210" for k in kinds if k[2] == "fail")
+    kinds = sorted((r["line"], r["kind"], r["risk"]) for r in data["whats_left"] if r["source"] == "check")
+    assert kinds == [(2, "kept-question", "review"), (3, "kept-branch", "review")] and code == 0, kinds
+    (proj / "t.py").write_text("import torch\nif torch.cuda.is_available():\n    print(torch.cuda.get_arch_list())\n"
+                               "torch.cuda.get_arch_list()\n")
+    code, _, _ = cli("migrate", proj, "--to", "npu", "-o", tmp_path / "out", "--force")
+    data = json.loads((tmp_path / "out" / "torchport-report" / "migrate.json").read_text())
+    kinds = sorted((r["line"], r["kind"], r["risk"]) for r in data["whats_left"] if r["source"] == "check")
+    assert kinds == [(2, "kept-question", "review"), (3, "kept-branch", "review"), (4, "unsupported", "fail")]
+    assert code == 1
 
 
 def test_check_on_the_output_reads_the_files_migrate_checked(tmp_path):

@@ -31,6 +31,7 @@ from ..core.errors import UsageError
 from ..core.finding import ADVICE, CHANGES, ERROR, UNSUPPORTED
 from ..core.words import counted
 from ..converter.rules.api import CUDA_ONLY_ABOVE
+from ..converter.rules.host import KEPT_BRANCH
 from ..porting.native import NATIVE_SUFFIXES
 
 REPORT_FOLDER = "torchport-report"   # the one report folder, at the top of OUT
@@ -79,6 +80,9 @@ KINDS = {
                     "torch.cuda._sleep is torch.npu._sleep in recent torch_npu); `torchport rules {rule}`"),
     "own-target": ("review", "medium", "{message}", "run the project's own {target} path (its device option) and check "
                    "which branch it takes; keep a CUDA branch as it was with `# torchport: ignore` on its line"),
+    "kept-branch": ("review", "medium", "{target} lacks it, but it runs only when a CUDA question that convert kept "
+                    "says yes, which it does not on {target}: that path is not taken there (multi-GPU DataParallel, a "
+                    "capability check)", "{message}; to use that path on {target}, convert the call, then the question"),
     "kept-question": ("review", "small", "a question whether CUDA is there, kept as CUDA's: on {target} it answers no, "
                       "so what it guards does not run there (nothing fails; the device goes unused): {message}",
                       "convert the call it names (its own row), then this test"),
@@ -478,6 +482,8 @@ def whats_left(result: MigrateResult, t) -> tuple:
         kind = CHECK_KINDS.get(f.rule) or ACTION_KINDS[f.action]
         if kind == "unsupported" and CUDA_ONLY_ABOVE in f.message:
             kind = "cuda-only-path"
+        elif kind == "unsupported" and KEPT_BRANCH in f.message:
+            kind = "kept-branch"
         checked_files[f.file].add(f.rule)
         change = describe(f).split(": ", 1)[0] if f.action in CHANGES else ""
         items.append(_item(kind, t, f.file, f.line, _one_line(f.old) or f.rule, f.rule, "check", message=f.message,

@@ -20,7 +20,7 @@ from ...core.finding import ADVICE
 from ..flow import lookups, loop_slot, reads, scope_of, sources, use_site
 from ...backends import device_types
 from ...core import codes
-from ..checkers import Phase, checker
+from ..checkers import checker
 from .api import device_argument, in_branch_of, in_fstring
 
 if TYPE_CHECKING:
@@ -605,38 +605,6 @@ def other_device_strings(node: ast.Constant, ctx: FileContext) -> None:
         return
     ctx.report(node, codes.TP206, ADVICE,
                f"device string in a position torchport does not treat as a device: check whether it should be {device_argument(ctx)}")
-
-
-@checker(codes.TP213, phase=Phase.FILE, needs=("cuda",))
-def own_target_branches(tree: ast.Module, ctx: FileContext) -> None:
-    t = ctx.target
-    if t.host or not t.device or not ctx.edits or t.device not in ctx.source:
-        return
-    first = _names_target(ctx, tree)
-    if first is not None:
-        ctx.report(first, codes.TP213, ADVICE,
-                   f"this file already handles {t.title} itself, and convert rewrote its CUDA code too: a rewritten "
-                   f"CUDA branch that comes first may now take the place of the project's own {t.device} branch; "
-                   f"check that the path it meant for {t.device} is the one taken")
-
-
-def _names_target(ctx, tree):
-    """The first node of the project's own code that names the target: a string that is its device type
-    ("npu", "npu:0"; not a docstring), `torch.npu`, or an import of its package."""
-    t = ctx.target
-    docstrings = {id(n.body[0].value) for n in ast.walk(tree)
-                  if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.body
-                  and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
-    found = []
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings \
-                and DEVICE_WORD.match(n.value) and DEVICE_WORD.match(n.value).group(1) == t.device \
-                or isinstance(n, ast.Attribute) and n.attr == t.device and ctx.qualname(n) == f"torch.{t.device}" \
-                or isinstance(n, (ast.Import, ast.ImportFrom)) and t.register and any(
-                    (a.name if isinstance(n, ast.Import) else n.module or "").split(".")[0] == t.register
-                    for a in n.names):
-            found.append(n)
-    return min(found, key=lambda n: (n.lineno, n.col_offset), default=None)
 
 
 LOADS = {"torch.load", "torch.serialization.load"}

@@ -8,6 +8,7 @@ converted program does runs there (yolox's distributed worker, on gloo).
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import ast
@@ -36,6 +37,8 @@ def cuda_requirement(node: ast.Assert | ast.If, ctx: FileContext) -> None:
                                          "remove the check where the program may run on the CPU")
 
 
+# Said of a name the target lacks in what a kept question guards (migrate lists it to review: it does not run)
+KEPT_BRANCH = "guarded by a CUDA question convert kept"
 # the codes of names the target lacks (torch.cuda.X, torch._C._cuda_X, a CUDA-only package's names)
 _REFERENCES = frozenset(c.id for c in REFERENCE_CODES)
 
@@ -62,6 +65,10 @@ def guard_keeps_cuda_branch(tree: ast.Module, ctx: FileContext) -> None:
             ctx.report(test, codes.TP210, UNSUPPORTED,
                        f"kept: {where} calls {blocking[0].old} (line {blocking[0].line}), which {ctx.target.name} "
                        "lacks; convert that, then this test")
+            line = ctx.line_of(start)
+            ctx.findings[:] = [replace(f, message=f"{f.message} ({KEPT_BRANCH} at line {line}: on {ctx.target.name} "
+                                                  "it answers no, so this line does not run there)")
+                               if f in blocking and KEPT_BRANCH not in f.message else f for f in ctx.findings]
 
 
 def _questions_and_what_they_guard(ctx, node) -> list:

@@ -7,8 +7,9 @@ import ast
 
 from ...core.finding import ADVICE, UNSUPPORTED
 from ...core import codes
-from ..checkers import checker
+from ..checkers import Phase, checker
 from ..flow import reaching_value
+from .devices import DEVICE_WORD
 
 if TYPE_CHECKING:
     from ..context import FileContext
@@ -66,3 +67,37 @@ def device_properties_fields(node: ast.Attribute, ctx: FileContext) -> None:
         return
     ctx.report(node, codes.TP705, ADVICE,
                f".{node.attr} is a CUDA architecture fact; on {ctx.target.title} it is empty or means something else")
+
+
+@checker(codes.TP213, phase=Phase.FILE, needs=("cuda",))
+def own_target_branches(tree: ast.Module, ctx: FileContext) -> None:
+    """After the rules that rewrite (and TP210, which takes back what it keeps): a file that still has
+    changes and names the target itself.  A converted file has none, so check does not say it again."""
+    t = ctx.target
+    if t.host or not t.device or not ctx.edits or t.device not in ctx.source:
+        return
+    first = _names_target(ctx, tree)
+    if first is not None:
+        ctx.report(first, codes.TP213, ADVICE,
+                   f"this file already handles {t.title} itself, and convert rewrote its CUDA code too: a rewritten "
+                   f"CUDA branch that comes first may now take the place of the project's own {t.device} branch; "
+                   f"check that the path it meant for {t.device} is the one taken")
+
+
+def _names_target(ctx, tree):
+    """The first node of the project's own code that names the target: a string that is its device type
+    ("npu", "npu:0"; not a docstring), `torch.npu`, or an import of its package."""
+    t = ctx.target
+    docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+                  if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.body
+                  and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    found = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings \
+                and DEVICE_WORD.match(n.value) and DEVICE_WORD.match(n.value).group(1) == t.device \
+                or isinstance(n, ast.Attribute) and n.attr == t.device and ctx.qualname(n) == f"torch.{t.device}" \
+                or isinstance(n, (ast.Import, ast.ImportFrom)) and t.register and any(
+                    (a.name if isinstance(n, ast.Import) else n.module or "").split(".")[0] == t.register
+                    for a in n.names):
+            found.append(n)
+    return min(found, key=lambda n: (n.lineno, n.col_offset), default=None)
