@@ -269,6 +269,27 @@ def test_ctrl_c_is_130_with_one_line(tmp_path):
     assert p.returncode == 130 and err == b"torchport: interrupted\n"
 
 
+def _wait_for_workers(p, limit: float = 20.0) -> None:
+    """Until `p` has started a child (its parallel run is under way), at most `limit` seconds.  A fixed sleep
+    raced the interpreter's start on a loaded machine: SIGINT before Python installs its handler kills the
+    process outright (-2), which says nothing about torchport."""
+    deadline = time.monotonic() + limit
+    proc = Path("/proc")
+    while time.monotonic() < deadline and p.poll() is None:
+        if not proc.is_dir():          # no /proc: the old fixed wait
+            time.sleep(1.0)
+            return
+        for status in proc.glob("[0-9]*/stat"):
+            try:
+                fields = status.read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if int(fields[1]) == p.pid:   # its parent
+                time.sleep(0.2)           # and a little work
+                return
+        time.sleep(0.05)
+
+
 def test_ctrl_c_during_a_parallel_run_stops_quietly(tmp_path):
     proj = tmp_path / "big"
     proj.mkdir()
@@ -279,7 +300,7 @@ def test_ctrl_c_during_a_parallel_run_stops_quietly(tmp_path):
         p = subprocess.Popen([sys.executable, "-m", "torchport", "convert", str(proj), "--to", "npu", "--dry-run",
                               "-j", "4"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV,
                              start_new_session=True)
-        time.sleep(1.0)
+        _wait_for_workers(p)
         os.killpg(p.pid, signal.SIGINT)  # as a terminal's Ctrl-C does: to every process of the group
         try:
             _, err = p.communicate(timeout=30)

@@ -134,7 +134,8 @@ def walk(src: Path, exclude: tuple = ()) -> Iterator[Entry]:
             p = base / d
             if p.is_symlink():
                 yield _link(rel_dir + d, p, root, exclude)
-            elif d not in SKIP_DIRS and not (p / REPORT_MARKER).is_file():  # a report torchport wrote
+            elif d not in SKIP_DIRS and not os.path.isfile(p / REPORT_MARKER):  # a report torchport wrote
+                # (os.path.isfile: a folder that cannot be read is listed, and said so, below)
                 keep.append(d)
         dirnames[:] = keep
         for f in sorted(filenames):
