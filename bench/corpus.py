@@ -150,7 +150,7 @@ DEVICE_WORDS = re.compile(r"(?:cuda(?::\d+)?|[nN][cC][cC][lL])\Z")   # backends 
 PATH_CALLS = {"join", "Path", "PurePath", "exists", "isdir", "isfile"}   # "cuda" as a folder name is no device
 
 
-def device_lines(tree, same=frozenset(), host=False, guarded=frozenset()) -> tuple:
+def device_lines(tree, same=frozenset(), host=False, guarded=frozenset(), device="") -> tuple:
     """(lines, questions, {line: import line}): the essential device code of a file, found independently of torchport: torch.cuda
     uses (except `same` names), `x.cuda(...)` calls, and exact device or backend strings ("cuda", "cuda:1",
     "nccl") other than docstrings.  On the host target (cpu), strings compared with something
@@ -158,16 +158,22 @@ def device_lines(tree, same=frozenset(), host=False, guarded=frozenset()) -> tup
     (CPU torch answers them "no"): they are returned apart.  Path components (`os.path.join("cuda", ...)`)
     are not devices.  A use of a name imported from torch.cuda follows its import: the third item maps
     such lines to the import's line.  On the host target, a torch.cuda call that runs only where a device is
-    there never runs: kept on purpose too."""
+    there never runs: kept on purpose too.  On any target, a collection a device is compared with that
+    already lists the target's own type (`device.type in {"cuda", "npu"}` on npu) reads the same with its
+    "cuda" left in: a question kept on purpose."""
     lines, questions = set(torch_cuda_lines(tree, same)), set()
     if host:
         questions |= lines - torch_cuda_lines(tree, same, guarded, host=True)
     docstrings = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
-    compared = set()
+    compared, listing_target = set(), set()
     for n in ast.walk(tree):
         if isinstance(n, ast.Compare):
             for operand in (n.left, *n.comparators):
                 compared.update(id(m) for m in ast.walk(operand))
+                if device and isinstance(operand, (ast.List, ast.Tuple, ast.Set)) and any(
+                        isinstance(e, ast.Constant) and isinstance(e.value, str)
+                        and e.value.split(":")[0] == device for e in operand.elts):
+                    listing_target.update(id(e) for e in operand.elts)
         elif isinstance(n, ast.Call) and getattr(n.func, "attr", getattr(n.func, "id", "")) in PATH_CALLS:
             docstrings.update(id(a) for a in n.args)
     imports = {}   # a name imported from torch.cuda -> the line of its import
@@ -184,7 +190,7 @@ def device_lines(tree, same=frozenset(), host=False, guarded=frozenset()) -> tup
             lines.add(n.func.end_lineno)
         elif isinstance(n, ast.Constant) and isinstance(n.value, str) and DEVICE_WORDS.match(n.value) \
                 and id(n) not in docstrings:
-            (questions if host and id(n) in compared else lines).add(n.lineno)
+            (questions if host and id(n) in compared or id(n) in listing_target else lines).add(n.lineno)
     return lines - questions, questions, via_import
 
 
@@ -218,7 +224,7 @@ def device_line_counts(src: Path, out: Path, reports: Path, target: str) -> tupl
         if "cuda" not in old.lower() and "nccl" not in old.lower():
             continue
         try:
-            lines, questions, via_import = device_lines(ast.parse(old), same, t.host, set(t.needs_device))
+            lines, questions, via_import = device_lines(ast.parse(old), same, t.host, set(t.needs_device), t.device)
         except (SyntaxError, ValueError):
             continue
         new = decode(dst.read_bytes())

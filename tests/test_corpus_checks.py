@@ -96,3 +96,17 @@ def test_host_target_keeps_any_call_that_runs_only_with_a_device():
     assert (lines, questions) == ({3, 7}, {6, 8})   # transformers' Trainer: torch.cuda.random.* under a guard
     lines, questions, _ = device_lines(tree, frozenset(), False)
     assert (lines, questions) == ({3, 6, 7, 8}, set())
+
+
+def test_a_collection_that_lists_the_target_already_is_a_kept_question():
+    """ultralytics 8.4.190: `device.type not in {"cpu", "cuda", "npu", "xpu"}` keeps its "cuda" on npu (convert
+    leaves it: the test reads the same there). On mlu it is a device line as before; a collection that is
+    not compared is one on every target."""
+    tree = ast.parse("def f(device, t):\n    a = device.type not in {'cpu', 'cuda', 'npu'}\n"
+                     "    b = ['cuda', 'npu']\n    return t in ('cuda', 'mps')\n")
+    lines, questions, _ = device_lines(tree, frozenset(), False, device="npu")
+    assert (lines, questions) == ({3, 4}, {2})
+    lines, questions, _ = device_lines(tree, frozenset(), False, device="mlu")
+    assert (lines, questions) == ({2, 3, 4}, set())
+    lines, questions, _ = device_lines(tree, frozenset(), False, device="mps")
+    assert (lines, questions) == ({2, 3}, {4})
