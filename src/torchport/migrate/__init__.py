@@ -119,6 +119,8 @@ RULE_KINDS = {
 # check's findings whose kind is not their action's: a torch.cuda name no list knows is not known to fail; a
 # question kept as CUDA's answers no on the target (what it guards is reported on its own)
 CHECK_KINDS = {codes.TP117.id: "unknown-api", codes.TP210.id: "kept-question"}
+# what convert says of a name the target lacks on a path that does not run there -> its kind (to review)
+OFF_PATH_KINDS = {CUDA_ONLY_ABOVE: "cuda-only-path", KEPT_BRANCH: "kept-branch"}
 ACTION_KINDS = {UNSUPPORTED: "unsupported", ERROR: "not-processed", ADVICE: "note",
                 **{a: "change" for a in CHANGES}}
 
@@ -480,10 +482,8 @@ def whats_left(result: MigrateResult, t) -> tuple:
     checked_files = collections.defaultdict(set)
     for f in result.check.findings:             # the Python, notebooks, shell scripts and configs written
         kind = CHECK_KINDS.get(f.rule) or ACTION_KINDS[f.action]
-        if kind == "unsupported" and CUDA_ONLY_ABOVE in f.message:
-            kind = "cuda-only-path"
-        elif kind == "unsupported" and KEPT_BRANCH in f.message:
-            kind = "kept-branch"
+        if kind == "unsupported":
+            kind = next((k for said, k in OFF_PATH_KINDS.items() if said in f.message), kind)
         checked_files[f.file].add(f.rule)
         change = describe(f).split(": ", 1)[0] if f.action in CHANGES else ""
         items.append(_item(kind, t, f.file, f.line, _one_line(f.old) or f.rule, f.rule, "check", message=f.message,

@@ -433,7 +433,7 @@ def _lists_target(ctx, other) -> bool:
     `device.type not in {"cpu", "cuda", "npu", "xpu"}` on npu)?  Its "cuda" is left: the test reads the same
     on the target, where rewriting it would list the target twice."""
     return bool(ctx.target.device) and isinstance(other, (ast.List, ast.Tuple, ast.Set)) and any(
-        isinstance(e, ast.Constant) and _other_device(e.value) == ctx.target.device for e in other.elts)
+        isinstance(e, ast.Constant) and other_device_type(e.value) == ctx.target.device for e in other.elts)
 
 
 def _device_choice(node) -> bool:
@@ -519,7 +519,7 @@ def _choice_value(ctx, element):
     return element
 
 
-def _other_device(value: object) -> str:
+def other_device_type(value: object) -> str:
     """The device type of a string of another device than CUDA ("cpu", "mps", "npu:0"), else ''."""
     m = DEVICE_WORD.match(value) if isinstance(value, str) else None
     return m.group(1) if m and m.group(1) != "cuda" and m.group(1) in other_devices() else ""
@@ -533,7 +533,7 @@ def _among_devices(ctx, node, literal) -> bool:
     values = [_choice_value(ctx, e) for e in literal.elts]
     if not any(v is node for v in values):
         return False
-    others = {_other_device(v.value) for v in values if isinstance(v, ast.Constant)} - {""}
+    others = {other_device_type(v.value) for v in values if isinstance(v, ast.Constant)} - {""}
     return bool(others) and ctx.target.device not in others
 
 

@@ -9,7 +9,7 @@ from ...core.finding import ADVICE, UNSUPPORTED
 from ...core import codes
 from ..checkers import Phase, checker
 from ..flow import reaching_value
-from .devices import DEVICE_WORD
+from .devices import other_device_type
 
 if TYPE_CHECKING:
     from ..context import FileContext
@@ -93,8 +93,7 @@ def _names_target(ctx, tree):
                   and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
     found = []
     for n in ast.walk(tree):
-        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings \
-                and DEVICE_WORD.match(n.value) and DEVICE_WORD.match(n.value).group(1) == t.device \
+        if isinstance(n, ast.Constant) and id(n) not in docstrings and other_device_type(n.value) == t.device \
                 or isinstance(n, ast.Attribute) and n.attr == t.device and ctx.qualname(n) == f"torch.{t.device}" \
                 or isinstance(n, (ast.Import, ast.ImportFrom)) and t.register and any(
                     (a.name if isinstance(n, ast.Import) else n.module or "").split(".")[0] == t.register
