@@ -32,6 +32,13 @@ def test_the_cpu_target_writes_cpu_for_a_bare_index():
         exec(compile(SOURCE.replace(".cuda()", ""), "m.py", "exec"), {})
 
 
+def test_a_file_that_never_says_cuda_is_read_for_a_bare_index():
+    """The newcomer's repro had no "cuda" in it: the file was not even parsed, and migrate said 0 items."""
+    text = "import torch\nm = torch.nn.Linear(2, 2).to(0)\n"
+    new, findings, _ = Converter("cpu").convert_text("m.py", text.encode(), "python")
+    assert new.decode().endswith('.to("cpu")\n') and [f.rule for f in findings] == ["TP201"]
+
+
 @pytest.mark.parametrize("target", ["npu", "mlu", "musa", "xpu", "mps"])
 def test_device_targets_keep_the_index(target):
     """There the index is the target's device (torch_npu registers the accelerator)."""

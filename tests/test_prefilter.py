@@ -60,10 +60,10 @@ def test_a_checker_runs_only_on_files_holding_its_needs():
 
 def test_needs_default_to_triggers_and_feed_the_prefilter():
     for c in builtin_checkers():
-        # the others look at lines without the word their file needs: `.to(0)` in a CUDA project,
-        # `props.major` in a file that calls get_device_properties
+        # the others look at lines without the word their file needs: `props.major` in a file that calls
+        # get_device_properties
         assert c.needs == c.triggers or c.name in ("cuda-requirement", "guard-keeps-cuda-branch",
-                                                   "load-without-map-location", "index-devices",
+                                                   "load-without-map-location",
                                                    "device-properties-fields", "own-target-branches"), c.name
     python = Converter("npu").python
     every_need = {w for r in python.rules for w in r.needs}
