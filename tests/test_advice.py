@@ -88,6 +88,7 @@ def test_an_unparsable_file_gives_no_advice_and_no_crash(analyzer, tmp_path):
                     "npu") == []
 
 
+@pytest.mark.subprocess
 def test_cli_writes_advice_csv(tmp_path):
     proj = tmp_path / "proj"
     proj.mkdir()

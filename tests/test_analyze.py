@@ -87,6 +87,7 @@ def test_reports(result):
     assert "| npu |" in md and "## Readiness per target" in md and "flash-attn" in md
 
 
+@pytest.mark.subprocess
 def test_read_only_and_no_torch(tmp_path):
     proj = tmp_path / "proj"
     shutil.copytree(FIXTURE, proj)
@@ -100,6 +101,7 @@ def test_read_only_and_no_torch(tmp_path):
     assert (tmp_path / "proj_analysis" / "analysis.md").is_file()
 
 
+@pytest.mark.subprocess
 def test_cli_fail_on_and_bad_input(tmp_path):
     proj = tmp_path / "proj"
     shutil.copytree(FIXTURE, proj)

@@ -39,6 +39,8 @@ def converted(tmp_path_factory):
     return out / "train.py"
 
 
+@pytest.mark.subprocess
+@pytest.mark.torch
 def test_converted_script_has_no_apex_and_trains_like_the_hand_written_version(converted, tmp_path):
     pytest.importorskip("torch")
     source = converted.read_text()
@@ -59,6 +61,8 @@ def test_converted_script_has_no_apex_and_trains_like_the_hand_written_version(c
     assert {"scale", "growth_factor", "backoff_factor", "growth_interval", "_growth_tracker"} <= set(saved["amp"])
 
 
+@pytest.mark.subprocess
+@pytest.mark.torch
 def test_opt_level_O0_runs_in_full_precision(converted, tmp_path):
     pytest.importorskip("torch")
     amp = subprocess.run([sys.executable, str(converted), "--checkpoint", str(tmp_path / "a.pt"), "--steps", "2"],
@@ -126,6 +130,7 @@ def test_apex_used_only_under_a_flag_keeps_running_without_it():
     assert codes.TP121.id not in {f.rule for f in findings}
 
 
+@pytest.mark.torch
 def test_the_flag_off_path_runs(tmp_path):
     """With --fp16 off, the converted loop runs on the disabled scaler: a plain fp32 step."""
     torch = pytest.importorskip("torch")
@@ -154,6 +159,7 @@ def test_the_flag_off_path_runs(tmp_path):
     namespace["train"](Args, model, optimizer, [{"x": torch.randn(4, 3)}])  # and with the scaler on
 
 
+@pytest.mark.torch
 def test_fused_layer_norm_becomes_layer_norm_with_its_arguments_and_parameters():
     torch = pytest.importorskip("torch")
     source = ("import torch\nfrom apex.normalization import FusedLayerNorm\n"
@@ -261,6 +267,8 @@ def optimizers_cpu(tmp_path_factory):
     return out
 
 
+@pytest.mark.subprocess
+@pytest.mark.torch
 @pytest.mark.parametrize("kind, reference, lr, wd", [("adamw", "adamw", 0.01, 0.01), ("adam-l2", "adam-l2", 0.01, 0.01),
                                                      ("adam-default-decay", "adamw", 0.01, 0.0),
                                                      ("sgd", "sgd", 0.1, 1e-3), ("adagrad", "adagrad", 0.1, 1e-3)])
@@ -344,6 +352,7 @@ def test_fused_true_only_where_torch_has_the_kernels():
         assert ("fused=True" in new) is fused, target
 
 
+@pytest.mark.torch
 def test_amp_and_optimizers_from_one_import_both_go():
     """One `from apex import amp, optimizers` loses both names in one edit; the fused SGD steps under the
     GradScaler (torch hands a fused optimizer the scale itself)."""

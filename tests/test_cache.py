@@ -104,6 +104,7 @@ def test_switched_off(tmp_path, fresh, monkeypatch):
     assert len(calls) == 2 and not cache._cache_file().exists()
 
 
+@pytest.mark.subprocess
 def test_targets_from_the_cache_equal_targets_read_anew(tmp_path):
     """Every bundled target, loaded in a process that fills the cache, one that reads it, and one without it."""
     code = ("import sys; from torchport import backends; "

@@ -52,6 +52,7 @@ def files(tmp_path):
 
 
 # ------------------------------------------------------------------ exit codes
+@pytest.mark.subprocess
 def test_exit_codes(files):
     code, out, err = run_cli("check", "clean.py", "--to", "npu", cwd=files)
     assert code == 0, err
@@ -72,6 +73,7 @@ def test_exit_codes(files):
     assert "0 problems" in out and "1 to review" in out
 
 
+@pytest.mark.subprocess
 def test_several_files_and_folders_as_arguments(files):
     sub = files / "pkg"
     sub.mkdir()
@@ -85,6 +87,7 @@ def test_several_files_and_folders_as_arguments(files):
     assert code == 1 and finding_lines(out)[0]["file"] == "cuda.py", "outside the cwd: relative to the inputs"
 
 
+@pytest.mark.subprocess
 def test_syntax_errors_fail_and_shell_scripts_are_checked(files):
     (files / "bad.py").write_text("import torch\ndef f(:\n    torch.cuda.synchronize()\n")
     (files / "run.sh").write_text("#!/bin/sh\nexport CUDA_VISIBLE_DEVICES=0\npython cuda.py\n")
@@ -98,6 +101,7 @@ def test_syntax_errors_fail_and_shell_scripts_are_checked(files):
     assert [(r["file"], r["rule"]) for r in finding_lines(out)] == [("run.sh", "TP801")]
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("args,message", [
     (["check", "{missing}", "--to", "npu"], "input not found"),
     (["check", "{dir}", "--to", "tpu"], "unknown target 'tpu'"),
@@ -121,6 +125,7 @@ def test_bad_input_gives_one_line_and_exit_2(files, tmp_path_factory, args, mess
     assert message in err and err.count("\n") == 1 and "Traceback" not in err and out == ""
 
 
+@pytest.mark.subprocess
 def test_read_only_and_no_torch(tmp_path):
     proj = tmp_path / "proj"
     shutil.copytree(EXAMPLE, proj)
@@ -151,6 +156,7 @@ def test_same_findings_as_analyze(source):
         assert result.exit_code == 1
 
 
+@pytest.mark.subprocess
 def test_cli_counts_match_analyze_on_the_example():
     analysis = analyze(EXAMPLE, "npu", write_reports=False)
     code, out, _ = run_cli("check", str(EXAMPLE), "--to", "npu", "--format", "json")
@@ -164,6 +170,7 @@ def test_cli_counts_match_analyze_on_the_example():
 
 
 # ------------------------------------------------------------------ formats
+@pytest.mark.subprocess
 def test_json_report_is_versioned_with_stable_keys(files):
     out_file = files.parent / "report.json"
     code, out, _ = run_cli("check", ".", "--to", "npu", "--format", "json", "-o", str(out_file), cwd=files)
@@ -194,6 +201,7 @@ def _schema():
     return schema
 
 
+@pytest.mark.subprocess
 def test_sarif_validates_against_the_official_schema(tmp_path):
     proj = tmp_path / "proj"
     shutil.copytree(ANALYZE_FIXTURE, proj)
@@ -292,6 +300,7 @@ def test_sarif_fixes_reproduce_convert(tmp_path, target):
     assert checked >= 20 and set(per_file) <= {p.relative_to(GOLDEN).as_posix() for p in GOLDEN.iterdir()}
 
 
+@pytest.mark.subprocess
 def test_parallel_and_serial_runs_agree():
     """Worker processes send findings and convert's edits back; the log is the same as a serial run's."""
     from torchport.core import parallel
@@ -309,6 +318,7 @@ def test_parallel_and_serial_runs_agree():
 
 
 # ------------------------------------------------------------------ baselines
+@pytest.mark.subprocess
 def test_baseline_suppresses_known_findings_and_survives_moves(tmp_path):
     proj = tmp_path / "proj"
     shutil.copytree(EXAMPLE, proj)
@@ -350,6 +360,7 @@ def test_baseline_suppresses_known_findings_and_survives_moves(tmp_path):
     assert code == 2 and "written for --to npu" in err
 
 
+@pytest.mark.subprocess
 def test_baseline_counts_occurrences(files):
     base = files / "b.json"
     assert run_cli("check", "cuda.py", "--to", "npu", "--write-baseline", str(base), cwd=files)[0] == 0
@@ -363,6 +374,7 @@ def test_baseline_counts_occurrences(files):
     assert code == 1 and json.loads((files / "c.json").read_text())["findings"] == [], "errors are never baselined"
 
 
+@pytest.mark.subprocess
 def test_exclude(files):
     (files / "vendor").mkdir()
     (files / "vendor" / "x.py").write_text(CUDA)
@@ -385,6 +397,7 @@ def _git(*args, cwd):
     return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout.strip()
 
 
+@pytest.mark.subprocess
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="offline install needs no tomli wheel only on 3.11+")
 def test_pre_commit_runs_the_hook_offline(tmp_path):
     """The real `pre-commit run` with this repository's .pre-commit-hooks.yaml: pre-commit builds its own

@@ -12,6 +12,8 @@ import pytest
 torch = pytest.importorskip("torch")
 import torch.serialization as serialization  # noqa: E402
 
+pytestmark = pytest.mark.torch
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -56,6 +58,7 @@ def test_the_fault_is_the_real_one(project):
         torch.load(tmp / "cuda.pt", weights_only=True)
 
 
+@pytest.mark.subprocess
 def test_inspect_finds_devices_prefix_and_states(project):
     tmp, _net = project
     code, out, err = cli("inspect", "cuda.pt", "--json", cwd=tmp)
@@ -70,6 +73,7 @@ def test_inspect_finds_devices_prefix_and_states(project):
     assert "cuda:0" in problems and "'module.'" in problems
 
 
+@pytest.mark.subprocess
 def test_fix_makes_a_copy_that_loads_into_the_plain_model(project):
     tmp, net = project
     before = (tmp / "cuda.pt").read_bytes()
@@ -88,6 +92,7 @@ def test_fix_makes_a_copy_that_loads_into_the_plain_model(project):
     assert code == 0 and "no problems found" in out
 
 
+@pytest.mark.subprocess
 def test_pickled_objects_are_refused_unless_allowed(project):
     tmp, _net = project
     code, _out, err = cli("inspect", "args.pt", cwd=tmp)
@@ -97,6 +102,7 @@ def test_pickled_objects_are_refused_unless_allowed(project):
     assert code == 0, err
 
 
+@pytest.mark.subprocess
 def test_a_model_that_does_not_fit_is_refused_and_nothing_written(project):
     tmp, _net = project
     for factory in ("models:other", "models:build"):  # other: shapes; build without stripping: keys
@@ -105,6 +111,7 @@ def test_a_model_that_does_not_fit_is_refused_and_nothing_written(project):
         assert not (tmp / "bad.pt").exists()
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("args, message", [
     (("fix", "cuda.pt", "-o", "cuda.pt"), "never"),
     (("fix", "missing.pt", "-o", "x.pt"), "not found"),
@@ -117,6 +124,7 @@ def test_bad_input_is_one_line(project, args, message):
     assert message in err or "new file" in err
 
 
+@pytest.mark.subprocess
 def test_an_existing_output_needs_force(project):
     tmp, _net = project
     (tmp / "out.pt").write_bytes(b"mine")

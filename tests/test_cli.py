@@ -18,6 +18,7 @@ def run_cli(*args, cwd=None):
     return p.returncode, p.stdout, p.stderr
 
 
+@pytest.mark.subprocess
 def test_default_layout_mirrors_the_tree(project):
     before = tree_digest(project)
     code, out, err = run_cli("convert", str(project), "--to", "npu")
@@ -50,6 +51,7 @@ def test_python_api_returns_what_the_report_says(project, tmp_path):
     assert report["summary"]["changes"] == sum(f.is_change for f in result.findings)
 
 
+@pytest.mark.subprocess
 def test_single_file(project):
     code, _, err = run_cli("convert", str(project / "train.py"), "--to", "xpu", "-o", str(project / "train_xpu.py"))
     assert code == 0, err
@@ -76,6 +78,7 @@ def test_syntax_error_is_copied_and_the_run_goes_on(project, tmp_path):
     assert "## Errors (1)" in md and "bad.py:2" in md
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("args,message", [
     (["convert", "{missing}", "--to", "npu"], "input not found"),
     (["convert", "{proj}", "--to", "tpu"], "unknown target 'tpu'"),
@@ -106,6 +109,7 @@ def test_force_writes_into_an_existing_output(project, tmp_path):
     assert (out / "mine.txt").read_text() == "mine" and (out / "train.py").exists()
 
 
+@pytest.mark.subprocess
 def test_modes_are_mutually_exclusive(project):
     code, _, err = run_cli("convert", str(project), "--to", "npu", "--diff", "--in-place")
     assert code == 2 and "not allowed with" in err
@@ -126,6 +130,7 @@ def test_symlinks_are_not_followed_out_of_the_tree(project, tmp_path):
     assert (outside / "secret.py").read_text().endswith("torch.cuda.synchronize()\n")
 
 
+@pytest.mark.subprocess
 def test_in_place_keeps_a_backup(project):
     original = (project / "train.py").read_bytes()
     code, out, _ = run_cli("convert", str(project), "--to", "npu", "--in-place")
@@ -138,6 +143,7 @@ def test_in_place_keeps_a_backup(project):
     assert str(backup) in out
 
 
+@pytest.mark.subprocess
 def test_diff_and_dry_run_write_nothing(project):
     parent_before = sorted(p.name for p in project.parent.iterdir())
     before = tree_digest(project)
@@ -159,6 +165,7 @@ def test_exclude_and_launch(project, tmp_path):
     assert (tmp_path / "o" / "entry.py").read_text() == "import torch\nimport torch_npu  # noqa: F401\nprint(torch.__version__)\n"
 
 
+@pytest.mark.subprocess
 def test_json_output_and_no_progress_bar_off_a_tty(project, tmp_path):
     code, out, err = run_cli("convert", str(project), "--to", "musa", "-o", str(tmp_path / "o"), "--json")
     assert code == 0 and "\r" not in err
@@ -166,6 +173,7 @@ def test_json_output_and_no_progress_bar_off_a_tty(project, tmp_path):
     assert data["target"] == "musa" and data["summary"]["files"] == 6
 
 
+@pytest.mark.subprocess
 def test_converter_never_imports_torch(project, tmp_path):
     code = ("import sys, torchport; torchport.convert(sys.argv[1], 'npu', sys.argv[2]); "
             "bad = [m for m in sys.modules if m == 'torch' or m.startswith(('torch.', 'torch_'))]; "
@@ -175,6 +183,7 @@ def test_converter_never_imports_torch(project, tmp_path):
     assert p.returncode == 0, p.stderr
 
 
+@pytest.mark.subprocess
 def test_parallel_and_serial_runs_agree(tmp_path):
     src = tmp_path / "many"
     src.mkdir()
@@ -194,6 +203,7 @@ def test_parallel_and_serial_runs_agree(tmp_path):
     assert tree_digest(tmp_path / "a") == tree_digest(tmp_path / "b")
 
 
+@pytest.mark.subprocess
 def test_rules_and_targets_commands():
     code, out, _ = run_cli("rules")
     assert code == 0 and "TP101" in out and "TP801" in out
@@ -203,6 +213,7 @@ def test_rules_and_targets_commands():
     assert code == 2
 
 
+@pytest.mark.subprocess
 def test_progress_bar_only_on_a_tty(project, tmp_path):
     import pty
 
@@ -229,6 +240,7 @@ def test_progress_bar_only_on_a_tty(project, tmp_path):
 
 # ------------------------------------------------------------------ the command line itself (torchport.cli)
 # A usage error is one line on stderr, naming the wrong word and the closest known one, and exit 2.
+@pytest.mark.subprocess
 @pytest.mark.parametrize("args, line", [
     (["convert", "--too", "npu", "x"], "unknown option --too (did you mean --to?)"),           # unknown option
     (["convert", "x", "--to", "npu", "--dyr=o"], "unknown option --dyr (see `torchport convert --help`)"),
@@ -249,6 +261,7 @@ def test_usage_error_is_one_line_with_a_hint(args, line):
     assert err.count("\n") == 1 and err.startswith("torchport: error: ") and line in err, err
 
 
+@pytest.mark.subprocess
 def test_help_is_argparse_usage_and_exit_0():
     code, out, err = run_cli("convert", "--help")
     assert code == 0 and err == "" and out.startswith("usage: torchport convert ") and "--to TARGET" in out
@@ -274,6 +287,7 @@ def test_analyze_to_takes_a_list_of_aliases():
     assert parse(["analyze", "x", "--to", "ascend, Cambricon,cpu"]).to == "npu,mlu,cpu"
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("line", [["run"], ["sim"], ["profile", "-o", "d"], ["ops", "record", "-o", "f"],
                                   ["debug", "dump", "-o", "d"], ["debug", "nan"]])
 @pytest.mark.parametrize("dash", [True, False])
@@ -293,6 +307,7 @@ ENGINES = ("api", "converter", "porting", "analyze", "check", "runtime", "sim", 
            "report", "kb")
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("argv", [["--version"], ["targets"], ["convert", "--help"], ["run", "--help"]])
 def test_fast_commands_import_no_engine(argv):
     """Building the parser and running `--version`, `targets` or a command's --help imports no engine (the start-up
@@ -309,6 +324,7 @@ def test_fast_commands_import_no_engine(argv):
     assert engines == [], engines
 
 
+@pytest.mark.subprocess
 def test_a_command_imports_its_engine_when_it_runs(project, tmp_path):
     """The check above could fail: running convert does load the converter."""
     code = ("import sys\nfrom torchport.cli import main\nmain(sys.argv[1:])\n"

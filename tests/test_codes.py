@@ -166,6 +166,7 @@ def test_documented_example_holds(cid):
                                              if not line.startswith("import torch_npu"))
 
 
+@pytest.mark.subprocess
 def test_checkers_are_assembled_in_one_place_whatever_was_imported():
     """The set of checkers does not depend on which modules a process happened to import first."""
     import subprocess

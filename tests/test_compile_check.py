@@ -1,6 +1,7 @@
 """The check that converted Python still compiles looks only at the top-level statements a conversion changed
 (converter/run.py: broken_spans over core.edits.changed_spans).  Random edits, benign and breaking, on varied
 sources: it finds a broken file exactly when compiling the whole file does."""
+import functools
 import random
 from pathlib import Path
 
@@ -59,9 +60,10 @@ SNIPPETS = ["", "x", "(", ")", "]", "'", '"""', "\\\\\\n", "\\n", " ", "    ", "
             ", ", ":", "=", "f(", "torch.npu", '"npu:0"', "class D:\\n    pass\\n"]
 
 
-def sources():
+@functools.lru_cache(maxsize=None)
+def sources() -> tuple:
     found = [TRICKY] + [p.read_text(encoding="utf-8") for p in sorted(FIXTURES.rglob("*.py"))[:40]]
-    return [s for s in found if compile_error(s) is None]
+    return tuple(s for s in found if compile_error(s) is None)
 
 
 def random_edits(rng, text: str, lines: list) -> list:
@@ -77,8 +79,7 @@ def random_edits(rng, text: str, lines: list) -> list:
     return kept
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_the_changed_statements_decide_as_the_whole_file_does(seed):
+def changed_statements_decide_as_the_whole_file_does(seed):
     rng = random.Random(seed)
     checked = disagreements = 0
     for source in sources():
@@ -95,6 +96,19 @@ def test_the_changed_statements_decide_as_the_whole_file_does(seed):
             disagreements += whole != part
             assert whole == part, (kept, new)
     assert checked > 500 and disagreements == 0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_changed_statements_decide_as_the_whole_file_does(seed):
+    """Six fixed seeds in every run (each over 500 random edits checked)."""
+    changed_statements_decide_as_the_whole_file_does(seed)
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("seed", range(6, 206))
+def test_the_changed_statements_decide_as_the_whole_file_does_soak(seed):
+    """200 more seeds, only when asked for: `pytest -m soak` (about 5 minutes on 2 cores with -n 2)."""
+    changed_statements_decide_as_the_whole_file_does(seed)
 
 
 def test_every_edit_lies_inside_a_span():

@@ -3,6 +3,8 @@ the file is copied unchanged, the report names it, the exit code is 1, and the o
 import dataclasses
 import json
 
+import pytest
+
 from test_cli import run_cli
 
 import torchport
@@ -66,6 +68,7 @@ def test_output_that_parses_but_does_not_compile_fails_too(tmp_path, monkeypatch
     assert [f.file for f in result.failed()] == ["loader.py"] and "does not parse" in result.failed()[0].message
 
 
+@pytest.mark.subprocess
 def test_rule_values_that_would_break_the_output_are_refused_before_anything_is_written(tmp_path):
     src = _tree(tmp_path, {"loader.py": "import torch\nl = torch.utils.data.DataLoader(ds, 2,)\n"})
     for body in ('keyword = "class"\nnew = "1"', 'index = 1\nnew = "(yield 1)"'):
@@ -77,6 +80,7 @@ def test_rule_values_that_would_break_the_output_are_refused_before_anything_is_
         assert not out.exists()
 
 
+@pytest.mark.subprocess
 def test_a_trailing_comma_or_a_comment_does_not_break_an_added_argument(tmp_path):
     """The user rule of docs/user-rules.md on calls with a trailing comma and a comment holding `(`:
     once this wrote `,,` into Swin's files and the report said 0 errors."""

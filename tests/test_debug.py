@@ -9,6 +9,8 @@ import pytest
 from conftest import ROOT
 
 torch = pytest.importorskip("torch")
+
+pytestmark = pytest.mark.torch
 nn = torch.nn
 
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
@@ -238,6 +240,7 @@ def test_two_runs_align_despite_an_extra_op_and_find_the_divergence(tmp_path, te
     assert (out / "compare.csv").read_text().splitlines()[0].startswith("A name,B name,dtype,shape,Cosine")
 
 
+@pytest.mark.subprocess
 def test_compare_cli(tmp_path):
     dump_run(tmp_path / "a")
     dump_run(tmp_path / "b", bug=True)
@@ -276,6 +279,7 @@ def test_recorder_names_modules_by_path_and_feeds_ops_check(tmp_path):
     assert all(status != "missing" for status in by_name.values())
 
 
+@pytest.mark.subprocess
 def test_ops_record_cli_stops_after_n_steps(tmp_path):
     script = tmp_path / "train.py"
     script.write_text("import torch\nm = torch.nn.Linear(4, 1).cuda()\nopt = torch.optim.SGD(m.parameters(), 0.1)\n"

@@ -13,6 +13,8 @@ import pytest
 from conftest import ROOT
 
 torch = pytest.importorskip("torch")
+
+pytestmark = pytest.mark.torch
 nn = torch.nn
 
 from torchport.cli import main  # noqa: E402
@@ -261,6 +263,7 @@ def torchport(*argv, env=None, cwd=None):
                           env=env or ENV, cwd=cwd, timeout=300)
 
 
+@pytest.mark.subprocess
 def test_debug_dump_runs_an_unmodified_script_and_compare_judges_it(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(SCRIPT)
@@ -284,6 +287,7 @@ def test_debug_dump_runs_an_unmodified_script_and_compare_judges_it(tmp_path):
     assert p.returncode == 0 and "no divergence" in p.stdout
 
 
+@pytest.mark.subprocess
 def test_debug_dump_step_range_ends_the_script(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(SCRIPT)
@@ -303,6 +307,7 @@ with torch.no_grad():
 """
 
 
+@pytest.mark.subprocess
 def test_an_inference_script_steps_at_each_forward(tmp_path):
     script = tmp_path / "infer.py"
     script.write_text(INFERENCE)
@@ -328,6 +333,7 @@ for step in range(3):
 """
 
 
+@pytest.mark.subprocess
 def test_debug_nan_names_op_module_phase_and_step(tmp_path):
     script = tmp_path / "nan_train.py"
     script.write_text(NAN_SCRIPT)
@@ -338,6 +344,7 @@ def test_debug_nan_names_op_module_phase_and_step(tmp_path):
     assert "first NaN/Inf from finite inputs: aten::add.Tensor in (top) (forward, step 2" in p.stderr, p.stderr
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("spelling", ["python", "python{v}", "env", "executable"])
 def test_any_spelling_of_this_interpreter_runs_the_script(tmp_path, spelling):
     script = tmp_path / "train.py"

@@ -28,6 +28,9 @@ def losses(stdout: str) -> list:
     return [float(line.rsplit(" ", 1)[1]) for line in stdout.splitlines() if " loss " in line]
 
 
+@pytest.mark.distributed
+@pytest.mark.subprocess
+@pytest.mark.torch
 def test_converted_script_trains_on_two_processes_like_a_hand_written_ddp_run(tmp_path):
     src = tmp_path / "proj"
     shutil.copytree(FIXTURE, src)
@@ -102,6 +105,7 @@ def test_what_the_converted_script_says(tmp_path):
         convert(out, "cpu", tmp_path / "third", distributed=True, main="mnist_cuda.py")
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("target,expect", [
     ("npu", ['import torch_npu', 'backend="hccl"', "torch.npu.set_device(LOCAL_RANK)", "data.npu()"]),
     ("musa", ['import torch_musa', 'backend="mccl"', "torch.musa.set_device(LOCAL_RANK)"]),
@@ -120,6 +124,7 @@ def test_vendor_targets(tmp_path, target, expect):
     assert subprocess.run(["bash", "-n", str(tmp_path / "o" / "run_distributed.sh")]).returncode == 0
 
 
+@pytest.mark.subprocess
 def test_mps_is_refused_for_want_of_per_process_devices(tmp_path):
     p = torchport("convert", FIXTURE, "--to", "mps", "-o", tmp_path / "o", "--distributed", "--main", "mnist_cuda.py")
     assert p.returncode == 2 and "per-process device selection" in p.stderr and not (tmp_path / "o").exists()
@@ -209,6 +214,7 @@ REFUSED = {
 }
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("case", sorted(REFUSED))
 def test_scripts_it_cannot_handle_are_refused_with_the_reason(tmp_path, case):
     source, reason = REFUSED[case]
@@ -280,6 +286,7 @@ def test_function_receiving_the_wrapper_gets_advice_only_when_it_reaches_into_it
     assert [f.old for f in advice] == ["report(model)"] and "fc" in advice[0].message
 
 
+@pytest.mark.subprocess
 def test_in_place_diff_and_dry_run(tmp_path):
     src = tmp_path / "p"
     shutil.copytree(FIXTURE, src)
@@ -297,6 +304,7 @@ def test_in_place_diff_and_dry_run(tmp_path):
     assert (backup / "mnist_cuda.py").read_bytes() == original
 
 
+@pytest.mark.subprocess
 def test_usage_errors():
     p = torchport("convert", FIXTURE, "--to", "cpu", "--distributed", "--dry-run")
     assert p.returncode == 2 and "--distributed needs --main" in p.stderr
@@ -311,6 +319,9 @@ def test_line_map():
     assert line_map("a\nb\n", "a\nB\n") == [1, 2]
 
 
+@pytest.mark.distributed
+@pytest.mark.subprocess
+@pytest.mark.torch
 def test_module_level_script_with_global_loader_and_kwargs_runs_on_two_processes(tmp_path):
     out = tmp_path / "out"
     convert(FIXTURE / "globals_cuda.py", "cpu", out / "train.py", distributed=True)

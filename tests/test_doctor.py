@@ -110,6 +110,7 @@ def test_visibility_variables():
     assert by_name(C.check_visibility(early, NPU))["ASCEND_RT_VISIBLE_DEVICES"].status == OK
 
 
+@pytest.mark.subprocess
 def test_management_tool_on_path(tmp_path):
     tool = tmp_path / "npu-smi"
     tool.write_text("#!/bin/sh\necho 'npu-smi 23.0.0 Version'\nexit 0\n")
@@ -165,6 +166,7 @@ def test_misconfigurations():
     assert rows["TORCHPORT_TARGET"].status == WARN and rows["vendor stacks"].status == WARN
 
 
+@pytest.mark.subprocess
 def test_cli_with_a_fake_vendor_package_and_tool(tmp_path):
     site = tmp_path / "site"
     (site / "torch_npu").mkdir(parents=True)
@@ -378,6 +380,7 @@ def test_a_bad_version_pattern_in_a_target_file_is_one_line(tmp_path):
     assert "'doctor.toolkit.pattern' needs a group" in str(e.value)
 
 
+@pytest.mark.subprocess
 def test_cli_doctor_on_this_machine_and_a_shadowing_torch_py(tmp_path):
     """The real doctor: `--to cpu` passes from a clean folder and fails from one holding a torch.py."""
     env = dict(ENV, OMP_NUM_THREADS="2")

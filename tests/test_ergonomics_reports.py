@@ -73,6 +73,7 @@ def test_counted_plural_forms():
     assert counted(1, "entry", "entries") == "1 entry" and counted(3, "entry", "entries") == "3 entries"
 
 
+@pytest.mark.subprocess
 def test_convert_prints_one_file_not_one_files(tmp_path):
     src = tmp_path / "proj"
     src.mkdir()
@@ -125,6 +126,7 @@ def test_without_a_misplaced_option_the_usual_error_stays(capsys):
 
 
 # ------------------------------------------------------------------ a single file
+@pytest.mark.subprocess
 def test_a_single_file_is_printed_and_nothing_is_written_beside_it(tmp_path):
     (tmp_path / "train.py").write_text(AMP)
     before = tree_digest(tmp_path)
@@ -138,6 +140,7 @@ def test_a_single_file_is_printed_and_nothing_is_written_beside_it(tmp_path):
     compile((tmp_path / "train_xpu.py").read_text(), "train_xpu.py", "exec")
 
 
+@pytest.mark.subprocess
 def test_a_single_file_with_json_writes_nothing_either(tmp_path):
     (tmp_path / "train.py").write_text(AMP)
     code, out, err = run_cli("convert", "train.py", "--to", "npu", "--json", cwd=tmp_path)
@@ -147,6 +150,7 @@ def test_a_single_file_with_json_writes_nothing_either(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["train.py"]
 
 
+@pytest.mark.subprocess
 def test_a_single_file_is_written_where_asked(tmp_path):
     (tmp_path / "train.py").write_text(AMP)
     code, out, err = run_cli("convert", "train.py", "--to", "npu", "-o", "out/t.py", cwd=tmp_path)
@@ -157,6 +161,7 @@ def test_a_single_file_is_written_where_asked(tmp_path):
     assert code == 0 and (tmp_path / "r" / "report.md").is_file() and "torch.ones(2).npu()" in out
 
 
+@pytest.mark.subprocess
 def test_a_single_file_with_distributed_asks_for_an_output(tmp_path):
     (tmp_path / "train.py").write_text(AMP)
     code, out, err = run_cli("convert", "train.py", "--to", "npu", "--distributed", cwd=tmp_path)
@@ -169,6 +174,7 @@ def _tree(root):
     return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
 
 
+@pytest.mark.subprocess
 def test_force_removes_what_it_wrote_before_and_nothing_else(tmp_path):
     src = tmp_path / "proj"
     (src / "sub").mkdir(parents=True)
@@ -198,6 +204,7 @@ def test_force_removes_what_it_wrote_before_and_nothing_else(tmp_path):
     assert sorted(json.loads((tmp_path / "proj_npu_report" / "output_files.json").read_text())["files"]) == ["a.py"]
 
 
+@pytest.mark.subprocess
 def test_force_without_a_record_removes_nothing(tmp_path):
     src = tmp_path / "proj"
     src.mkdir()
@@ -230,6 +237,7 @@ def test_a_record_for_another_folder_is_not_used(tmp_path):
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
+@pytest.mark.browser
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (CI installs it)")
 def test_wide_report_pages_wrap_instead_of_scrolling(tmp_path):
     from playwright.sync_api import sync_playwright
@@ -272,6 +280,7 @@ def test_wide_report_pages_wrap_instead_of_scrolling(tmp_path):
     assert not any(broken.values()), f"ids or headers wrapped: {broken}"
 
 
+@pytest.mark.subprocess
 def test_port_ext_force_removes_its_stale_files_too(tmp_path):
     src = tmp_path / "ext"
     src.mkdir()

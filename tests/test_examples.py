@@ -11,6 +11,8 @@ import torchport
 EXAMPLE = ROOT / "examples" / "cuda_project"
 
 
+@pytest.mark.subprocess
+@pytest.mark.torch
 def test_cpu_conversion_runs_unchanged_cuda_code(tmp_path):
     pytest.importorskip("torch")
     out = tmp_path / "cpu"
@@ -38,6 +40,8 @@ def test_example_converts_cleanly(tmp_path, target):
     assert again.summary()["changes"] == 0
 
 
+@pytest.mark.subprocess
+@pytest.mark.torch
 def test_accelerator_conversion_runs_on_a_host_without_an_accelerator(tmp_path):
     """Device-agnostic code must run where torch has no accelerator at all (this machine's CPU build):
     module-level defaults (`--dist-backend`), synchronize, memory statistics."""
@@ -59,6 +63,8 @@ RUNNABLE_GOLDEN = [("accelerator", "no_device_host.py", "('gloo', 4.0, 0)"),
                    ("cpu", "host_requirements.py", "stopped: this script needs a GPU")]
 
 
+@pytest.mark.subprocess
+@pytest.mark.torch
 @pytest.mark.parametrize("target,name,stdout", RUNNABLE_GOLDEN)
 def test_golden_output_runs_here(target, name, stdout):
     """Golden outputs that must run on this CPU-only host; None: the case must fail unconverted-CUDA-style

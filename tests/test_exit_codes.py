@@ -71,6 +71,7 @@ def fill(args, files):
     return [a.format(**{k: str(v) for k, v in names.items()}) for a in args]
 
 
+@pytest.mark.torch
 @pytest.mark.parametrize("args", USAGE.values(), ids=USAGE.keys())
 def test_usage_error_is_2_with_one_line(files, capsys, args):
     assert main(fill(args, files)) == 2
@@ -79,6 +80,7 @@ def test_usage_error_is_2_with_one_line(files, capsys, args):
     assert "Traceback" not in err and out == ""
 
 
+@pytest.mark.subprocess
 def test_usage_error_through_the_real_entry_point(files):
     code, out, err = run_cli("convert", str(files / "proj"))
     assert code == 2 and err == "torchport: error: the following arguments are required: -t/--to " \
@@ -121,6 +123,7 @@ def fail_with(monkeypatch, target: str, error: BaseException):
     monkeypatch.setattr(target, failing)
 
 
+@pytest.mark.torch
 @pytest.mark.parametrize("name", COMMANDS)
 def test_internal_error_is_3_with_one_line_naming_the_command(files, capsys, monkeypatch, name):
     args, target = COMMANDS[name]
@@ -133,6 +136,7 @@ def test_internal_error_is_3_with_one_line_naming_the_command(files, capsys, mon
     assert "TORCHPORT_DEBUG=1" in err
 
 
+@pytest.mark.torch
 @pytest.mark.parametrize("name", ["convert", "ops check", "profile diff"])
 def test_torchport_debug_adds_the_traceback(files, capsys, monkeypatch, name):
     args, target = COMMANDS[name]
@@ -144,6 +148,7 @@ def test_torchport_debug_adds_the_traceback(files, capsys, monkeypatch, name):
     assert err.splitlines()[-1].startswith(f"torchport: internal error in `{name}`")
 
 
+@pytest.mark.subprocess
 def test_internal_error_reaches_the_shell_as_3(files):
     code = ("import sys, torchport.converter.api as api\n"
             "def boom(*a, **k): raise RuntimeError('boom')\n"
@@ -156,6 +161,7 @@ def test_internal_error_reaches_the_shell_as_3(files):
     assert p.returncode == 3 and len(p.stderr.splitlines()) == 1 and "Traceback" not in p.stderr
 
 
+@pytest.mark.torch
 @pytest.mark.parametrize("name", COMMANDS)
 def test_interrupt_is_130_with_one_line(files, capsys, monkeypatch, name):
     args, target = COMMANDS[name]
@@ -164,6 +170,7 @@ def test_interrupt_is_130_with_one_line(files, capsys, monkeypatch, name):
     assert capsys.readouterr().err == "torchport: interrupted\n"
 
 
+@pytest.mark.torch
 @pytest.mark.parametrize("name", COMMANDS)
 def test_broken_pipe_is_1_and_quiet(files, capsys, monkeypatch, name):
     args, target = COMMANDS[name]
@@ -172,6 +179,7 @@ def test_broken_pipe_is_1_and_quiet(files, capsys, monkeypatch, name):
     assert capsys.readouterr().err == ""
 
 
+@pytest.mark.torch
 @pytest.mark.parametrize("name", COMMANDS)
 def test_environment_error_is_2_naming_the_path(files, capsys, monkeypatch, name):
     args, target = COMMANDS[name]
@@ -196,6 +204,7 @@ def test_os_error_without_a_path_says_why(files, capsys, monkeypatch):
     assert capsys.readouterr().err == "torchport: error: No space left on device\n"
 
 
+@pytest.mark.subprocess
 def test_full_disk_for_check_output(files):
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full")
@@ -228,6 +237,7 @@ def many_findings(tmp_path):
     return proj
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("unbuffered", [False, True], ids=["buffered", "PYTHONUNBUFFERED"])
 @pytest.mark.parametrize("args", [["check", "{p}", "--to", "npu"], ["convert", "{p}", "--to", "npu", "--diff"],
                                   ["analyze", "{p}", "--to", "npu", "--json", "-o", "{p}_a"]],
@@ -237,6 +247,7 @@ def test_head_closes_the_pipe(many_findings, args, unbuffered):
     assert code == 1 and err == "", err  # no traceback, no "Exception ignored"
 
 
+@pytest.mark.subprocess
 def test_small_output_into_a_closed_pipe(tmp_path):
     """The pipe is closed before torchport writes at all: the error comes at its last flush."""
     r, w = os.pipe()
@@ -259,6 +270,7 @@ def wait_until_blocked_on_a_pipe(pid: int, timeout: float = 30) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.subprocess
 def test_ctrl_c_is_130_with_one_line(tmp_path):
     p = subprocess.Popen([sys.executable, "-m", "torchport", "explain", "--file", "/dev/stdin"], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
@@ -290,6 +302,7 @@ def _wait_for_workers(p, limit: float = 20.0) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.subprocess
 def test_ctrl_c_during_a_parallel_run_stops_quietly(tmp_path):
     proj = tmp_path / "big"
     proj.mkdir()

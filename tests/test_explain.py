@@ -51,6 +51,7 @@ def test_each_known_message_is_explained(entry):
     assert [m.error.id for m in matches] == [entry.id] and nearest == []
 
 
+@pytest.mark.subprocess
 def test_a_log_with_one_error_among_noise(tmp_path):
     noise = [f"epoch {i} step {j} loss {0.5 / (j + 1):.4f} lr 0.01" for i in range(3) for j in range(40)]
     log = noise[:70] + ["Traceback (most recent call last):", '  File "train.py", line 12, in <module>',
@@ -83,6 +84,7 @@ done
 """
 
 
+@pytest.mark.subprocess
 def test_a_log_with_two_failures_names_both(tmp_path):
     """Before: the known error's first line only, and nothing of the ValueError that also ended the run."""
     from torchport.doctor.explain import unexplained
@@ -161,6 +163,7 @@ def test_the_threshold_separates_unrelated_from_related_messages():
     assert len(related) >= 25 and len(found) >= 16, len(found)
 
 
+@pytest.mark.subprocess
 def test_unknown_errors_get_the_nearest_known_ones():
     # a stream error in other words: no pattern matches it, its entry is the nearest guess
     text = "RuntimeError: synchronize: NPU function error: AclrtSynchronizeStream(stream()), error code is 507011"
@@ -178,6 +181,7 @@ def test_unknown_errors_get_the_nearest_known_ones():
     assert p.returncode == 1 and "no known error is similar" in p.stdout
 
 
+@pytest.mark.subprocess
 def test_target_filter_and_bad_input():
     nccl = "RuntimeError: Distributed package doesn't have NCCL built in"
     assert [m.error.id for m in explain(nccl, target="npu")[0]] == ["any-nccl-not-built"]

@@ -18,6 +18,8 @@ import torch.serialization as serialization  # noqa: E402
 
 from torchport.cli import main  # noqa: E402
 
+pytestmark = pytest.mark.torch
+
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "export"
 
@@ -164,6 +166,7 @@ def convert(capsys, src: Path, target: str, out: Path) -> list:
     return [f for f in report["findings"] if f["rule"] == "TP212"]
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("target", ["npu", "cpu"])
 def test_convert_keeps_the_export_on_the_cpu(project, capsys, target):
     tmp, _net = project

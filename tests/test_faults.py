@@ -68,6 +68,7 @@ def converted(data: bytes = CUDA) -> bytes:
 
 
 # ------------------------------------------------------------------ data loss 1: --force through symlinks
+@pytest.mark.subprocess
 @pytest.mark.parametrize("command", ["convert", "port-ext"])
 def test_force_never_writes_through_a_symlink_in_the_output(tmp_path, command):
     name, data, to = ("a.py", CUDA, "cpu") if command == "convert" else ("a.cpp", KERNEL, "musa")
@@ -94,6 +95,7 @@ def test_force_never_writes_through_a_symlink_in_the_output(tmp_path, command):
 
 
 # ------------------------------------------------------------------ data loss 2: links back into the input
+@pytest.mark.subprocess
 @pytest.mark.parametrize("how", ["absolute", "out-and-back"])
 def test_links_in_the_input_point_into_the_output_tree(tmp_path, how):
     src = make_project(tmp_path / "p", {"a.py": CUDA})
@@ -153,6 +155,7 @@ def _small_tmpfs(path: Path) -> bool:
                           capture_output=True).returncode == 0
 
 
+@pytest.mark.subprocess
 def test_really_full_disk_in_place(tmp_path):
     disk = tmp_path / "disk"
     if not _small_tmpfs(disk):
@@ -192,6 +195,7 @@ def test_a_second_run_on_a_held_tree_is_refused(tmp_path):
     assert (src / "a.py").read_bytes() == CUDA
 
 
+@pytest.mark.subprocess
 def test_concurrent_in_place_runs_keep_every_original(tmp_path):
     originals = {f"m{i:03}.py": CUDA.replace(b"0.0001", f"0.{i:04}".encode()) for i in range(150)}
     src = make_project(tmp_path / "p", originals)
@@ -207,6 +211,7 @@ def test_concurrent_in_place_runs_keep_every_original(tmp_path):
     assert {p.name: p.read_bytes() for p in src.glob("*.py")} == {k: converted(v) for k, v in originals.items()}
 
 
+@pytest.mark.subprocess
 def test_two_runs_into_one_output_cannot_both_find_it_free(tmp_path):
     src = make_project(tmp_path / "p", {f"m{i}.py": CUDA for i in range(40)})
     runs = [start_cli("convert", str(src), "--to", "cpu", "-o", str(tmp_path / "o"), "--report-dir",
@@ -218,6 +223,7 @@ def test_two_runs_into_one_output_cannot_both_find_it_free(tmp_path):
 
 
 # ------------------------------------------------------------------ data loss 5: port-ext renames onto a file
+@pytest.mark.subprocess
 def test_port_never_renames_onto_an_existing_file(tmp_path):
     mine = b"// my own MUSA version\n"
     src = make_project(tmp_path / "p", {"k.cu": KERNEL, "k.mu": mine})
@@ -267,6 +273,7 @@ def test_backups_hold_the_exact_bytes_converted_in_a_new_folder(tmp_path):
 
 
 # ------------------------------------------------------------------ silently wrong output
+@pytest.mark.subprocess
 @pytest.mark.parametrize("where", ["o", "o/reports"])
 def test_report_folder_inside_the_output_is_refused(tmp_path, where):
     src = make_project(tmp_path / "p", {"a.py": CUDA, "report.md": b"# the project's own report\n"})
@@ -312,6 +319,7 @@ def test_file_deleted_mid_run_is_its_error(tmp_path, monkeypatch):
     assert "No such file" in next(r for r in result.files if r.path == "b.py").findings[0].message
 
 
+@pytest.mark.subprocess
 def test_unreadable_files_and_folders_are_errors_everywhere(tmp_path):
     src = make_project(tmp_path / "p", {"a.py": CUDA, "locked.py": CUDA, "closed/c.py": CUDA})
     (src / "locked.py").chmod(0)
@@ -336,6 +344,7 @@ def test_unreadable_files_and_folders_are_errors_everywhere(tmp_path):
         (src / "locked.py").chmod(0o644)
 
 
+@pytest.mark.subprocess
 def test_read_only_output_parent_is_one_line(tmp_path):
     src = make_project(tmp_path / "p", {"a.py": CUDA})
     parent = tmp_path / "ro"
@@ -351,6 +360,7 @@ def test_read_only_output_parent_is_one_line(tmp_path):
 
 
 # ------------------------------------------------------------------ hangs
+@pytest.mark.subprocess
 def test_special_files_are_skipped_not_opened(tmp_path):
     src = make_project(tmp_path / "p", {"a.py": CUDA})
     os.mkfifo(src / "pipe.py")
@@ -379,6 +389,7 @@ def test_a_fifo_swapped_in_after_the_walk_does_not_hang(tmp_path):
 
 
 # ------------------------------------------------------------------ names and paths
+@pytest.mark.subprocess
 def test_a_non_utf8_file_name_is_converted_and_reported(tmp_path):
     src = make_project(tmp_path / "p", {"a.py": CUDA})
     odd = os.fsencode(src) + b"/caf\xe9.py"
@@ -401,6 +412,7 @@ def test_a_longest_file_name_is_written_atomically(tmp_path):
     assert (Path(backup) / name).read_bytes() == CUDA
 
 
+@pytest.mark.subprocess
 def test_deeply_nested_expressions_are_a_files_error(tmp_path):
     deep = b"import torch\nx = " + b"(" * 5000 + b"torch.zeros(1).cuda()" + b")" * 5000 + b"\n"
     src = make_project(tmp_path / "p", {"a.py": CUDA, "deep.py": deep})
@@ -410,6 +422,7 @@ def test_deeply_nested_expressions_are_a_files_error(tmp_path):
         assert code == 1 and "Traceback" not in err, (args, out, err)
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("encoding", ["utf-16", "nul"])
 def test_sources_with_nul_bytes_are_not_counted_as_ported(tmp_path, encoding):
     data = KERNEL.decode().encode("utf-16") if encoding == "utf-16" else KERNEL.replace(b"void", b"\0void")
@@ -425,6 +438,7 @@ def test_sources_with_nul_bytes_are_not_counted_as_ported(tmp_path, encoding):
 
 
 # ------------------------------------------------------------------ found by trying it as a hostile user would
+@pytest.mark.subprocess
 @pytest.mark.parametrize("args", [
     ["convert", "{p}", "--to", "npu", "--dry-run", "-r", "{bad}"],
     ["port-ext", "{p}", "--to", "musa", "--diff", "-m", "{bad}"],
@@ -443,6 +457,7 @@ def test_data_files_that_never_end_are_refused(tmp_path, args, bad):
     assert code == 2 and said in err and len(err.strip().splitlines()) == 1, err
 
 
+@pytest.mark.subprocess
 def test_explain_refuses_a_device_and_reads_a_pipe(tmp_path):
     code, _out, err = run_cli("explain", "-f", "/dev/zero", timeout=60)
     assert code == 2 and "not a regular file" in err
@@ -452,6 +467,7 @@ def test_explain_refuses_a_device_and_reads_a_pipe(tmp_path):
     assert p.returncode in (0, 1) and "Traceback" not in p.stderr, p.stderr
 
 
+@pytest.mark.subprocess
 def test_check_never_writes_over_what_it_checks_or_through_a_link(tmp_path):
     src = make_project(tmp_path / "p", {"train.py": CUDA, "util.py": CUDA})
     for args in (["-o", str(src / "util.py")], ["--write-baseline", str(src / "train.py")]):
@@ -467,6 +483,7 @@ def test_check_never_writes_over_what_it_checks_or_through_a_link(tmp_path):
     assert code == 1 and os.path.exists("/dev/null") and not Path("/dev/null").is_file()
 
 
+@pytest.mark.subprocess
 def test_default_output_of_the_current_folder_is_beside_it(tmp_path):
     src = make_project(tmp_path / "proj", {"a.py": CUDA})
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
@@ -475,6 +492,7 @@ def test_default_output_of_the_current_folder_is_beside_it(tmp_path):
         assert p.returncode == 0 and (tmp_path / made).is_dir(), p.stderr
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("source", ['["import torch\\n", 5]', '{"a": "import torch"}'])
 def test_a_notebook_cell_whose_source_is_not_text_is_that_files_error(tmp_path, source):
     cell = '{"cells": [{"cell_type": "code", "source": %s}]}' % source
@@ -485,6 +503,7 @@ def test_a_notebook_cell_whose_source_is_not_text_is_that_files_error(tmp_path, 
         assert code == 1 and "Traceback" not in err and "internal error" not in err, (args, out, err)
 
 
+@pytest.mark.subprocess
 def test_ambiguous_rule_files_are_refused(tmp_path):
     src = make_project(tmp_path / "p", {"a.py": CUDA})
     twice = tmp_path / "twice.toml"
@@ -497,6 +516,7 @@ def test_ambiguous_rule_files_are_refused(tmp_path):
         assert code == 2 and said in err, err
 
 
+@pytest.mark.subprocess
 def test_a_grade_with_unread_files_says_unverified(tmp_path):
     src = make_project(tmp_path / "p", {"a.py": CUDA, "b.py": b"import torch\n"})
     (src / "a.py").chmod(0)
@@ -509,12 +529,14 @@ def test_a_grade_with_unread_files_says_unverified(tmp_path):
     assert data["per_target"]["npu"]["readiness"]["files_not_read"] == 1
 
 
+@pytest.mark.subprocess
 def test_upper_case_suffixes_are_python(tmp_path):
     src = make_project(tmp_path / "p", {"B.PY": CUDA})
     code, out, _err = run_cli("check", str(src), "--to", "npu")
     assert code == 1 and "B.PY:3" in out
 
 
+@pytest.mark.subprocess
 def test_explain_target_and_worker_count_are_checked():
     code, _out, err = run_cli("explain", "--to", "bogus", "some error")
     assert code == 2 and "unknown target" in err

@@ -147,6 +147,7 @@ def profile():
 '''
 
 
+@pytest.mark.torch
 def test_cpu_target_leaves_code_that_runs_only_with_a_device():
     """On the cpu target these branches never run, so nothing there "would fail"; the same call outside any
     guard (profile) still does. On npu the guarded calls run on the device and are converted as before."""

@@ -166,6 +166,7 @@ COMPARE_CASES = {  # name: (ops.jsonl bytes, text the message names besides the 
 }
 
 
+@pytest.mark.torch
 @needs_torch
 @pytest.mark.parametrize("case", list(COMPARE_CASES))
 def test_compare_refuses_hostile_dumps(tmp_path, capsys, case):
@@ -178,6 +179,7 @@ def test_compare_refuses_hostile_dumps(tmp_path, capsys, case):
     refused(capsys, ["compare", str(b), str(reference(tmp_path))], f"{path}{line}", expected)
 
 
+@pytest.mark.torch
 @needs_torch
 def test_compare_reads_a_byte_order_mark(tmp_path, capsys):
     a = reference(tmp_path)
@@ -186,6 +188,7 @@ def test_compare_reads_a_byte_order_mark(tmp_path, capsys):
     assert "no divergence" in capsys.readouterr().out
 
 
+@pytest.mark.torch
 @needs_torch
 def test_compare_refuses_hostile_tensor_files(tmp_path, capsys):
     import torch
@@ -207,6 +210,7 @@ def test_compare_refuses_hostile_tensor_files(tmp_path, capsys):
 
 
 # ---------------------------------------------------------------- compare: nothing outside the dump folder
+@pytest.mark.torch
 @needs_torch
 @pytest.mark.parametrize("file", ["../../../../../../etc/passwd", "/etc/passwd", "..", "rank0/../../x.pt",
                                   "t.pt\u0000", "", "\\\\server\\share\\x.pt"])
@@ -221,6 +225,7 @@ def test_compare_refuses_tensor_files_named_outside_the_dump(tmp_path, capsys, m
     assert opened == [], "nothing was loaded"
 
 
+@pytest.mark.torch
 @needs_torch
 def test_compare_refuses_links_leading_out_of_the_dump(tmp_path, capsys, monkeypatch):
     import torch
@@ -256,6 +261,8 @@ def test_compare_refuses_links_leading_out_of_the_dump(tmp_path, capsys, monkeyp
     assert "no divergence" in capsys.readouterr().out
 
 
+@pytest.mark.subprocess
+@pytest.mark.torch
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX pipes")
 @needs_torch
 def test_pipes_are_refused_not_read_forever(tmp_path):
@@ -285,6 +292,7 @@ NAN_CASES = {  # the relu output's statistics in A and in B
 }
 
 
+@pytest.mark.torch
 @needs_torch
 @pytest.mark.parametrize("case", list(NAN_CASES))
 def test_a_nan_statistic_is_a_divergence(tmp_path, capsys, case):
@@ -302,6 +310,7 @@ def test_a_nan_statistic_is_a_divergence(tmp_path, capsys, case):
         assert [r["Result"] for r in csv.DictReader(f)] == ["pass", "FAIL"]
 
 
+@pytest.mark.torch
 @needs_torch
 def test_equal_statistics_and_all_nan_outputs_still_agree(tmp_path, capsys):
     """No false alarms: identical statistics pass, and an output with no finite element in both runs
@@ -313,6 +322,7 @@ def test_equal_statistics_and_all_nan_outputs_still_agree(tmp_path, capsys):
     assert "no divergence" in capsys.readouterr().out
 
 
+@pytest.mark.torch
 @needs_torch
 def test_metrics_keep_nan():
     import torch
@@ -357,6 +367,7 @@ PROFILE_CASES = {  # name: (profile.json text, text the message names besides th
 }
 
 
+@pytest.mark.torch
 @needs_torch
 @pytest.mark.parametrize("case", list(PROFILE_CASES))
 def test_profile_diff_refuses_hostile_profiles(tmp_path, capsys, case):
@@ -369,6 +380,7 @@ def test_profile_diff_refuses_hostile_profiles(tmp_path, capsys, case):
     refused(capsys, ["profile", "diff", str(tmp_path / "a"), str(tmp_path / "b")], str(path), expected)
 
 
+@pytest.mark.torch
 @needs_torch
 @pytest.mark.parametrize("data, expected", [
     (GOOD.replace("aten::relu", "caf\xe9").encode("latin-1"), "not UTF-8"),
@@ -385,6 +397,7 @@ def test_profile_diff_encodings(tmp_path, capsys, data, expected):
         assert main(argv) == 0
 
 
+@pytest.mark.torch
 @needs_torch
 def test_profile_diff_keeps_an_op_listed_twice_and_charts_dollar_names(tmp_path, capsys):
     """An op listed twice counts twice (it was overwritten); a name between $ signs is not parsed
@@ -426,6 +439,7 @@ def test_safe_cell():
     assert csv_text(["=h"], [["=a", 1]]) == "'=h\r\n'=a,1\r\n"
 
 
+@pytest.mark.torch
 @needs_torch
 def test_compare_csv_neutralises_formulas(tmp_path, capsys):
     entries = [entry(name) for name in DANGEROUS]
@@ -435,6 +449,7 @@ def test_compare_csv_neutralises_formulas(tmp_path, capsys):
     assert_no_formula(tmp_path / "r" / "compare.csv")
 
 
+@pytest.mark.torch
 @needs_torch
 def test_profile_diff_csv_neutralises_formulas(tmp_path, capsys):
     ops = [{"op": name, "calls": 1, "host_self_us": 5.0 + i, "device_self_us": 0.0} for i, name in enumerate(DANGEROUS)]
@@ -446,6 +461,7 @@ def test_profile_diff_csv_neutralises_formulas(tmp_path, capsys):
     assert_no_formula(tmp_path / "d" / "diff.csv")
 
 
+@pytest.mark.torch
 @needs_torch
 def test_profile_ops_csv_neutralises_formulas(tmp_path):
     import torch
@@ -463,6 +479,7 @@ def test_profile_ops_csv_neutralises_formulas(tmp_path):
         assert any(r["op"] == "aten::addmm" for r in csv.DictReader(f)), "ordinary names are untouched"
 
 
+@pytest.mark.torch
 @needs_torch
 def test_compare_with_nothing_aligned_is_unverified_not_agreement(tmp_path, capsys):
     a = write_dump(tmp_path / "a", [entry("lin")])

@@ -260,6 +260,7 @@ def test_good_port_map_values_load(tmp_path):
 
 
 # ---------------------------------------------------------------- the real entry point
+@pytest.mark.subprocess
 @pytest.mark.parametrize("args, key", [
     (["convert", "{proj}", "--to", "npu", "-r", "{rules}"], "'argument.keyword'"),
     (["convert", "{proj}", "--to", "{target}"], "'register'"),

@@ -285,6 +285,7 @@ def png_size(data: bytes) -> tuple:
     return struct.unpack(">II", data[16:24])
 
 
+@pytest.mark.browser
 @needs_chromium
 def test_convert_report_in_chromium(browser, evil_project, tmp_path):
     convert_evil(evil_project, tmp_path)
@@ -338,6 +339,7 @@ def test_convert_report_in_chromium(browser, evil_project, tmp_path):
     pg.context.close()
 
 
+@pytest.mark.browser
 @needs_chromium
 def test_analyze_report_in_chromium(browser, tmp_path):
     analyze(ANALYZE_FIXTURE, output=tmp_path / "a")
@@ -359,6 +361,7 @@ def test_analyze_report_in_chromium(browser, tmp_path):
     pg.context.close()
 
 
+@pytest.mark.browser
 @needs_chromium
 def test_migrate_report_in_chromium(browser, tmp_path):
     """migrate.html: its cards are migrate.json's counts, the risk filter shows one risk's rows, and a row's line

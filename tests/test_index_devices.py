@@ -15,6 +15,7 @@ z = torch.ones(1).cuda()
 '''
 
 
+@pytest.mark.torch
 def test_the_cpu_target_writes_cpu_for_a_bare_index():
     """Before: check said ok on these lines, and the program failed at the first (lpips' Trainer with
     use_gpu=True, pytorch-tabnet style .to(0))."""

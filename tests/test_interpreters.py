@@ -9,14 +9,13 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, run_program
+from conftest import ROOT, run_program, shared_value
 
 from torchport.cli import build_parser, parse
 from torchport.cli.common import split_program
 from torchport.core.command import child_command, is_this_interpreter, require_this_interpreter
 from torchport.core.errors import UsageError
 
-pytest.importorskip("torch")
 
 ENV = dict(os.environ, PYTHONPATH=str(ROOT / "src"), PYTHONWARNINGS="ignore")
 TORCHPORT = [sys.executable, "-m", "torchport"]
@@ -63,13 +62,18 @@ def losses(text):
 
 
 @pytest.fixture(scope="module")
-def reference(project):
-    p = subprocess.run([sys.executable, "train.py", "cpu"], capture_output=True, text=True, cwd=project, env=ENV)
-    assert p.returncode == 0, p.stderr
-    assert len(losses(p.stdout)) == 6
-    return losses(p.stdout)
+def reference(project, tmp_path_factory):
+    def compute():
+        p = subprocess.run([sys.executable, "train.py", "cpu"], capture_output=True, text=True, cwd=project, env=ENV)
+        assert p.returncode == 0, p.stderr
+        return losses(p.stdout)
+    values = shared_value(tmp_path_factory, "interpreters-reference", compute)
+    assert len(values) == 6
+    return values
 
 
+@pytest.mark.subprocess
+@pytest.mark.torch
 @pytest.mark.parametrize("spelling", SPELLINGS)
 def test_run(project, reference, spelling):
     p = torchport(project, "run", "--to", "cpu", "--", *command(spelling))
@@ -77,6 +81,8 @@ def test_run(project, reference, spelling):
     assert losses(p.stdout) == reference
 
 
+@pytest.mark.subprocess
+@pytest.mark.torch
 @pytest.mark.parametrize("spelling", SPELLINGS)
 def test_ops_record(project, spelling):
     out = project / f"ops-{spelling.replace(' ', '_')}.json"
@@ -87,6 +93,8 @@ def test_ops_record(project, spelling):
     assert "aten::addmm.default" in {o["op"] for o in data["ops"]}
 
 
+@pytest.mark.subprocess
+@pytest.mark.torch
 @pytest.mark.parametrize("spelling", SPELLINGS)
 def test_profile(project, spelling):
     out = project / f"prof-{spelling.replace(' ', '_')}"
@@ -97,6 +105,8 @@ def test_profile(project, spelling):
     assert len(losses(p.stdout)) == 3, "the script ends at its 4th optimizer.step() (wait 1 + warmup 1 + 2)"
 
 
+@pytest.mark.subprocess
+@pytest.mark.torch
 @pytest.mark.parametrize("args", [["ops", "record", "--to", "cpu", "-o", "{out}.json", "train.py"],
                                   ["ops", "record", "-o={out}.json", "--to=cpu", "python", "train.py"],
                                   ["profile", "--to", "cpu", "--steps", "1", "-o", "{out}", "python", "-m", "pkg.mod"]])
@@ -145,6 +155,7 @@ def other_python(tmp_path_factory):
     return str(venv / "bin" / "python")
 
 
+@pytest.mark.subprocess
 def test_which_interpreter_is_this_one(other_python, tmp_path):
     major, minor = sys.version_info[:2]
     for word in ("python", f"python{major}", VERSIONED, sys.executable):
@@ -169,6 +180,8 @@ def test_in_process_commands_refuse_what_they_cannot_honour(argv, message):
     require_this_interpreter(["python", "-u", "t.py"], "profile")  # accepted
 
 
+@pytest.mark.subprocess
+@pytest.mark.torch
 @pytest.mark.parametrize("args", [["ops", "record", "--to", "cpu", "-o", "{tmp}/o.json"],
                                   ["profile", "--to", "cpu", "-o", "{tmp}/p"]])
 def test_ops_record_and_profile_refuse_another_python(project, other_python, tmp_path, args):
@@ -179,6 +192,8 @@ def test_ops_record_and_profile_refuse_another_python(project, other_python, tmp
     assert not list(tmp_path.iterdir()), "nothing was written"
 
 
+@pytest.mark.subprocess
+@pytest.mark.torch
 def test_run_runs_another_python_as_a_child(project, other_python, tmp_path):
     script = tmp_path / "where.py"
     script.write_text("import sys\nprint('prefix', sys.prefix)\n")
@@ -191,6 +206,8 @@ def test_run_runs_another_python_as_a_child(project, other_python, tmp_path):
     assert p.returncode == 0 and "ran 42" in p.stdout, p.stderr  # before: its binary was read as a script
 
 
+@pytest.mark.subprocess
+@pytest.mark.torch
 def test_run_gives_bare_python_programs_this_interpreter(project):
     code = "import sys, torch; print(sys.prefix, torch.ones(1).cuda().device)"
     p = torchport(project, "run", "--to", "cpu", "--", "python", "-c", code)

@@ -57,6 +57,7 @@ def test_private_cuda_bindings_of_torch_c_are_reported(target):
     assert got == expected, sorted(got)
 
 
+@pytest.mark.torch
 def test_the_private_binding_data_matches_a_cpu_build_of_torch():
     """The `keep` entries are the torch._C._cuda* names a PyTorch without CUDA carries; the patterns' examples are
     names it lacks (a CUDA build has them)."""

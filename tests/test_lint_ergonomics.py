@@ -262,6 +262,7 @@ def test_no_target_anywhere_is_the_usual_usage_error(proj, capsys):
 
 
 # ------------------------------------------------------------------ rules CODE
+@pytest.mark.subprocess
 def test_rule_lookup_prints_the_whole_documentation():
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
     for code in ("TP206", "TP501", "TP112"):

@@ -177,6 +177,8 @@ def test_migrate_npu_one_tree_one_report_ordered_and_agrees_with_check(tmp_path)
     assert data["counts"]["by_source"]["check"] == checked["problems"] + checked["notes"]
 
 
+@pytest.mark.subprocess
+@pytest.mark.torch
 def test_migrate_cpu_verify_runs_the_script(tmp_path):
     pytest.importorskip("torch")
     proj = tmp_path / "tiny"
@@ -218,6 +220,8 @@ def test_migrate_cpu_verify_runs_the_script(tmp_path):
     assert "next: fix the known error the verify hit (any-device-out-of-memory;" in stdout
 
 
+@pytest.mark.torch
+@pytest.mark.sim
 def test_migrate_npu_verify_on_the_simulated_device(tmp_path):
     pytest.importorskip("torch")
     build = subprocess.run([sys.executable, "-m", "torchport", "sim", "--build"], capture_output=True, text=True,
@@ -284,6 +288,7 @@ def test_migrate_musa_ports_in_place_and_reruns_with_force(tmp_path):
         first = tree
 
 
+@pytest.mark.subprocess
 def test_migrate_off_target_verify_is_unverified(tmp_path):
     proj = tmp_path / "tiny"
     proj.mkdir()
@@ -333,6 +338,8 @@ def make_rows_project(root: Path) -> Path:
     return proj
 
 
+@pytest.mark.subprocess
+@pytest.mark.torch
 def test_rows_html_and_next_after_a_passing_verify(tmp_path):
     """One optional export path's uses share one row (the counts stay counts of items); migrate.html links each
     line to an excerpt of the migrated file; a verify that passes while an item would fail says where they are."""

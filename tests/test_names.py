@@ -82,6 +82,7 @@ def cli(*args):
     return p.returncode, p.stdout.decode("utf-8"), p.stderr.decode("utf-8")
 
 
+@pytest.mark.subprocess
 def test_convert_diff_has_two_header_lines_per_file(hostile_tree):
     proj, n = hostile_tree
     code, out, err = cli("convert", str(proj), "--to", "npu", "--diff")
@@ -94,6 +95,7 @@ def test_convert_diff_has_two_header_lines_per_file(hostile_tree):
     assert len(re.findall(r"^@@ ", out, re.M)) == n
 
 
+@pytest.mark.subprocess
 def test_error_lines_and_summaries_escape_names(tmp_path):
     proj = tmp_path / "proj"
     proj.mkdir()
@@ -119,6 +121,7 @@ def test_usage_errors_escape_names(tmp_path, capsys):
     assert err.endswith(r"no\x1b]0;pwned\x07pe" + "\n")
 
 
+@pytest.mark.subprocess
 def test_json_keeps_exact_names_as_json_escapes(hostile_tree):
     import json
 
@@ -129,6 +132,7 @@ def test_json_keeps_exact_names_as_json_escapes(hostile_tree):
     assert {"a\n+++ b/evil.py", "esc\x1b[31mred.py", "cr\rx.py", "bad\udcff.py", "中文 x.py"} <= paths
 
 
+@pytest.mark.subprocess
 def test_check_escapes_names(hostile_tree):
     proj, n = hostile_tree
     code, out, err = cli("check", str(proj), "--to", "npu")

@@ -67,6 +67,7 @@ def test_analyze_and_check_see_notebooks(tmp_path):
     assert check([tmp_path / "out"], "npu").exit_code == 0
 
 
+@pytest.mark.torch
 def test_cpu_conversion_of_a_notebook_runs(tmp_path):
     pytest.importorskip("torch")
     src = tmp_path / "proj" / "train.ipynb"

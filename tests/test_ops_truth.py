@@ -13,12 +13,15 @@ from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
+from conftest import shared_folder
 
 torch = pytest.importorskip("torch")
 torchgen_gen = pytest.importorskip("torchgen.gen")
 
 from torchport.core.tomlfile import tomllib  # noqa: E402
 from torchport.cli import main  # noqa: E402
+
+pytestmark = pytest.mark.torch
 
 KB = Path(__file__).resolve().parents[1] / "src" / "torchport" / "kb"
 NATIVE = Path(torchgen_gen.__file__).resolve().parent / "packaged" / "ATen" / "native"
@@ -141,13 +144,12 @@ def truth(dispatch, op: str, key: str) -> str:
 # ---------------------------------------------------------------- the recording and the claims
 @pytest.fixture(scope="module")
 def recording(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("ops_truth")
-    (folder / "model.py").write_text(MODEL)
-    out = folder / "ops.json"
-    p = subprocess.run([sys.executable, "-m", "torchport", "ops", "record", "-o", str(out), "--", "python",
-                        str(folder / "model.py")], capture_output=True, text=True, env=ENV, timeout=600)
-    assert p.returncode == 0, p.stderr
-    return out
+    def make(folder):
+        (folder / "model.py").write_text(MODEL)
+        p = subprocess.run([sys.executable, "-m", "torchport", "ops", "record", "-o", str(folder / "ops.json"), "--",
+                            "python", str(folder / "model.py")], capture_output=True, text=True, env=ENV, timeout=600)
+        assert p.returncode == 0, p.stderr
+    return shared_folder(tmp_path_factory, "ops-truth-recording", make) / "ops.json"
 
 
 def ops_check(*args) -> tuple:
@@ -163,6 +165,7 @@ def claims(recording, target: str) -> list:
     return json.loads(out)["ops"]
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("target,key", [("xpu", "XPU"), ("mps", "MPS")])
 def test_every_claim_agrees_with_torch_dispatch_data(dispatch, recording, target, key):
     rows = claims(recording, target)
@@ -179,6 +182,7 @@ def test_every_claim_agrees_with_torch_dispatch_data(dispatch, recording, target
         assert "missing" in said
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("target,key", [("xpu", "XPU"), ("mps", "MPS")])
 def test_an_op_with_a_kernel_is_never_missing(dispatch, recording, target, key):
     extra = xpu_data()[0] if key == "XPU" else frozenset()
@@ -187,6 +191,7 @@ def test_an_op_with_a_kernel_is_never_missing(dispatch, recording, target, key):
             assert row["status"] == "supported", row
 
 
+@pytest.mark.subprocess
 def test_kernels_the_cpu_picks_are_checked_as_the_op_the_model_called(recording):
     for target in ("xpu", "mps", "npu", "musa", "mlu"):
         rows = {row["op"]: row for row in claims(recording, target)}
@@ -239,6 +244,7 @@ def test_mps_always_cpu_ops_have_no_mps_kernel_in_that_torch(dispatch):
         assert whole in data["ops"] and part in dispatch.functions
 
 
+@pytest.mark.subprocess
 def test_the_recorded_torch_version_picks_the_data(recording, tmp_path):
     recorded = json.loads(recording.read_text())
     assert recorded["torch"] == torch.__version__
@@ -263,6 +269,7 @@ def test_the_recorded_torch_version_picks_the_data(recording, tmp_path):
     assert "does not say which torch recorded it: using the data for torch 2.14.0" in out
 
 
+@pytest.mark.subprocess
 def test_a_bad_torch_field_is_one_line(recording, tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({**json.loads(recording.read_text()), "torch": ["2.13"]}))

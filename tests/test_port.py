@@ -70,6 +70,7 @@ def test_example_musa_specifics(tmp_path):
     assert result.totals()["left_refs"] == 0, "CUDA_KERNEL_LOOP / CUDA_NUM_THREADS are the project's own names"
 
 
+@pytest.mark.subprocess
 def test_port_ext_does_not_import_torch(tmp_path):
     code = (f"import sys; from torchport.api import port_ext as port; "
             f"port({str(PORT_EXAMPLE)!r}, 'musa', {str(tmp_path / 'o')!r}); "
@@ -81,6 +82,7 @@ def test_port_ext_does_not_import_torch(tmp_path):
 
 
 # ---------------------------------------------------------------- CLI, layout and modes
+@pytest.mark.subprocess
 def test_cli_default_layout_and_reports(tmp_path):
     src = tmp_path / "ext"
     subprocess.run(["cp", "-r", str(PORT_EXAMPLE), str(src)], check=True)
@@ -101,6 +103,7 @@ def test_cli_default_layout_and_reports(tmp_path):
     assert (tmp_path / "ext_musa" / "csrc" / "row_sum.mu").is_file()
 
 
+@pytest.mark.subprocess
 def test_cli_json_and_diff_write_nothing_but_stdout(tmp_path):
     code, out, err = run_cli("port-ext", str(PORT_EXAMPLE), "--to", "musa", "--diff")
     assert code == 0, err
@@ -112,6 +115,7 @@ def test_cli_json_and_diff_write_nothing_but_stdout(tmp_path):
     assert json.loads(out)["totals"]["includes_checked"] == 2
 
 
+@pytest.mark.subprocess
 def test_in_place_keeps_a_backup_of_every_file_it_changes_or_renames(tmp_path):
     src = tmp_path / "ext"
     subprocess.run(["cp", "-r", str(PORT_EXAMPLE), str(src)], check=True)
@@ -127,6 +131,7 @@ def test_in_place_keeps_a_backup_of_every_file_it_changes_or_renames(tmp_path):
     assert (tmp_path / "ext_musa_port_report" / "port_report.md").is_file()
 
 
+@pytest.mark.subprocess
 def test_single_file(tmp_path):
     (tmp_path / "k.cu").write_text("cudaStream_t s; cudaMalloc(&p, 4);\n")
     code, out, err = run_cli("port-ext", str(tmp_path / "k.cu"), "--to", "musa")
@@ -172,6 +177,7 @@ def test_user_maps_extend_and_override(tmp_path):
     assert result.user_maps == [str(flat), str(sections)]
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("content, message", [
     ("{not json", "invalid JSON"),
     ("[1, 2]", "must hold a JSON object"),
@@ -185,6 +191,7 @@ def test_bad_user_map_is_one_line_exit_2(tmp_path, content, message):
     assert not (tmp_path / "o").exists(), "nothing is written when a map is bad"
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("maps, key", [
     ({"::cuda::": "::musa::"}, "'::cuda::'"),                              # torch_musa's guide, rule 8
     ({".is_cuda()": ".is_privateuseone()"}, "'.is_cuda()'"),               # rule 12
@@ -299,6 +306,7 @@ def test_nvcc_half_dispatch_and_arch_macros_hip(tmp_path):
 
 
 # ---------------------------------------------------------------- bad input
+@pytest.mark.subprocess
 def test_binary_and_non_utf8_files(tmp_path):
     src = tmp_path / "p"
     src.mkdir()
@@ -342,6 +350,7 @@ def test_unreadable_file_is_listed_and_the_run_goes_on(tmp_path, monkeypatch):
     assert (tmp_path / "o" / "a.mu").read_text() == "musaMalloc(&p, 4);\n"
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("args, message", [
     (["--to", "musa", "-o", "{src}/inside"], "inside the input"),
     (["--to", "xpu"], "port-ext does not cover xpu"),
@@ -359,12 +368,14 @@ def test_usage_errors_exit_2_with_one_line(tmp_path, args, message):
     assert tree_digest(src) == before
 
 
+@pytest.mark.subprocess
 def test_missing_input_exit_2(tmp_path):
     code, out, err = run_cli("port-ext", str(tmp_path / "nope"), "--to", "musa")
     assert code == 2 and "input not found" in err
 
 
 # ---------------------------------------------------------------- npu / mlu inventory
+@pytest.mark.subprocess
 @pytest.mark.parametrize("target", ["npu", "mlu"])
 def test_inventory(tmp_path, target):
     code, out, err = run_cli("port-ext", str(PORT_EXAMPLE), "--to", target, "-o", str(tmp_path / "inv"))

@@ -11,6 +11,8 @@ from conftest import ROOT
 
 torch = pytest.importorskip("torch")
 
+pytestmark = pytest.mark.torch
+
 ENV = dict(os.environ, PYTHONPATH=str(ROOT / "src"), PYTHONWARNINGS="ignore")
 SCRIPT = """
 import sys, torch
@@ -40,6 +42,7 @@ def profile(tmp_path, name, *args):
     return out, p
 
 
+@pytest.mark.subprocess
 def test_profile_writes_consistent_files(tmp_path):
     out, p = profile(tmp_path, "prof")
     assert "finished all batches" not in p.stdout, "the script ends after wait + warmup + 3 steps"
@@ -81,6 +84,7 @@ def test_profile_writes_consistent_files(tmp_path):
     assert data["totals"]["dataloader_us"] > 0, "DataLoader iteration is measured"
 
 
+@pytest.mark.subprocess
 def test_profile_diff_names_the_added_op(tmp_path):
     a, _ = profile(tmp_path, "a")
     b, _ = profile(tmp_path, "b", "--norm")
@@ -147,6 +151,7 @@ def profile_text(tmp_path, text, *options, args=()):
     return p, data, out
 
 
+@pytest.mark.subprocess
 def test_inference_loop_stepped_by_a_marked_function(tmp_path):
     p, data, out = profile_text(tmp_path, INFERENCE, "--step-fn", "predict")
     assert p.returncode == 0, p.stderr
@@ -158,6 +163,7 @@ def test_inference_loop_stepped_by_a_marked_function(tmp_path):
     assert "2 steps (one step = one call of predict" in p.stderr
 
 
+@pytest.mark.subprocess
 def test_step_fn_as_a_method_of_a_class_in_another_module(tmp_path):
     (tmp_path / "nets.py").write_text("import torch\nclass Net(torch.nn.Module):\n    def __init__(self):\n"
                                       "        super().__init__(); self.fc = torch.nn.Linear(4, 4)\n"
@@ -169,6 +175,7 @@ def test_step_fn_as_a_method_of_a_class_in_another_module(tmp_path):
     assert {o["op"]: o["calls"] for o in data["ops"]}["aten::addmm"] == 2
 
 
+@pytest.mark.subprocess
 def test_inference_loop_without_a_marked_function_is_stepped_by_windows(tmp_path):
     p, data, out = profile_text(tmp_path, INFERENCE, "--window", "0.2")
     assert p.returncode == 0, p.stderr
@@ -178,6 +185,7 @@ def test_inference_loop_without_a_marked_function_is_stepped_by_windows(tmp_path
     assert any(o["op"] == "aten::addmm" and o["calls"] > 0 for o in data["ops"])
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("options,args,message", [
     (["--step-fn", "predcit"], ["3"], "--step-fn predcit: the script never defined predcit at module level"),
     (["--step-fn", "json:predict"], ["3"], "--step-fn json:predict: json has no function predict"),
@@ -195,6 +203,7 @@ def test_nothing_profiled_is_one_line_saying_why(tmp_path, options, args, messag
     assert "Traceback" not in p.stderr and "internal error" not in p.stderr
 
 
+@pytest.mark.subprocess
 def test_slow_data_loader_is_named_data_loading_bound(tmp_path):
     p, data, out = profile_text(tmp_path, SLOW_LOADER, "--to", "cpu")
     assert p.returncode == 0, p.stderr
@@ -214,6 +223,7 @@ COMPUTE_BOUND = SCRIPT.replace("torch.nn.Linear(16, 32), torch.nn.ReLU()", "torc
                                "torch.nn.Linear(1024, 1024), torch.nn.ReLU()").replace("Linear(32, 1)", "Linear(1024, 1)")
 
 
+@pytest.mark.subprocess
 def test_training_script_is_not_data_loading_bound(tmp_path):
     assert "Linear(1024, 1024)" in COMPUTE_BOUND and "Linear(1024, 1)" in COMPUTE_BOUND
     p, data, _ = profile_text(tmp_path, COMPUTE_BOUND, "--to", "cpu")

@@ -12,6 +12,8 @@ torch = pytest.importorskip("torch")
 from torchport.profile import Profiler, advice  # noqa: E402
 from torchport.profile.advice import Event  # noqa: E402
 
+pytestmark = pytest.mark.torch
+
 ENV = {"PYTHONPATH": str(ROOT / "src"), "PYTHONWARNINGS": "ignore"}
 VARYING = """
 import sys, torch
@@ -35,6 +37,7 @@ def run_profile(tmp_path, *args):
     return p, json.loads((out / "profile.json").read_text()), (out / "summary.md").read_text()
 
 
+@pytest.mark.subprocess
 def test_batch_sizes_that_change_each_step_are_listed(tmp_path):
     p, data, summary = run_profile(tmp_path)
     v = data["varying_shapes"]
@@ -51,6 +54,7 @@ def test_batch_sizes_that_change_each_step_are_listed(tmp_path):
     assert "copy/format: " in p.stderr and "- copy/format: " in summary
 
 
+@pytest.mark.subprocess
 def test_fixed_shapes_vary_in_no_op(tmp_path):
     p, data, summary = run_profile(tmp_path, "--fixed")
     assert data["varying_shapes"]["ops"] == [] and data["varying_shapes"]["note"] is None

@@ -21,9 +21,8 @@ import sys
 from dataclasses import dataclass, field
 
 import pytest
-from conftest import ROOT, run_program
+from conftest import ROOT, run_program, shared_folder
 
-pytest.importorskip("torch")
 
 SCRIPTS_DIR = ROOT / "tests" / "fixtures" / "real_scripts"
 ENV = dict(os.environ, PYTHONPATH=str(ROOT / "src"), PYTHONWARNINGS="ignore")
@@ -141,34 +140,33 @@ def assert_close(ours, reference, rel=REL, what=""):
 
 @pytest.fixture(scope="module")
 def checkpoints(tmp_path_factory):
-    """The CUDA-tagged checkpoints, written once."""
-    folder = tmp_path_factory.mktemp("cuda_checkpoints")
-    tags = load_helper().write_all(folder)
-    return folder, tags
+    """The CUDA-tagged checkpoints, written once per test run (shared by its workers)."""
+    def make(folder):
+        (folder / "tags.json").write_text(json.dumps(load_helper().write_all(folder)))
+    folder = shared_folder(tmp_path_factory, "cuda_checkpoints", make)
+    return folder, json.loads((folder / "tags.json").read_text())
 
 
 @pytest.fixture
 def workdir(tmp_path, checkpoints):
-    for f in checkpoints[0].iterdir():
-        shutil.copy(f, tmp_path / f.name)
+    folder, tags = checkpoints
+    for name in tags:
+        shutil.copy(folder / name, tmp_path / name)
     return tmp_path
 
 
 @pytest.fixture(scope="module")
 def hand_port(checkpoints, tmp_path_factory):
-    """name -> the hand CPU port's losses (each port run once, by plain python)."""
-    cache = {}
-
+    """name -> the hand CPU port's losses (each port run once per test run, by plain python)."""
     def get(name):
-        if name not in cache:
-            cwd = tmp_path_factory.mktemp("port")
-            for f in checkpoints[0].iterdir():
-                shutil.copy(f, cwd / f.name)
-            p = run([sys.executable, str(SCRIPTS_DIR / "cpu" / name)], cwd)
+        def make(folder):
+            for saved in checkpoints[1]:
+                shutil.copy(checkpoints[0] / saved, folder / saved)
+            p = run([sys.executable, str(SCRIPTS_DIR / "cpu" / name)], folder)
             assert p.returncode == 0, f"hand port {name} failed:\n{p.stderr[-2000:]}"
-            cache[name] = losses(p.stdout)
-            assert cache[name], f"hand port {name} printed no losses"
-        return cache[name]
+            assert losses(p.stdout), f"hand port {name} printed no losses"
+            (folder / "losses.json").write_text(json.dumps(losses(p.stdout)))
+        return json.loads((shared_folder(tmp_path_factory, f"hand-port-{name}", make) / "losses.json").read_text())
     return get
 
 
@@ -187,6 +185,7 @@ def test_every_script_has_a_hand_port_and_a_case():
     assert len(scripts) >= 16
 
 
+@pytest.mark.torch
 def test_fault_injected_checkpoints_are_refused_by_plain_cpu_torch(checkpoints):
     import torch
     folder, tags = checkpoints
@@ -207,6 +206,8 @@ def test_fault_injected_checkpoints_are_refused_by_plain_cpu_torch(checkpoints):
     assert resume["epoch"] == 3 and set(resume["optimizer"]["state"]) == {0, 1, 2, 3}
 
 
+@pytest.mark.subprocess
+@pytest.mark.torch
 @pytest.mark.parametrize("name", [n for n in NAMES if not CASES[n].cpu_fallback])
 def test_script_needs_a_gpu_when_unpatched(name, workdir):
     """Plain python on this CPU-only machine: the script must fail, or passing under run proves nothing."""
@@ -224,6 +225,7 @@ def report_count(report: dict, names) -> int:
     return sum(report.get(kind, {}).get(n, 0) for kind in ("redirected", "standin", "noop", "dropped") for n in names)
 
 
+@pytest.mark.torch
 @pytest.mark.parametrize("name", NAMES)
 def test_script_on_cpu_trains_like_its_hand_port(name, workdir, hand_port):
     report = workdir / "report.json"
@@ -239,6 +241,8 @@ def test_script_on_cpu_trains_like_its_hand_port(name, workdir, hand_port):
     assert not wrong, f"report counts (got, expected): {wrong}"
 
 
+@pytest.mark.torch
+@pytest.mark.sim
 @pytest.mark.parametrize("target", VENDORS)
 @pytest.mark.parametrize("name", NAMES)
 def test_script_on_simulated_target_trains_like_the_cpu_hand_port(built, name, target, workdir, hand_port):

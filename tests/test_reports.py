@@ -3,6 +3,8 @@ import csv
 import io
 import json
 
+import pytest
+
 import torchport
 from conftest import ROOT
 from torchport.core.finding import Finding
@@ -87,6 +89,7 @@ def test_json_schema_matches_the_documentation(project, tmp_path):
         assert f'"{key}"' in doc, key
 
 
+@pytest.mark.subprocess
 def test_diff_of_a_file_without_final_newline_keeps_lines_apart(tmp_path):
     import subprocess
     import sys

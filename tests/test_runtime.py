@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, run_program
 
-pytest.importorskip("torch")
 
 FIXTURES = ROOT / "tests" / "fixtures" / "runtime"
 ENV = dict(os.environ, PYTHONPATH=str(ROOT / "src"), PYTHONWARNINGS="ignore")
@@ -37,6 +36,8 @@ def script(tmp_path, name, body):
 
 
 # ---------------------------------------------------------------- the acceptance scripts
+@pytest.mark.subprocess
+@pytest.mark.torch
 def test_training_script_runs_unmodified_on_cpu(tmp_path):
     report = tmp_path / "report.json"
     code, out, err = torchport_run("--to", "cpu", "--report", str(report), str(FIXTURES / "train_cuda.py"),
@@ -57,6 +58,9 @@ def test_training_script_runs_unmodified_on_cpu(tmp_path):
     assert code != 0 and "needs a GPU" in err, "unpatched, the script must fail here (or this test proves nothing)"
 
 
+@pytest.mark.distributed
+@pytest.mark.subprocess
+@pytest.mark.torch
 def test_ddp_nccl_script_trains_like_the_hand_written_cpu_version(tmp_path):
     report = tmp_path / "ddp.md"
     code, out, err = torchport_run("--to", "cpu", "--report", str(report), "-m", "torch.distributed.run",
@@ -75,6 +79,9 @@ def test_ddp_nccl_script_trains_like_the_hand_written_cpu_version(tmp_path):
     assert "| `torch.nn.parallel.DistributedDataParallel(device_ids)` | 2 |" in md
 
 
+@pytest.mark.distributed
+@pytest.mark.subprocess
+@pytest.mark.torch
 def test_sync_batchnorm_under_gloo_runs_as_batchnorm_per_process(tmp_path):
     """Two gloo processes on cpu: SyncBatchNorm would raise "expected input tensor to be on GPU";
     under run it normalises with each process's own statistics, as BatchNorm does."""
@@ -107,6 +114,8 @@ def test_sync_batchnorm_under_gloo_runs_as_batchnorm_per_process(tmp_path):
     assert code != 0, "unpatched, the script must fail here (or this test proves nothing)"
 
 
+@pytest.mark.subprocess
+@pytest.mark.torch
 def test_cuda_tagged_checkpoint_with_a_partial_map_location_dict(tmp_path):
     """A checkpoint whose storages say cuda:0 and cuda:1 (written here by tagging CPU storages), loaded
     with a dict that names only cuda:1: the cuda:0 storages must land on the target too."""
@@ -131,6 +140,8 @@ def test_cuda_tagged_checkpoint_with_a_partial_map_location_dict(tmp_path):
     assert out.strip() == "[('a', 'cpu', 2.0), ('b', 'cpu', 0.0)]"
 
 
+@pytest.mark.subprocess
+@pytest.mark.torch
 def test_accelerator_target_on_a_host_without_one_runs_as_cpu(tmp_path):
     path = script(tmp_path, "acc.py", """
         import torch
@@ -151,6 +162,8 @@ def test_accelerator_target_on_a_host_without_one_runs_as_cpu(tmp_path):
 
 
 # ---------------------------------------------------------------- failure modes
+@pytest.mark.subprocess
+@pytest.mark.torch
 def test_integer_device_ids_and_device_map_dicts(tmp_path):
     path = script(tmp_path, "ids.py", """
         import torch, torch.nn as nn
@@ -182,6 +195,8 @@ def test_integer_device_ids_and_device_map_dicts(tmp_path):
     assert code != 0, "without torchport these device ids fail on this machine"
 
 
+@pytest.mark.subprocess
+@pytest.mark.torch
 def test_float64_is_never_downcast(tmp_path):
     path = script(tmp_path, "f64.py", """
         import torch
@@ -196,6 +211,8 @@ def test_float64_is_never_downcast(tmp_path):
     assert out.split() == ["torch.float64"] * 5
 
 
+@pytest.mark.subprocess
+@pytest.mark.torch
 def test_is_available_policy_for_project_and_libraries(tmp_path):
     lib = tmp_path / "venvlike" / "lib" / "site-packages" / "fakelib"
     lib.mkdir(parents=True)
@@ -230,6 +247,8 @@ def test_is_available_policy_for_project_and_libraries(tmp_path):
     assert results["real"][0] == "cpu cpu 0 False (False, 0, False)"
 
 
+@pytest.mark.subprocess
+@pytest.mark.torch
 def test_missing_apis_neutral_raise_or_warn_and_are_reported(tmp_path):
     path = script(tmp_path, "missing.py", """
         import warnings, torch
@@ -273,6 +292,8 @@ def test_missing_apis_neutral_raise_or_warn_and_are_reported(tmp_path):
     assert "torch.cuda.CUDAGraph has no counterpart on CPU" in out
 
 
+@pytest.mark.subprocess
+@pytest.mark.torch
 def test_undo_restores_everything_and_patches_apply_once(tmp_path):
     code, out, err = python("""
         import os, types, torch
@@ -313,6 +334,9 @@ def test_undo_restores_everything_and_patches_apply_once(tmp_path):
     assert "real cuda again:" in out
 
 
+@pytest.mark.distributed
+@pytest.mark.subprocess
+@pytest.mark.torch
 def test_threads_and_spawned_workers_are_patched(tmp_path):
     path = script(tmp_path, "spawned.py", """
         import threading, torch, torch.multiprocessing as mp
@@ -340,6 +364,8 @@ def test_threads_and_spawned_workers_are_patched(tmp_path):
 
 
 # ---------------------------------------------------------------- CLI
+@pytest.mark.subprocess
+@pytest.mark.torch
 def test_run_module_argv_and_exit_codes(tmp_path):
     (tmp_path / "mymod.py").write_text("import sys, torch\nprint(sys.argv[1:], torch.ones(1, device='cuda').device)\n"
                                        "sys.exit(int(sys.argv[-1]))\n")
@@ -350,6 +376,8 @@ def test_run_module_argv_and_exit_codes(tmp_path):
     assert code == 1 and "ValueError: from the script" in err and "Traceback" in err
 
 
+@pytest.mark.subprocess
+@pytest.mark.torch
 @pytest.mark.parametrize("args, message", [
     (["--to", "nope", "x.py"], "unknown target 'nope'"),
     (["--to", "cpu", "missing.py"], "script not found: missing.py"),
@@ -380,6 +408,7 @@ def test_cuda_variables_map_before_the_vendor_stack():
     assert child["TORCHPORT_TARGET"] == "npu" and child["PYTHONPATH"].split(os.pathsep) == [environment.BOOT, "/x"]
 
 
+@pytest.mark.torch
 def test_device_map_for_indexed_targets():
     import torch
 
@@ -397,6 +426,8 @@ def test_device_map_for_indexed_targets():
     assert m.map("cuda:x") == "cuda:x"
 
 
+@pytest.mark.subprocess
+@pytest.mark.torch
 def test_a_program_on_path_runs_as_a_child_that_patches_itself(tmp_path):
     env = dict(ENV, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
     report = tmp_path / "r.json"
@@ -409,6 +440,8 @@ def test_a_program_on_path_runs_as_a_child_that_patches_itself(tmp_path):
     assert data["processes"] == 2 and data["redirected"]["torch.ones(device=)"] == 1
 
 
+@pytest.mark.subprocess
+@pytest.mark.torch
 def test_amp_profiler_and_generators(tmp_path):
     path = script(tmp_path, "amp.py", """
         import torch

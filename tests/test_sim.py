@@ -12,12 +12,11 @@ import shutil
 import sys
 
 import pytest
-from conftest import ROOT, run_program
+from conftest import ROOT, run_program, shared_value
 
 import torchport
 from torchport.core.command import interpreter_words
 
-pytest.importorskip("torch")
 
 VENDORS = ["npu", "mlu", "musa"]
 EXAMPLE = ROOT / "examples" / "cuda_project"
@@ -53,15 +52,19 @@ def converted(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def cpu_losses(converted):
-    p = run([sys.executable, "train.py", "--steps", "3"], cwd=converted / "cpu")
-    assert p.returncode == 0, p.stderr
-    values = losses(p.stdout)
+def cpu_losses(converted, tmp_path_factory):
+    def compute():
+        p = run([sys.executable, "train.py", "--steps", "3"], cwd=converted / "cpu")
+        assert p.returncode == 0, p.stderr
+        return losses(p.stdout)
+    values = shared_value(tmp_path_factory, "example-cpu-losses", compute)
     assert len(values) == 3
     return values
 
 
 # ---------------------------------------------------------------- converted code on the simulated device
+@pytest.mark.torch
+@pytest.mark.sim
 @pytest.mark.parametrize("target", VENDORS)
 def test_converted_example_trains_like_its_cpu_conversion(built, converted, cpu_losses, target, tmp_path):
     report = tmp_path / "sim.json"
@@ -78,6 +81,8 @@ def test_converted_example_trains_like_its_cpu_conversion(built, converted, cpu_
     assert f"simulated {target}" in p.stderr
 
 
+@pytest.mark.torch
+@pytest.mark.sim
 def test_converted_example_with_amp(built, converted):
     p = run([*TORCHPORT, "sim", "--to", "npu", "--", "python", "train.py", "--steps", "2", "--amp"],
             cwd=converted / "npu")
@@ -85,6 +90,8 @@ def test_converted_example_with_amp(built, converted):
     assert len(losses(p.stdout)) == 2 and all(v == v for v in losses(p.stdout))
 
 
+@pytest.mark.torch
+@pytest.mark.sim
 def test_unconverted_example_fails_on_the_simulated_device(built):
     """The simulator is not a CUDA emulator: code that was not migrated still asks for CUDA."""
     p = run([*TORCHPORT, "sim", "--to", "npu", "--", "python", "train.py", "--steps", "1"], cwd=EXAMPLE)
@@ -93,6 +100,8 @@ def test_unconverted_example_fails_on_the_simulated_device(built):
 
 
 # ---------------------------------------------------------------- unmodified CUDA code: run --simulate
+@pytest.mark.torch
+@pytest.mark.sim
 @pytest.mark.parametrize("target", VENDORS)
 def test_unmodified_cuda_example_under_run_simulate(built, cpu_losses, target):
     p = run([*TORCHPORT, "run", "--to", target, "--simulate", "train.py", "--steps", "3"], cwd=EXAMPLE)
@@ -101,6 +110,8 @@ def test_unmodified_cuda_example_under_run_simulate(built, cpu_losses, target):
     assert losses(p.stdout) == pytest.approx(cpu_losses, abs=1e-6)
 
 
+@pytest.mark.torch
+@pytest.mark.sim
 def test_unmodified_training_script_with_amp_pinned_loader_jit_and_checkpoint(built, tmp_path):
     script = FIXTURES / "runtime" / "train_cuda.py"
     ref = run([*TORCHPORT, "run", "--to", "cpu", str(script), "--ckpt", str(tmp_path / "a.pt")])
@@ -140,6 +151,8 @@ print(torch.zeros(1).device, torch.cuda.LongTensor([1, 2]).dtype)
 """
 
 
+@pytest.mark.torch
+@pytest.mark.sim
 @pytest.mark.parametrize("target", ["cpu", *VENDORS])
 def test_converted_legacy_tensor_types_run(built, target, tmp_path):
     """Legacy CUDA tensor types, as names and as strings (TP102, TP118), on the target's device (the cpu
@@ -153,6 +166,8 @@ def test_converted_legacy_tensor_types_run(built, target, tmp_path):
     assert p.stdout.split() == [device, "torch.float16", "True", device, "True", device, "torch.int64"]
 
 
+@pytest.mark.torch
+@pytest.mark.sim
 @pytest.mark.parametrize("target", ["cpu", *VENDORS])
 def test_converted_device_helpers_pick_the_target(built, target, tmp_path):
     """Device strings that reach a device through data flow (select_device of the YOLO family, device
@@ -175,15 +190,20 @@ def test_converted_device_helpers_pick_the_target(built, target, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def ddp_reference():
-    p = run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-             str(FIXTURES / "runtime" / "ddp_cpu.py")])
-    assert p.returncode == 0, p.stderr
-    values = losses(p.stdout)
+def ddp_reference(tmp_path_factory):
+    def compute():
+        p = run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+                 str(FIXTURES / "runtime" / "ddp_cpu.py")])
+        assert p.returncode == 0, p.stderr
+        return losses(p.stdout)
+    values = shared_value(tmp_path_factory, "ddp-cpu-losses", compute)
     assert len(values) == 5
     return values
 
 
+@pytest.mark.torch
+@pytest.mark.sim
+@pytest.mark.distributed
 @pytest.mark.parametrize("target", VENDORS)
 def test_converted_ddp_script_trains_under_torchrun(built, ddp_reference, target, tmp_path):
     script = tmp_path / f"ddp_{target}.py"
@@ -198,6 +218,9 @@ def test_converted_ddp_script_trains_under_torchrun(built, ddp_reference, target
     assert json.loads(report.read_text())["processes"] == 2
 
 
+@pytest.mark.torch
+@pytest.mark.sim
+@pytest.mark.distributed
 def test_unmodified_nccl_ddp_script_under_run_simulate(built, ddp_reference):
     p = run([*TORCHPORT, "run", "--to", "musa", "--simulate", "--devices", "2", "-m", "torch.distributed.run",
              "--standalone", "--nproc_per_node", "2", str(FIXTURES / "runtime" / "ddp_nccl.py")])
@@ -212,6 +235,8 @@ def load_backend(target):
 
 
 # ---------------------------------------------------------------- the API surface and device behaviour
+@pytest.mark.torch
+@pytest.mark.sim
 @pytest.mark.parametrize("target", VENDORS)
 def test_vendor_namespace_and_device_behaviour(built, target, tmp_path):
     kb = json.loads((ROOT / "src" / "torchport" / "kb" / "api" / f"{target}.json").read_text())
@@ -247,6 +272,8 @@ def test_vendor_namespace_and_device_behaviour(built, target, tmp_path):
     assert f"{target}:0" in facts["mismatch"] and "cpu" in facts["mismatch"]
 
 
+@pytest.mark.torch
+@pytest.mark.sim
 @pytest.mark.parametrize("target", VENDORS)
 def test_device_results_equal_the_cpus(built, target):
     """Mutated optional arguments, views, out= growth, CPU scalars first, indexing, fused RNN cells."""
@@ -261,6 +288,8 @@ def test_device_results_equal_the_cpus(built, target):
 
 
 # ---------------------------------------------------------------- missing operators agree with ops check
+@pytest.mark.torch
+@pytest.mark.sim
 @pytest.mark.parametrize("target", VENDORS)
 def test_lacking_operators_agree_with_ops_check(built, target, tmp_path):
     script = FIXTURES / "sim" / "lacking_ops.py"
@@ -292,6 +321,7 @@ def test_lacking_operators_agree_with_ops_check(built, target, tmp_path):
 
 
 # ---------------------------------------------------------------- bad input: one line, exit 2
+@pytest.mark.subprocess
 @pytest.mark.parametrize("args", [
     ["sim", "--to", "cpu", "--", "python", "x.py"],
     ["sim", "--to", "mps", "--", "python", "x.py"],
@@ -310,6 +340,8 @@ def test_bad_input_is_one_line_and_exit_2(args, tmp_path):
     assert p.stdout == ""
 
 
+@pytest.mark.torch
+@pytest.mark.sim
 def test_no_compiler_is_a_clear_error(tmp_path):
     p = run([*TORCHPORT, "sim", "--build"], env={"TORCHPORT_CACHE": str(tmp_path / "cache"),
                                                  "CXX": str(tmp_path / "no-compiler")})
@@ -317,6 +349,8 @@ def test_no_compiler_is_a_clear_error(tmp_path):
     assert "C++ compiler" in p.stderr and len(p.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.torch
+@pytest.mark.sim
 def test_build_for_another_torch_is_refused(tmp_path):
     import torch
 
@@ -353,6 +387,8 @@ def test_interpreter_words(argv, words):
     assert interpreter_words(argv) == words
 
 
+@pytest.mark.subprocess
+@pytest.mark.torch
 def test_ops_record_accepts_a_full_interpreter_path(tmp_path):
     script = tmp_path / "t.py"
     script.write_text("import torch\nprint((torch.ones(2) + 1).sum().item())\n")
@@ -362,6 +398,8 @@ def test_ops_record_accepts_a_full_interpreter_path(tmp_path):
     assert any(o["op"].startswith("aten::add") for o in json.loads(out.read_text())["ops"])
 
 
+@pytest.mark.torch
+@pytest.mark.sim
 def test_sim_resolves_bare_python_to_torchports_interpreter(built, tmp_path):
     script = tmp_path / "t.py"
     script.write_text("import sys, torch, torch_mlu\nprint(sys.executable, torch.ones(1, device='mlu').device)\n")
@@ -372,6 +410,8 @@ def test_sim_resolves_bare_python_to_torchports_interpreter(built, tmp_path):
         assert "mlu:0" in p.stdout
 
 
+@pytest.mark.torch
+@pytest.mark.sim
 def test_module_to_device_keeps_its_parameters(built, tmp_path):
     """An optimizer built before model.cuda() must still train the model, and tied weights stay tied
     (torch_npu answers _has_compatible_shallow_copy_type for its device; the simulator must too)."""
@@ -401,13 +441,17 @@ def test_module_to_device_keeps_its_parameters(built, tmp_path):
 # ---------------------------------------------------------------- apex.amp converted (TP120)
 @pytest.fixture(scope="module")
 def apex_cpu_losses(tmp_path_factory):
-    out = tmp_path_factory.mktemp("apex_cpu")
-    torchport.convert(FIXTURES / "apex" / "train_apex.py", "cpu", out / "train.py", write_reports=False)
-    p = run([sys.executable, "train.py", "--checkpoint", str(out / "c.pt")], cwd=out)
-    assert p.returncode == 0, p.stderr
-    return losses(p.stdout)
+    def compute():
+        out = tmp_path_factory.mktemp("apex_cpu")
+        torchport.convert(FIXTURES / "apex" / "train_apex.py", "cpu", out / "train.py", write_reports=False)
+        p = run([sys.executable, "train.py", "--checkpoint", str(out / "c.pt")], cwd=out)
+        assert p.returncode == 0, p.stderr
+        return losses(p.stdout)
+    return shared_value(tmp_path_factory, "apex-cpu-losses", compute)
 
 
+@pytest.mark.torch
+@pytest.mark.sim
 @pytest.mark.parametrize("target", VENDORS)
 def test_converted_apex_script_trains_on_the_simulated_device(built, apex_cpu_losses, target, tmp_path):
     """Its GradScaler and autocast are the target's; fp16 autocast on the device, bf16 on the CPU: close, not equal."""

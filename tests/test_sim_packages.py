@@ -9,6 +9,8 @@ import pytest
 from torchport.sim import simulated_targets
 from torchport.sim.launch import environment
 
+pytestmark = pytest.mark.subprocess
+
 PROBE = "import importlib.util as u; print(*(bool(u.find_spec(p)) for p in ('torch_npu', 'torch_mlu', 'torch_musa')))"
 REGISTERS = {"npu": "torch_npu", "mlu": "torch_mlu", "musa": "torch_musa"}
 

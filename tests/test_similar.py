@@ -94,6 +94,8 @@ def test_a_user_rule_decision_is_not_swapped(tmp_path):
     assert any("ours: remove it" in f.message for f in findings)
 
 
+@pytest.mark.subprocess
+@pytest.mark.torch
 def test_cli_similar_for_cpu_writes_a_file_that_runs(tmp_path):
     """The original fails on a host without NVTX (torch's CPU build); the --similar copy runs and its range
     shows up in a torch.profiler trace, as the finding says."""
@@ -119,6 +121,7 @@ def test_cli_similar_for_cpu_writes_a_file_that_runs(tmp_path):
     assert '"TP123"' in report.stdout
 
 
+@pytest.mark.subprocess
 def test_cli_help_names_the_option():
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
     p = subprocess.run([sys.executable, "-m", "torchport", "convert", "--help"], capture_output=True, text=True,

@@ -40,6 +40,8 @@ def built():
     return True
 
 
+@pytest.mark.torch
+@pytest.mark.sim
 def test_npu_device_follows_the_variable(built, tmp_path):
     out = converted(tmp_path, "npu")
     text = out.read_text()
@@ -53,12 +55,16 @@ def test_npu_device_follows_the_variable(built, tmp_path):
     assert bad.returncode != 0 and "invalid literal for int()" in bad.stderr
 
 
+@pytest.mark.torch
+@pytest.mark.sim
 def test_another_variable_name(built, tmp_path):
     out = converted(tmp_path, "npu", "--device-env", "MY_DEVICE")
     sim = [*TORCHPORT, "sim", "--to", "npu", "--devices", "2", "--", sys.executable, str(out)]
     assert run(sim, {"MY_DEVICE": "1", "NPU_CALCULATE_DEVICE": "0"}).stdout.split() == ["device", "npu:1", "1"]
 
 
+@pytest.mark.subprocess
+@pytest.mark.torch
 def test_cpu_has_no_index_to_set_and_says_so(tmp_path):
     pytest.importorskip("torch")
     out = converted(tmp_path, "cpu")
@@ -72,6 +78,8 @@ def test_cpu_has_no_index_to_set_and_says_so(tmp_path):
     assert said == ["--specify-device: CPU has no device index to set; nothing written"]
 
 
+@pytest.mark.subprocess
+@pytest.mark.torch
 def test_accelerator_reads_the_variable_even_without_a_device(tmp_path):
     pytest.importorskip("torch")
     out = converted(tmp_path, "accelerator", script=SCRIPT.replace(", torch.cuda.current_device()", ""))
@@ -80,6 +88,7 @@ def test_accelerator_reads_the_variable_even_without_a_device(tmp_path):
     assert run([sys.executable, str(out)], {"NPU_CALCULATE_DEVICE": "one"}).returncode != 0
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("options, words", [
     (["--device-env", "1DEVICE"], "not an environment variable name"),
     (["--distributed"], "does not go with --distributed"),
@@ -96,6 +105,7 @@ def test_bad_uses_are_one_line_errors(tmp_path, options, words):
     assert p.returncode != 0 and words in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
 
 
+@pytest.mark.subprocess
 def test_a_folder_needs_the_launch_script(tmp_path):
     (tmp_path / "proj").mkdir()
     (tmp_path / "proj" / "train.py").write_text(SCRIPT)

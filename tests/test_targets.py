@@ -70,6 +70,7 @@ def test_unknown_target():
         load_target("tpu")
 
 
+@pytest.mark.torch
 @pytest.mark.parametrize("name", sorted(BUILTIN))
 def test_builtin_targets_never_invent_names(name):
     """Every rewrite the built-in targets can produce names something that exists in torch 2.13."""
@@ -288,6 +289,7 @@ SDPA_SWITCHES = ("torch.backends.cuda.sdp_kernel", "torch.backends.cuda.enable_m
                  "torch.backends.cuda.enable_flash_sdp", "torch.backends.cuda.enable_mem_efficient_sdp")
 
 
+@pytest.mark.torch
 def test_attention_backend_switches_are_not_cuda_only():
     """The cpu target keeps torch.backends.cuda's SDPA switches without a finding, because CPU torch reads them
     (checked here: with every backend off, CPU attention raises); other targets say so and call the rest
