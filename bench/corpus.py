@@ -16,13 +16,15 @@ For each project and target:
 mmcv (C++/CUDA ops) is analyzed too, and its sources are ported with `port-ext` to musa and hip,
 checked by bench/port_checks.py (token streams, includes, renames, build files) and ported a second
 time (which must change nothing).  Downloads (once, into .corpus-cache/) are the only network use.
-Exit code 1 on any failure.
+Each analyze, convert and port is a task; --jobs of them run side by side (default: one per CPU), and the
+rows are printed in the same order whatever the number.  Exit code 1 on any failure.
 """
 from __future__ import annotations
 
 import argparse
 import ast
 from collections import Counter
+from concurrent.futures import Future, ProcessPoolExecutor
 import csv
 import difflib
 import json
@@ -31,6 +33,7 @@ import shutil
 import sys
 import tempfile
 import time
+from multiprocessing import get_context
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -43,6 +46,7 @@ from torchport.api import analyze  # noqa: E402
 from torchport.backends import available_targets, load_target  # noqa: E402
 from torchport.core.files import _excluded  # noqa: E402
 from torchport.converter.guards import runs_only_with_device  # noqa: E402
+from torchport.core.parallel import default_jobs  # noqa: E402
 from torchport.api import port_ext as port  # noqa: E402
 from torchport.porting.api import DEFAULT_IGNORES  # noqa: E402
 from torchport.porting.engine import load_map  # noqa: E402
@@ -267,6 +271,8 @@ def check(src: Path, out: Path, reports: Path, target: str) -> list:
         if not rel.endswith(".py"):
             continue
         old, new = decode(a), decode(b)
+        if a == b and "cuda" not in new:   # unchanged and no torch.cuda use to look for: nothing to check
+            continue
         try:
             old_tree = ast.parse(old)
         except (SyntaxError, ValueError):
@@ -299,91 +305,129 @@ def unsupported_drift(result, again) -> list:
     return sorted((second - first) + (first - second))
 
 
-def check_port(src: Path, label: str) -> int:
-    """port-ext to each PORT_TARGET: the port_checks invariants, then a second port that changes nothing."""
-    failures = 0
-    for target in PORT_TARGETS:
-        work = Path(tempfile.mkdtemp(prefix="tp-port-"))
-        try:
-            result = port(src, target, work / "out", write_reports=False)
-            stats, problems = check_tree(src, work / "out", result, load_map(target),
-                                         lambda rel: _excluded(rel, DEFAULT_IGNORES))
-            again = port(work / "out", target, work / "again", write_reports=False)
-            if again.totals()["converted_refs"] or again.totals()["renamed_files"]:
-                problems.append(f"second port changed {again.totals()['converted_refs']} references, "
-                                f"renamed {again.totals()['renamed_files']} files")
-            elif files_of(work / "out") != files_of(work / "again") or any(
-                    (work / "out" / f).read_bytes() != (work / "again" / f).read_bytes() for f in files_of(work / "out")):
-                problems.append("second port wrote different files")
-            if result.totals()["includes_broken"]:
-                problems.append(f"port-ext itself reported {result.totals()['includes_broken']} broken includes")
-            t = result.totals()
-            print(f"{label:22} {'port ' + target:12} {t['files']:6} {t['converted_refs']} refs converted, "
-                  f"{t['left_refs']} left, {t['needs_review']} to review, {t['renamed_files']} renamed, "
-                  f"{stats['sources_token_checked']} sources token-checked, {stats['includes_checked']} includes resolved, "
-                  f"{t['elapsed_seconds']:.1f}s  {'ok' if not problems else f'{len(problems)} FAILED'}")
-            for p in problems[:20]:
-                print(f"    {p}")
-            failures += bool(problems)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-    return failures
+def check_port(src: Path, label: str, target: str) -> tuple:
+    """port-ext to `target`: the port_checks invariants, then a second port that changes nothing.
+    (printed text, failed?)"""
+    work = Path(tempfile.mkdtemp(prefix="tp-port-"))
+    try:
+        result = port(src, target, work / "out", write_reports=False)
+        stats, problems = check_tree(src, work / "out", result, load_map(target),
+                                     lambda rel: _excluded(rel, DEFAULT_IGNORES))
+        again = port(work / "out", target, work / "again", write_reports=False)
+        if again.totals()["converted_refs"] or again.totals()["renamed_files"]:
+            problems.append(f"second port changed {again.totals()['converted_refs']} references, "
+                            f"renamed {again.totals()['renamed_files']} files")
+        elif files_of(work / "out") != files_of(work / "again") or any(
+                (work / "out" / f).read_bytes() != (work / "again" / f).read_bytes() for f in files_of(work / "out")):
+            problems.append("second port wrote different files")
+        if result.totals()["includes_broken"]:
+            problems.append(f"port-ext itself reported {result.totals()['includes_broken']} broken includes")
+        t = result.totals()
+        row = (f"{label:22} {'port ' + target:12} {t['files']:6} {t['converted_refs']} refs converted, "
+               f"{t['left_refs']} left, {t['needs_review']} to review, {t['renamed_files']} renamed, "
+               f"{stats['sources_token_checked']} sources token-checked, {stats['includes_checked']} includes resolved, "
+               f"{t['elapsed_seconds']:.1f}s  {'ok' if not problems else f'{len(problems)} FAILED'}")
+        return "\n".join([row, *(f"    {p}" for p in problems[:20])]), bool(problems)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def convert_and_check(label: str, src: Path, target: str) -> tuple:
+    """Convert `src` for `target`, convert the output again, and check the invariants.
+    (the row's text before its verdict, problems, the unsupported uses convert left)"""
+    work = Path(tempfile.mkdtemp(prefix="tp-corpus-"))
+    try:
+        start = time.perf_counter()
+        result = torchport.convert(src, target, work / "out", jobs=1)   # the corpus runs projects side by side
+        elapsed = time.perf_counter() - start
+        again = torchport.convert(work / "out", target, work / "again", write_reports=False, jobs=1)
+        problems = check(src, work / "out", work / "out_report", target)
+        lines, silent = device_line_counts(src, work / "out", work / "out_report", target)
+        problems += [f"{where}: device line neither converted nor reported" for where in silent]
+        if again.summary()["changes"]:
+            changed = sorted({f"{f.file}:{f.line}" for f in again.findings if f.is_change})
+            problems.append(f"second conversion changed {len(changed)} places, e.g. {changed[:3]}")
+        odd = unsupported_drift(result, again)
+        if odd:
+            problems.append(f"the output's unsupported uses differ from what convert left: {len(odd)}, "
+                            f"e.g. {odd[:3]}")
+        s = result.summary()
+        row = (f"{label:22} {target:12} {s['files']:6} {s['files_by_status'].get('converted', 0):5} "
+               f"{s['changes']:7} {s['unsupported']:6} {s['advice']:6} {s['errors']:6} {elapsed:5.1f}s  "
+               f"device lines {lines['converted']}/{lines['reported']}/{lines['kept']}/{lines['silent']}")
+        left = sorted((f.file, f.line, f.old) for f in result.findings if f.action == "unsupported")
+        return row, problems, left
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def analyze_project(label: str, src: Path, targets: str) -> tuple:
+    """(the analyze row, {target: the unsupported uses analyze lists})"""
+    analysis = analyze(src, targets, write_reports=False, jobs=1)
+    s = analysis.summary()
+    row = (f"{label:22} {'analyze':12} {s['files']:6} touchpoints {s['touchpoints']}, "
+           f"{s['cuda_files']} CUDA files, {s['cuda_kernels']} kernels, {s['exported_ops']} exported ops, "
+           f"{s['extension_call_sites']} call sites, {s['elapsed_seconds']:.1f}s; grades "
+           + " ".join(f"{t}={r['grade']}" for t, r in s["readiness"].items()))
+    return row, {t: sorted((f.file, f.line, f.old) for f in analysis.unsupported(t)) for t in targets.split(",")}
+
+
+def verdict(row: str, problems: list) -> str:
+    return "\n".join([f"{row}  {'ok' if not problems else f'{len(problems)} FAILED'}", *(f"    {p}" for p in problems[:20])])
+
+
+class Inline:
+    """A stand-in for a process pool of one: runs each task when it is submitted."""
+
+    def submit(self, fn, *args):
+        done: Future = Future()
+        done.set_result(fn(*args))
+        return done
+
+    def shutdown(self):
+        pass
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--projects", default=",".join(n for n, _ in PROJECTS))
     ap.add_argument("--targets", default=",".join(available_targets()))
+    ap.add_argument("--jobs", "-j", type=int, default=default_jobs(), help="runs side by side (default: one per CPU)")
+    ap.add_argument("--fetch", action="store_true", help="only download the projects into .corpus-cache/")
     args = ap.parse_args()
-    wanted = set(args.projects.split(","))
+    wanted, targets = set(args.projects.split(",")), args.targets.split(",")
+    projects = [(name, version, sdist(name, version)) for name, version in PROJECTS if name in wanted]
+    ports = [(name, version, sdist(name, version)) for name, version in PORT_PROJECTS if name in wanted]
+    if args.fetch:
+        return 0
+    # every analyze, convert and port is a task of its own; rows are printed in this order as their tasks end
+    pool = ProcessPoolExecutor(args.jobs, mp_context=get_context("fork")) if args.jobs > 1 else Inline()
     failures = 0
-    print(f"{'project':22} {'target':12} {'files':>6} {'conv':>5} {'changes':>7} {'unsup':>6} {'advice':>6} "
-          f"{'errors':>6} {'time':>6}  checks")
-    for name, version in PROJECTS:
-        if name not in wanted:
-            continue
-        src = sdist(name, version)
-        analysis = analyze(src, args.targets, write_reports=False)
-        s = analysis.summary()
-        print(f"{name + ' ' + version:22} {'analyze':12} {s['files']:6} touchpoints {s['touchpoints']}, "
-              f"{s['cuda_files']} CUDA files, {s['cuda_kernels']} kernels, {s['exported_ops']} exported ops, "
-              f"{s['extension_call_sites']} call sites, {s['elapsed_seconds']:.1f}s; grades "
-              + " ".join(f"{t}={r['grade']}" for t, r in s["readiness"].items()))
-        for target in args.targets.split(","):
-            work = Path(tempfile.mkdtemp(prefix="tp-corpus-"))
-            try:
-                start = time.perf_counter()
-                result = torchport.convert(src, target, work / "out")
-                elapsed = time.perf_counter() - start
-                again = torchport.convert(work / "out", target, work / "again", write_reports=False)
-                problems = check(src, work / "out", work / "out_report", target)
-                lines, silent = device_line_counts(src, work / "out", work / "out_report", target)
-                problems += [f"{where}: device line neither converted nor reported" for where in silent]
-                left = sorted((f.file, f.line, f.old) for f in result.findings if f.action == "unsupported")
-                listed = sorted((f.file, f.line, f.old) for f in analysis.unsupported(target))
-                if left != listed:
-                    problems.append(f"analyze and convert disagree on unsupported APIs: "
-                                    f"{len(set(left) ^ set(listed))} differ, e.g. {sorted(set(left) ^ set(listed))[:2]}")
-                if again.summary()["changes"]:
-                    changed = sorted({f"{f.file}:{f.line}" for f in again.findings if f.is_change})
-                    problems.append(f"second conversion changed {len(changed)} places, e.g. {changed[:3]}")
-                odd = unsupported_drift(result, again)
-                if odd:
-                    problems.append(f"the output's unsupported uses differ from what convert left: {len(odd)}, "
-                                    f"e.g. {odd[:3]}")
-                s = result.summary()
-                print(f"{name + ' ' + version:22} {target:12} {s['files']:6} {s['files_by_status'].get('converted', 0):5} "
-                      f"{s['changes']:7} {s['unsupported']:6} {s['advice']:6} {s['errors']:6} {elapsed:5.1f}s  "
-                      f"device lines {lines['converted']}/{lines['reported']}/{lines['kept']}/{lines['silent']}  "
-                      f"{'ok' if not problems else f'{len(problems)} FAILED'}")
-                for p in problems[:20]:
-                    print(f"    {p}")
+    try:
+        tasks = [(pool.submit(analyze_project, f"{name} {version}", src, args.targets),
+                  [pool.submit(convert_and_check, f"{name} {version}", src, t) for t in targets])
+                 for name, version, src in projects]
+        port_tasks = [pool.submit(check_port, src, f"{name} {version}", t)
+                      for name, version, src in ports for t in PORT_TARGETS]
+        print(f"{'project':22} {'target':12} {'files':>6} {'conv':>5} {'changes':>7} {'unsup':>6} {'advice':>6} "
+              f"{'errors':>6} {'time':>6}  checks", flush=True)
+        for analysis, conversions in tasks:
+            heading, listed = analysis.result()
+            print(heading, flush=True)
+            for target, conversion in zip(targets, conversions):
+                row, problems, left = conversion.result()
+                if left != listed[target]:
+                    differ = sorted(set(left) ^ set(listed[target]))
+                    problems.append(f"analyze and convert disagree on unsupported APIs: {len(differ)} differ, "
+                                    f"e.g. {differ[:2]}")
+                print(verdict(row, problems), flush=True)
                 failures += bool(problems)
-            finally:
-                shutil.rmtree(work, ignore_errors=True)
-    for name, version in PORT_PROJECTS:
-        if name in wanted:
-            failures += check_port(sdist(name, version), f"{name} {version}")
+        for task in port_tasks:
+            text, failed = task.result()
+            print(text, flush=True)
+            failures += failed
+    finally:
+        pool.shutdown()
     print("corpus: all invariants hold" if not failures else f"corpus: {failures} project/target runs failed")
     return 1 if failures else 0
 

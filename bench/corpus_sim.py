@@ -17,7 +17,7 @@ machine's CPU torch: yolox gets bench/corpus_sim/shims/ (nms and friends in plai
 ultralytics the real package with the harness in corpus_sim/site/sitecustomize.py (in every process).
 Exit 1 on any failure.
 
-    python bench/corpus_sim.py [--projects timm yolox ultralytics] [--targets npu mlu musa]
+    python bench/corpus_sim.py [--projects timm yolox ultralytics] [--targets npu mlu musa] [--fetch]
 """
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ OWN_REFERENCE = {"yolox": "cpu", "ultralytics": "targets"}
 # projects that import the real torchvision get the harness in corpus_sim/site/sitecustomize.py
 REAL_TORCHVISION = {"timm", "ultralytics"}
 BACKEND = {"npu": "hccl", "mlu": "cncl", "musa": "mccl"}
-# PyTorch's exit race (see tests/conftest.py, docs/sim.md): a run that dies of it runs once more
+# PyTorch's exit race (see tests/conftest.py, docs/sim.md): a run that dies of it runs again, at most 3 times
 EXIT_RACE = "terminate called without an active exception"
 
 
@@ -80,7 +80,9 @@ def run_driver(project: str, tree: Path, target: str, launcher: str = "") -> tup
         env.update(PYTHONPATH=path.rstrip(os.pathsep), CORPUS_SIM_HARNESS="torchvision")
     start = time.perf_counter()
     p = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1200)
-    if p.returncode != 0 and EXIT_RACE in p.stderr:
+    for _ in range(3):   # the race grows with the machine's load (CI runs this beside bench/corpus.py)
+        if p.returncode == 0 or EXIT_RACE not in p.stderr:
+            break
         print(f"       ({project} {target} died of PyTorch's exit race; running it again)")
         p = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1200)
     took = time.perf_counter() - start
@@ -163,7 +165,12 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--projects", nargs="+", default=list(PROJECTS))
     ap.add_argument("--targets", nargs="+", default=list(TARGETS))
+    ap.add_argument("--fetch", action="store_true", help="only download the projects into .corpus-cache/")
     args = ap.parse_args()
+    if args.fetch:
+        for project in args.projects:
+            sdist(project, PROJECTS[project])
+        return 0
     failures = 0
     with tempfile.TemporaryDirectory(prefix="torchport-corpus-sim-") as tmp:
         for project in args.projects:

@@ -1,6 +1,8 @@
-"""Download pinned sdists from PyPI into .corpus-cache/ (the only network step), verify and unpack them."""
+"""Download pinned sdists from PyPI into .corpus-cache/ (the only network step), verify and unpack them.
+One process at a time per cache (a lock file), so runs side by side share the downloads."""
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import tarfile
@@ -17,6 +19,14 @@ def sdist(name: str, version: str) -> Path:
     tree = CACHE / f"{name}-{version}"
     if (tree / ".complete").exists():
         return _root(tree)
+    with open(CACHE / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (tree / ".complete").exists():   # another process may have unpacked it while this one waited
+            _download(name, version, tree)
+    return _root(tree)
+
+
+def _download(name: str, version: str, tree: Path) -> None:
     req = urllib.request.Request(f"https://pypi.org/simple/{name}/",
                                  headers={"Accept": "application/vnd.pypi.simple.v1+json"})
     with urllib.request.urlopen(req, timeout=60) as r:
@@ -44,7 +54,6 @@ def sdist(name: str, version: str) -> Path:
             else:  # pragma: no cover - old Pythons
                 tf.extractall(tree)
     (tree / ".complete").write_text(info["url"] + "\n")
-    return _root(tree)
 
 
 def _root(tree: Path) -> Path:
