@@ -225,6 +225,7 @@ def report_count(report: dict, names) -> int:
     return sum(report.get(kind, {}).get(n, 0) for kind in ("redirected", "standin", "noop", "dropped") for n in names)
 
 
+@pytest.mark.subprocess
 @pytest.mark.torch
 @pytest.mark.parametrize("name", NAMES)
 def test_script_on_cpu_trains_like_its_hand_port(name, workdir, hand_port):
