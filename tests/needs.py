@@ -37,7 +37,8 @@ NEEDS = ("subprocess", "torch", "sim", "distributed", "browser", "soak")
 IMPLIES_SUBPROCESS = ("sim", "distributed", "browser")
 PROCESS_EVENTS = {"subprocess.Popen", "os.system", "os.fork", "os.forkpty", "os.posix_spawn", "os.exec", "os.spawn"}
 RECORD = os.environ.get("TORCHPORT_TEST_NEEDS_RECORD", "")
-_seen: dict = {"test": None, "found": {}}   # the running test's id, and what it did: need -> first example
+# the running test's id, what it did (need -> first example), and whether torch was loaded when it began
+_seen: dict = {"test": None, "found": {}, "torch_before": True}
 
 
 def _note(need: str, what: str) -> None:
@@ -132,7 +133,7 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     if call.when != "call":
         return
-    if not _seen.get("torch_before", True) and "torch" in sys.modules:
+    if not _seen["torch_before"] and "torch" in sys.modules:
         _note("torch", "import torch")
     report, found = outcome.get_result(), dict(_seen["found"])
     _seen["test"] = None
