@@ -216,16 +216,18 @@ def test_slow_data_loader_is_named_data_loading_bound(tmp_path):
     assert "dominated by data loading (>= 50%): step 1, 2" in (out / "summary.md").read_text()
 
 
-# A step whose compute dwarfs its batch fetch (a 1024x1024 layer; the fetch of 16 rows is recorded op by op).
-# SCRIPT's tiny model is not such a step: its fetch is 20-35% of a step here and passed 50% once on a loaded CI
-# machine, so it cannot say whether a healthy step is called healthy.
-COMPUTE_BOUND = SCRIPT.replace("torch.nn.Linear(16, 32), torch.nn.ReLU()", "torch.nn.Linear(16, 1024), torch.nn.ReLU(), "
-                               "torch.nn.Linear(1024, 1024), torch.nn.ReLU()").replace("Linear(32, 1)", "Linear(1024, 1)")
+# A step whose compute dwarfs its batch fetch (a 4096x4096 layer; the fetch of 16 rows is recorded op by op).
+# Each step is judged alone, so one preemption during a fetch must not reach half a step: SCRIPT's tiny model
+# (fetch 20-35% of a step) passed 50% on a loaded CI machine, and so did a 1024x1024 layer (2-3 ms steps, fetch
+# 7-10%) in a CI run on two workers. Here a step takes about 35 ms and its fetch about 1% (0.2% beside three busy
+# loops on two cores).
+COMPUTE_BOUND = SCRIPT.replace("torch.nn.Linear(16, 32), torch.nn.ReLU()", "torch.nn.Linear(16, 4096), torch.nn.ReLU(), "
+                               "torch.nn.Linear(4096, 4096), torch.nn.ReLU()").replace("Linear(32, 1)", "Linear(4096, 1)")
 
 
 @pytest.mark.subprocess
 def test_training_script_is_not_data_loading_bound(tmp_path):
-    assert "Linear(1024, 1024)" in COMPUTE_BOUND and "Linear(1024, 1)" in COMPUTE_BOUND
+    assert "Linear(4096, 4096)" in COMPUTE_BOUND and "Linear(4096, 1)" in COMPUTE_BOUND
     p, data, _ = profile_text(tmp_path, COMPUTE_BOUND, "--to", "cpu")
     assert p.returncode == 0, p.stderr
     assert not data["data_loading_bound"] and data["steps"]["data_loading_bound"] == []
