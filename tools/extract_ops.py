@@ -218,14 +218,18 @@ def native_ops(entries: list) -> dict:
     no dispatch table (and not structured) means CompositeImplicitAutograd; ufunc_inner_loop
     adds CPU and CUDA; a structured_delegate op gets the delegate's structured keys plus Meta
     and a generated CompositeExplicitAutogradNonFunctional kernel; autogen'd ops get a
-    CompositeExplicitAutograd kernel."""
+    CompositeExplicitAutograd kernel.  `device_check: NoCheck` (the generated wrapper does not
+    require all tensor arguments on one device, e.g. index.Tensor's CPU indices) is kept."""
     ops: dict = {}
     delegates = {}
     autogen = []
+    no_check = set()
     for e in entries:
         if not isinstance(e, dict) or "func" not in e:
             continue
         name = op_name(e["func"])
+        if e.get("device_check") == "NoCheck":
+            no_check.add(name)
         keys = set(dispatch_keys(e.get("dispatch")))
         if e.get("dispatch") is None and not e.get("structured") and not e.get("structured_delegate"):
             keys.add("CompositeImplicitAutograd")
@@ -254,6 +258,8 @@ def native_ops(entries: list) -> dict:
             info["delegate"] = delegates[name]
         if name in generated:
             info["generated"] = True
+        if name in no_check:
+            info["device_check"] = "NoCheck"
         result[name] = info
     return result
 
@@ -294,7 +300,9 @@ def cmd_aten(args) -> None:
                   "composite: 'implicit' = CompositeImplicitAutograd (decomposes, needs no backend kernel), "
                   "'explicit' = CompositeExplicitAutograd(NonFunctional) (one kernel for all backends, built "
                   "on other ops), null = needs a kernel for the device's key. Meta is as declared plus structured "
-                  "ops (torchgen also generates Meta kernels for some in-place ops that are not listed)",
+                  "ops (torchgen also generates Meta kernels for some in-place ops that are not listed). "
+                  "device_check 'NoCheck' is copied from the entry: torchgen's wrapper then skips "
+                  "check_and_update_common_device, so tensors of other devices (CPU indices) reach the kernel",
         "ops": native_ops(entries),
     })
 
