@@ -302,11 +302,23 @@ def test_lacking_operators_agree_with_ops_check(built, target, tmp_path):
     lacking = {r["op"] for r in rows if r["status"] in ("missing", "cpu-fallback")}
     assert lacking, "the fixture must use an op this target lacks, or the test proves nothing"
 
-    failing = run([*TORCHPORT, "sim", "--to", target, "--", "python", str(script)], env={"DEVICE": target})
+    failing = run([*TORCHPORT, "sim", "--to", target, "--strict-ops", "--", "python", str(script)],
+                  env={"DEVICE": target})
     assert failing.returncode == 1
     first = re.search(r"Could not run '(aten::[\w.]+)' with arguments from the '(\w+)' backend", failing.stderr)
     assert first and first.group(1).split("::")[1] in lacking
     assert "torchport simulated" in failing.stderr
+
+    # without an option the simulator does what the hardware does: npu and mlu fall back with the
+    # vendor's warning (kb/ops/<t>.json fallback "cpu"), musa raises
+    default = run([*TORCHPORT, "sim", "--to", target, "--", "python", str(script)], env={"DEVICE": target})
+    if target == "musa":
+        assert default.returncode == 1 and "this is an error on the hardware too" in default.stderr
+    else:
+        assert default.returncode == 0, default.stderr
+        assert f"not currently supported on the {target.upper()} backend and will fall back to run on the CPU" \
+            in default.stderr
+        assert losses(default.stdout) == losses(run([sys.executable, str(script)], env={"DEVICE": "cpu"}).stdout)
 
     report = tmp_path / "fallback.json"
     fell = run([*TORCHPORT, "sim", "--to", target, "--cpu-fallback", "--report", str(report), "--", "python",

@@ -114,6 +114,17 @@ class SimSettings:
     properties: dict = field(default_factory=dict)  # extra get_device_properties() fields
     version: str = ""
     source: str = ""
+    # An op the vendor lacks (kb/ops/<t>.json `fallback: cpu`): the vendor's warning ({op}: 'aten::mode'),
+    # given once per op with its overload ("overload") or per op name ("name"); the environment switch
+    # that turns the fallback into an error (values that do, "nonzero": any integer but 0), that error's
+    # text and Python type; where each was read.
+    fallback_warning: str = ""
+    fallback_warn_once: str = "overload"
+    fallback_off_env: str = ""
+    fallback_off_values: tuple = ()
+    fallback_off_error: str = ""
+    fallback_off_type: str = "RuntimeError"
+    fallback_source: str = ""
 
 
 # The typed sections of a target file: table name -> the class its values fill.
@@ -587,7 +598,10 @@ _TARGET_KEYS = {
                                          "container_runtime": text, "source": reason})}),
     "sim": fields({"label": text, "device_name": text, "memory_gib": integer(1, 1 << 20),
                    "amp_dtypes": list_of(identifier), "capability": list_of(integer(0, 1000)),
-                   "properties": table_of(identifier, scalar), "version": text, "source": text}),
+                   "properties": table_of(identifier, scalar), "version": text, "source": text,
+                   "fallback_warning": text, "fallback_warn_once": one_of("overload", "name"),
+                   "fallback_off_env": env_name, "fallback_off_values": list_of(text), "fallback_off_error": text,
+                   "fallback_off_type": one_of("RuntimeError", "NotImplementedError"), "fallback_source": text}),
 }
 _REQUIRED = ("name", "title", "namespace")
 

@@ -12,13 +12,14 @@ def run(args) -> int:
         return launch.build(verbose=args.verbose)
     if not args.to:
         raise UsageError("sim needs --to TARGET (npu, mlu or musa)")
-    return launch.run(args.to, args.program, devices=args.devices, cpu_fallback=args.cpu_fallback, rng=args.rng,
+    return launch.run(args.to, args.program, devices=args.devices, cpu_fallback=args.cpu_fallback,
+                      strict_ops=args.strict_ops, rng=args.rng,
                       torch_version=args.torch_version, report=args.report)
 
 
 def add(sub) -> None:
     sm = sub.add_parser("sim", help="run converted code on a simulated npu/mlu/musa device (CPU-backed)",
-                        usage="torchport sim --to TARGET [--devices N] [--cpu-fallback] [--rng host|device] "
+                        usage="torchport sim --to TARGET [--devices N] [--strict-ops | --cpu-fallback] [--rng host|device] "
                               "[--report FILE] -- COMMAND [ARGS...]\n       torchport sim --build [--verbose]",
                         description="Run COMMAND (python train.py, torchrun ..., a shell script) with a simulated "
                                     "TARGET device: `import torch_npu` (torch_mlu, torch_musa) finds torchport's "
@@ -27,8 +28,13 @@ def add(sub) -> None:
                                     "See docs/sim.md.")
     sm.add_argument("-t", "--to", metavar="TARGET", type=target_name, help="npu, mlu or musa")
     sm.add_argument("--devices", type=int, default=1, metavar="N", help="number of simulated devices (default 1)")
+    sm.add_argument("--strict-ops", action="store_true",
+                    help="every op the target lacks raises, naming the op list (also TORCHPORT_SIM_STRICT_OPS=1). "
+                         "Default: what the hardware does: npu and mlu run it on the CPU with the vendor's warning "
+                         "and count it in the report (TORCH_NPU_FALLBACK_CPU_DISABLE=1 / ENABLE_FALLBACK_TO_CPU=0 "
+                         "turn that into the vendor's error, as on the device); musa raises")
     sm.add_argument("--cpu-fallback", action="store_true", help="ops the target lacks run on the CPU and are "
-                                                                "counted (default: they raise the vendor's error)")
+                                                                "counted on every target, musa included")
     sm.add_argument("--rng", choices=("host", "device"), default="host",
                     help="host (default): device random numbers come from the host generator, so a run matches "
                          "its cpu conversion; device: one generator per device, as on hardware")

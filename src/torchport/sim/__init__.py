@@ -7,7 +7,9 @@
 PyTorch's PrivateUse1 device to the target's device type, registers `torch.<device>` with the
 vendor's API surface (namespace.py), tensor/module/storage methods, and the target's collective
 backend (collectives.py).  Operators the target lacks (the knowledge base's op list for this torch
-version) raise the vendor-style error, or run on the CPU and are counted with `cpu_fallback`.
+version) do what the vendor does (`fallback_mode`): npu and mlu run them on the CPU with the vendor's
+warning, counted in the report (unless the vendor's own switch turns that off); musa raises.
+`strict_ops` makes every one raise; `cpu_fallback` runs them on the CPU on every target.
 
 What it proves: placement, dispatch, API surface, missing operators, collectives and control flow.
 What it does not: numerics are the CPU's, and nothing here is timed like the device.  The stand-in
@@ -20,6 +22,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import re
 import sys
 import threading
 from collections import Counter
@@ -41,6 +44,7 @@ def package_path(target: str) -> list:
     return [str(PACKAGES / target), str(PACKAGES / "common")]
 RNG_MODES = ("host", "device")
 ENV = {"target": "TORCHPORT_SIM_TARGET", "devices": "TORCHPORT_SIM_DEVICES", "cpu_fallback": "TORCHPORT_SIM_CPU_FALLBACK",
+       "strict_ops": "TORCHPORT_SIM_STRICT_OPS",
        "rng": "TORCHPORT_SIM_RNG", "report": "TORCHPORT_SIM_REPORT", "torch_version": "TORCHPORT_SIM_TORCH_VERSION"}
 _LOCK = threading.Lock()
 _ACTIVE: Optional["Simulator"] = None
@@ -59,23 +63,19 @@ class Simulator:
 
     target: object
     devices: int
-    cpu_fallback: bool
+    cpu_fallback: bool        # ops the target lacks run on the CPU (the vendor's default, or forced)
     rng: str
     ext: object
     module: object
     op_list: object = None
     fallbacks: Counter = field(default_factory=Counter)    # (op, module) -> calls
     tracker: object = None
-    warned: set = field(default_factory=set)
+    fallback: str = "raise"   # what an op the target lacks does: see fallback_mode
 
     def on_fallback(self, op: str) -> None:
+        """Count an op the target lacks that ran on the CPU (the warning is the C++ fallback's)."""
         module = self.tracker.current if self.tracker is not None else ""
         self.fallbacks[(op, module or "")] += 1
-        if op not in self.warned:
-            self.warned.add(op)
-            version = f" {self.op_list.vendor_version}" if self.op_list and self.op_list.vendor_version else ""
-            print(f"torchport sim: '{op}' is not in {self.target.name}{version}'s operator list; "
-                  f"running it on the CPU (--cpu-fallback)", file=sys.stderr)
 
     def report(self) -> dict:
         ops: dict = {}
@@ -87,7 +87,7 @@ class Simulator:
         memory = {str(i): self.ext.memory_stats(i) for i in range(self.devices)}
         ol = self.op_list
         return {"schema": 1, "simulated": True, "target": self.target.name, "device": self.target.device,
-                "devices": self.devices, "cpu_fallback": self.cpu_fallback, "rng": self.rng, "pid": os.getpid(),
+                "devices": self.devices, "cpu_fallback": self.cpu_fallback, "fallback": self.fallback, "rng": self.rng, "pid": os.getpid(),
                 "rank": os.environ.get("RANK"),
                 "op_list": {"vendor_version": ol.vendor_version, "torch_version": ol.torch_version,
                             "source": ol.source, "note": ol.note} if ol else None,
@@ -135,8 +135,46 @@ def _option(value, key: str, default):
     return raw if raw not in (None, "") else default
 
 
+def _flag(value, key: str) -> bool:
+    return str(_option(value, key, False)).lower() in ("1", "true", "yes")
+
+
+def _switched_off(sim, environ) -> bool:
+    """Whether the vendor's own environment switch turns its CPU fallback into an error."""
+    raw = environ.get(sim.fallback_off_env) if sim.fallback_off_env else None
+    if raw is None:
+        return False
+    if "nonzero" in sim.fallback_off_values:   # read with strtol: its leading integer, 0 when there is none
+        number = re.match(r"\s*[+-]?\d+", raw)
+        return bool(number) and int(number.group()) != 0
+    return raw in sim.fallback_off_values
+
+
+def fallback_mode(t, ops, *, cpu_fallback: bool = False, strict_ops: bool = False, environ=None) -> tuple:
+    """What an op the target lacks does, as (mode, text, once per overload, raises NotImplementedError):
+    mode "raise" (torchport's error, naming the op list), "warn" (warn with `text`, count, run on the CPU)
+    or "vendor-error" (the vendor's error when its switch turns its fallback off).  The vendor's default
+    is its op list's `fallback` (kb/ops/<t>.json); the texts and switch are its [sim] table's."""
+    if strict_ops and cpu_fallback:
+        raise UsageError("--strict-ops and --cpu-fallback contradict each other: give one")
+    s = t.sim
+    per_overload = s.fallback_warn_once != "name"
+    if strict_ops or ops is None:
+        return "raise", "", per_overload, True
+    forced = ("torchport sim: the operator '{op}' is not in " + f"{t.name}'s operator list; running it on the CPU "
+              "(--cpu-fallback)")
+    if cpu_fallback:
+        return "warn", (s.fallback_warning if ops.fallback == "cpu" and s.fallback_warning else forced), per_overload, True
+    if ops.fallback != "cpu":
+        return "raise", "", per_overload, True
+    if _switched_off(s, os.environ if environ is None else environ):
+        return "vendor-error", s.fallback_off_error, per_overload, s.fallback_off_type == "NotImplementedError"
+    return "warn", s.fallback_warning or forced, per_overload, True
+
+
 def install(target: Optional[str] = None, *, devices: Optional[int] = None, cpu_fallback: Optional[bool] = None,
-            rng: Optional[str] = None, torch_version: Optional[str] = None) -> Simulator:
+            strict_ops: Optional[bool] = None, rng: Optional[str] = None,
+            torch_version: Optional[str] = None) -> Simulator:
     """Simulate `target`'s device in this process (once; a second call returns the same simulator)."""
     global _ACTIVE
     with _LOCK:
@@ -157,7 +195,7 @@ def install(target: Optional[str] = None, *, devices: Optional[int] = None, cpu_
             raise UsageError(f"{ENV['devices']} must be a number") from None
         if not 1 <= count <= 16:
             raise UsageError(f"the simulator has 1 to 16 devices (got {count})")
-        fallback = str(_option(cpu_fallback, "cpu_fallback", False)).lower() in ("1", "true", "yes")
+        fallback = (_flag(cpu_fallback, "cpu_fallback"), _flag(strict_ops, "strict_ops"))
         rng_mode = _option(rng, "rng", "host")
         if rng_mode not in RNG_MODES:
             raise UsageError(f"rng must be one of {', '.join(RNG_MODES)} (got '{rng_mode}')")
@@ -165,7 +203,7 @@ def install(target: Optional[str] = None, *, devices: Optional[int] = None, cpu_
         return _ACTIVE
 
 
-def _start(t, count: int, fallback: bool, rng_mode: str, torch_version: Optional[str]) -> Simulator:
+def _start(t, count: int, fallback: tuple, rng_mode: str, torch_version: Optional[str]) -> Simulator:
     import torch
 
     from ..kb import operators
@@ -185,12 +223,19 @@ def _start(t, count: int, fallback: bool, rng_mode: str, torch_version: Optional
     torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True,
                                                          for_packed_sequence=True)
     ops = operators.op_list(t, torch_version or torch.__version__.split("+")[0])
-    sim = Simulator(t, count, fallback, rng_mode, ext, module, ops)
-    if fallback:
+    mode, text, per_overload, not_implemented = fallback_mode(t, ops, cpu_fallback=fallback[0], strict_ops=fallback[1])
+    sim = Simulator(t, count, mode == "warn", rng_mode, ext, module, ops, fallback=mode)
+    if mode == "warn":
         sim.tracker = ForwardModules()
-    unknown = ext.set_operators(host_kernels(ops), ops is not None, fallback, sim.on_fallback if fallback else None,
-                                _lacking_note(t, ops))
+    unknown = ext.set_operators(host_kernels(ops), ops is not None, sim.on_fallback if mode == "warn" else None,
+                                _lacking_note(t, ops, mode))
+    ext.set_fallback(mode, text, per_overload, not_implemented)
+    ext.set_op_sets(no_check_ops(), foreign_ops(t))
     kernels.register(ops.ops if ops else None)
+    kernels.register_whole_ops(vendor_composites(ops), t.device, ext.host_alias)
+    from . import compiling
+
+    compiling.install(t.device)
     if unknown:   # host_kernels only lists ops of this torch's aten.json; a mismatch means stale data
         print(f"torchport sim: {counted(len(unknown), 'op')} of the {t.name} list {'is' if len(unknown) == 1 else 'are'} unknown to torch {torch.__version__}: "
               f"{', '.join(unknown[:5])}", file=sys.stderr)
@@ -202,7 +247,7 @@ def _start(t, count: int, fallback: bool, rng_mode: str, torch_version: Optional
     return sim
 
 
-def _lacking_note(t, ops) -> str:
+def _lacking_note(t, ops, mode: str = "raise") -> str:
     if ops is None:
         return ""
     on_hardware = ("on the hardware it runs on the CPU with a warning (slow)" if ops.fallback == "cpu"
@@ -212,8 +257,10 @@ def _lacking_note(t, ops) -> str:
     running = torch.__version__.split("+")[0]
     mismatch = (f"; the list is for torch {ops.torch_version} and this is torch {running}, whose decompositions "
                 f"may call ops that list does not name" if ops.torch_version.split("+")[0] != running else "")
+    how = ("`--strict-ops` made this an error; without it the simulator does what the hardware does"
+           if ops.fallback == "cpu" else "`torchport sim --cpu-fallback` runs it on the CPU and counts it")
     return (f"torchport simulated {t.device}: {t.name} {ops.vendor_version} (torch {ops.torch_version}) lacks this "
-            f"operator; {on_hardware}; `torchport sim --cpu-fallback` runs it on the CPU and counts it{mismatch}")
+            f"operator; {on_hardware}; {how}{mismatch}")
 
 
 def host_kernels(ops) -> list:
@@ -225,6 +272,38 @@ def host_kernels(ops) -> list:
 
     table = aten()["ops"]
     return sorted(op for op in ops.ops if "CPU" in (table.get(op) or {}).get("dispatch", ()))
+
+
+def no_check_ops() -> list:
+    """Ops whose device kernels make no device check of their own (device_check: NoCheck in aten.json)."""
+    from ..kb.operators import aten
+
+    return sorted(op for op, info in aten()["ops"].items() if info.get("device_check") == "NoCheck")
+
+
+def foreign_ops(t) -> list:
+    """Ops of other namespaces the vendor registers device kernels for (its op list's `other_namespaces`,
+    e.g. torch_mlu's torchvision::nms): 'torchvision::nms'."""
+    from ..kb.operators import vendor
+
+    data = vendor(t.ops) if t.ops else None
+    latest = sorted((data or {}).get("versions", ()), key=lambda v: v.get("torch_version", ""))
+    chosen = next((v for v in latest if v.get("other_namespaces")), None)
+    spaces = (chosen or {}).get("other_namespaces") or (data or {}).get("other_namespaces") or {}
+    return sorted(f"{ns}::{op}" for ns, names in spaces.items() for op in names)
+
+
+def vendor_composites(ops) -> list:
+    """Ops of the target's list that torch decomposes (CompositeImplicitAutograd in aten.json) but the
+    vendor registers a kernel for, so they run whole (torch_mlu's scaled_dot_product_attention) instead
+    of through this torch's decomposition, which may call ops the vendor's older list lacks.  Views and
+    in-place ops keep decomposing (a whole-op kernel copies its results)."""
+    if ops is None:
+        return []
+    from ..kb.operators import aten
+
+    table = aten()["ops"]
+    return sorted(op for op in ops.ops if (table.get(op) or {}).get("composite") == "implicit")
 
 
 def write_report(sim: Simulator, folder: Path) -> None:

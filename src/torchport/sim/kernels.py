@@ -158,3 +158,57 @@ def register(supported) -> list:
             _LIBRARY.impl(name, fn, "PrivateUse1")
             done.append(name)
     return done
+
+
+def _whole_op(op, device_type: str, host_alias):
+    """A kernel that runs `op` whole on CPU copies of its device tensors: autograd records the op's CPU
+    decomposition between differentiable copies, and what the op wrote into an argument that needs no
+    gradient (a running mean, which no schema annotates) is written back to the device.  Copies, not
+    aliases of the device memory: the CPU graph may keep an argument for backward after the program
+    has dropped it (LSTM's initial state)."""
+    from torch.utils._pytree import tree_flatten, tree_map
+
+    def kernel(*args, **kwargs):
+        device_args = [v for v in tree_flatten((args, kwargs))[0]
+                       if isinstance(v, torch.Tensor) and v.device.type == device_type]
+        copies = {id(v): v.to("cpu") for v in device_args}
+
+        def to_host(v):
+            return copies[id(v)] if isinstance(v, torch.Tensor) and id(v) in copies else v
+
+        out = op(*tree_map(to_host, args), **tree_map(to_host, kwargs))
+        with torch.no_grad():
+            for v in device_args:
+                if not v.requires_grad:
+                    host_alias(v).copy_(copies[id(v)])
+        device = device_args[0].device if device_args else None
+        return tree_map(lambda v: v.to(device) if isinstance(v, torch.Tensor) and device is not None else v, out)
+
+    return kernel
+
+
+def _functional(schema) -> bool:
+    """No argument or result aliases or writes (no view, in-place or out= op), and only tensors come back."""
+    return (all(a.alias_info is None for a in (*schema.arguments, *schema.returns))
+            and all(str(r.type) in ("Tensor", "List[Tensor]") for r in schema.returns) and len(schema.returns) > 0)
+
+
+def register_whole_ops(names, device_type: str, host_alias) -> list:
+    """Register a whole-op kernel (PrivateUse1 and its autograd key) for each composite op the vendor
+    implements itself (sim.vendor_composites), that is functional; the registered names."""
+    global _LIBRARY
+    if _LIBRARY is None:
+        _LIBRARY = torch.library.Library("aten", "IMPL")
+    done = []
+    for name in names:
+        base, _, overload = name.partition(".")
+        packet = getattr(torch.ops.aten, base, None)
+        op = getattr(packet, overload or "default", None) if packet is not None else None
+        if op is None or not _functional(op._schema) or torch._C._dispatch_has_kernel_for_dispatch_key(
+                f"aten::{name}", "PrivateUse1"):   # a kernel already (mish_backward: CPU and composite)
+            continue
+        kernel = _whole_op(op, device_type, host_alias)
+        _LIBRARY.impl(name, kernel, "PrivateUse1")
+        _LIBRARY.impl(name, kernel, "AutogradPrivateUse1")
+        done.append(name)
+    return done

@@ -23,8 +23,8 @@ from ..core.errors import UsageError
 from ..core.words import counted
 from . import ENV, RNG_MODES, package_path, simulated_targets
 
-def environment(target: str, *, devices: int = 1, cpu_fallback: bool = False, rng: str = "host",
-                torch_version: Optional[str] = None, report_dir: Optional[str] = None) -> dict:
+def environment(target: str, *, devices: int = 1, cpu_fallback: bool = False, strict_ops: bool = False,
+                rng: str = "host", torch_version: Optional[str] = None, report_dir: Optional[str] = None) -> dict:
     """The environment variables that make a process (and its children) simulate `target`."""
     if target not in simulated_targets():
         from ..backends import load_target
@@ -36,9 +36,13 @@ def environment(target: str, *, devices: int = 1, cpu_fallback: bool = False, rn
         raise UsageError(f"--devices must be between 1 and 16 (got {devices})")
     if rng not in RNG_MODES:
         raise UsageError(f"--rng must be one of {', '.join(RNG_MODES)}")
+    strict_ops = strict_ops or os.environ.get(ENV["strict_ops"], "").lower() in ("1", "true", "yes")
+    if cpu_fallback and strict_ops:
+        raise UsageError("--strict-ops and --cpu-fallback contradict each other: give one")
     path = os.environ.get("PYTHONPATH", "")
     env = {"PYTHONPATH": os.pathsep.join(package_path(target) + ([path] if path else [])), ENV["target"]: target,
-           ENV["devices"]: str(devices), ENV["cpu_fallback"]: "1" if cpu_fallback else "0", ENV["rng"]: rng}
+           ENV["devices"]: str(devices), ENV["cpu_fallback"]: "1" if cpu_fallback else "0", ENV["strict_ops"]: "1" if strict_ops else "0",
+           ENV["rng"]: rng}
     if torch_version:
         env[ENV["torch_version"]] = torch_version
     if report_dir:
@@ -68,16 +72,17 @@ def resolve_command(argv: list) -> list:
     return list(argv)
 
 
-def run(target: str, argv: list, *, devices: int = 1, cpu_fallback: bool = False, rng: str = "host",
-        torch_version: Optional[str] = None, report: Optional[str] = None) -> int:
+def run(target: str, argv: list, *, devices: int = 1, cpu_fallback: bool = False, strict_ops: bool = False,
+        rng: str = "host", torch_version: Optional[str] = None, report: Optional[str] = None) -> int:
     """Run `argv` with the simulated `target`; its exit code.  Prints one summary line on stderr."""
     command = resolve_command(argv)
     if report is not None and Path(report).is_dir():
         raise UsageError(f"--report {report} is a folder: give a file name (.json or .md)")
     folder = tempfile.mkdtemp(prefix="torchport-sim-")
     try:
-        env = {**os.environ, **environment(target, devices=devices, cpu_fallback=cpu_fallback, rng=rng,
-                                           torch_version=torch_version, report_dir=folder)}
+        env = {**os.environ, **environment(target, devices=devices, cpu_fallback=cpu_fallback,
+                                           strict_ops=strict_ops, rng=rng, torch_version=torch_version,
+                                           report_dir=folder)}
         try:
             code = subprocess.call(command, env=env)
         except OSError as e:
@@ -108,7 +113,8 @@ def merge(folder: str) -> dict:
             entry["modules"] += [m for m in e["modules"] if m not in entry["modules"]]
     first = reports[0] if reports else {}
     return {"schema": 1, "simulated": True, "target": first.get("target"), "device": first.get("device"),
-            "processes": len(reports), "cpu_fallback": first.get("cpu_fallback"), "op_list": first.get("op_list"),
+            "processes": len(reports), "cpu_fallback": first.get("cpu_fallback"), "fallback": first.get("fallback"),
+            "op_list": first.get("op_list"),
             "fallback_ops": sorted(ops.values(), key=lambda e: (-e["calls"], e["op"])),
             "peak_memory": {f"rank {r.get('rank') or 0} pid {r.get('pid')}":
                             {d: m["peak"] for d, m in r.get("memory", {}).items()} for r in reports},

@@ -372,11 +372,20 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 // ---- every other operator: the target's operator list decides ----------------------------------
 // The ops the target implements get a PrivateUse1 kernel each (as the vendor registers its own), which
 // runs PyTorch's CPU kernel on the host memory.  Composite ops then decompose exactly as they would on
-// the vendor's device, and an op that reaches the backend fallback is one the target lacks.
+// the vendor's device, and an op that reaches the backend fallback is one the target lacks: what happens
+// then is the fallback mode, set from Python (the vendor's default, its off switch, or an option).
+enum class Fallback { kRaise, kWarnAndRun, kVendorError };
 bool g_check_ops = false;                     // false: no operator data, every op runs
-bool g_cpu_fallback = false;                  // lacking ops run on the CPU (counted) instead of raising
+Fallback g_fallback = Fallback::kRaise;
 py::object* g_on_fallback = nullptr;          // Python callback(op name) for counting
 std::string g_lacking_note;                   // why the simulated device raises, and what the hardware does
+std::string g_fallback_text;                  // kWarnAndRun: the warning; kVendorError: the error ({op}: the op)
+bool g_warn_per_overload = true;              // once per op with its overload, or once per op name
+bool g_vendor_error_not_implemented = false;  // kVendorError raises NotImplementedError (else RuntimeError)
+std::unordered_set<std::string> g_foreign_ops;   // ops of other namespaces the vendor registers (torchvision::nms)
+std::unordered_set<std::string> g_no_check_ops;  // device_check: NoCheck in native_functions.yaml
+std::unordered_set<std::string> g_warned;
+std::mutex g_warned_lock;
 // The kernels registered for the target's op list.  Never destroyed at exit (as PyTorch's own
 // registrations): deregistering after the dispatcher's statics are gone aborts the process.
 torch::Library* g_target_ops = nullptr;
@@ -393,28 +402,41 @@ void use_device_generator(const c10::OperatorHandle& op, torch::jit::Stack* stac
   }
 }
 
-// A device kernel sees tensors of one device: PyTorch's own check (and message) for the arguments,
-// letting 0-dim CPU tensors through as TensorIterator does on CUDA.
-std::optional<c10::Device> check_same_device(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+std::string op_key(const c10::OperatorName& name) {   // "index.Tensor", "torchvision::nms"
+  std::string base = name.name.rfind("aten::", 0) == 0 ? name.name.substr(6) : name.name;
+  return base + (name.overload_name.empty() ? "" : "." + name.overload_name);
+}
+
+enum class DeviceCheck { kNone, kExactSame, kNoCheck };
+
+// The devices of an op's tensor arguments, checked as the codegen'd wrapper of a device kernel checks
+// them (device_check in native_functions.yaml, which vendor codegens follow too): ExactSame checks every
+// positional and out= tensor, 0-dim CPU ones included; NoCheck leaves it to the kernel, whose CUDA
+// versions move CPU index lists to the device and take 0-dim CPU tensors as scalars (TensorIterator),
+// so only those pass; kNone (the CPU fallback) takes anything.  Returns the device of the results.
+std::optional<c10::Device> check_devices(const c10::OperatorHandle& op, torch::jit::Stack* stack, DeviceCheck mode) {
   const auto& args = op.schema().arguments();
   size_t base = stack->size() - args.size();
-  std::optional<c10::Device> common;
+  std::optional<c10::Device> common, first_device;
   std::string method = "wrapper_" + g_label + "_" + op.schema().operator_name().name.substr(6);
-  auto check = [&](const at::Tensor& t, const std::string& arg) {
-    if (!t.defined() || (t.device().is_cpu() && t.dim() == 0)) return;
-    c10::impl::check_and_update_common_device(common, t, method.c_str(), arg.c_str());
+  auto check = [&](const at::Tensor& t, const c10::Argument& arg, bool index_list) {
+    if (!t.defined()) return;
+    if (!first_device && t.is_privateuseone()) first_device = t.device();
+    if (mode == DeviceCheck::kNone || (arg.kwarg_only() && !arg.is_out())) return;
+    if (mode == DeviceCheck::kNoCheck && t.device().is_cpu() && (index_list || t.dim() == 0)) return;
+    c10::impl::check_and_update_common_device(common, t, method.c_str(), arg.name().c_str());
   };
   for (size_t i = 0; i < args.size(); ++i) {
     const auto& v = (*stack)[base + i];
     if (v.isTensor()) {
-      check(v.toTensor(), args[i].name());
+      check(v.toTensor(), args[i], false);
     } else if (v.isTensorList()) {
-      for (const at::Tensor& t : v.toTensorList()) check(t, args[i].name());
+      for (const at::Tensor& t : v.toTensorList()) check(t, args[i], false);
     } else if (v.isOptionalTensorList()) {
-      for (std::optional<at::Tensor> t : v.toOptionalTensorList()) if (t) check(*t, args[i].name());
+      for (std::optional<at::Tensor> t : v.toOptionalTensorList()) if (t) check(*t, args[i], true);
     }
   }
-  return common;
+  return common && common->is_privateuseone() ? common : first_device;
 }
 
 // A host kernel: the CPU kernel runs on CPU tensors that alias the device tensors' memory (no copies).
@@ -441,8 +463,8 @@ c10::IValue on_device(const at::Tensor& t, const std::vector<Aliased>& args, std
   return to_device(t, *device);
 }
 
-void run_on_host(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  auto device = check_same_device(op, stack);
+void run_checked(const c10::OperatorHandle& op, torch::jit::Stack* stack, DeviceCheck mode) {
+  auto device = check_devices(op, stack, mode);
   if (g_rng_per_device.load() && op.hasTag(at::Tag::nondeterministic_seeded)) use_device_generator(op, stack);
   const auto& schema = op.schema();
   size_t nargs = schema.arguments().size();
@@ -499,18 +521,39 @@ void run_on_host(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   }
 }
 
+// A kernel for an op of the target's list: the device check its wrapper would make, then the host kernel.
+void run_on_host(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  run_checked(op, stack, g_no_check_ops.count(op_key(op.schema().operator_name())) ? DeviceCheck::kNoCheck
+                                                                                    : DeviceCheck::kExactSame);
+}
+
+std::string with_op(std::string text, const std::string& op) {
+  for (auto at = text.find("{op}"); at != std::string::npos; at = text.find("{op}", at + op.size()))
+    text.replace(at, 4, op);
+  return text;
+}
+
 void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  if (g_check_ops) {
-    const auto& name = op.schema().operator_name();
-    std::string full = name.name + (name.overload_name.empty() ? "" : "." + name.overload_name);
-    TORCH_CHECK_NOT_IMPLEMENTED(g_cpu_fallback, "Could not run '", full, "' with arguments from the '", g_label,
-                                "' backend. [", g_lacking_note, "]");
-    if (g_on_fallback) {
-      py::gil_scoped_acquire gil;
-      (*g_on_fallback)(full);
-    }
+  const auto& name = op.schema().operator_name();
+  if (!g_check_ops || g_foreign_ops.count(op_key(name))) return run_on_host(op, stack);
+  std::string full = name.name + (name.overload_name.empty() ? "" : "." + name.overload_name);
+  TORCH_CHECK_NOT_IMPLEMENTED(g_fallback != Fallback::kRaise, "Could not run '", full, "' with arguments from the '",
+                              g_label, "' backend. [", g_lacking_note, "]");
+  if (g_fallback == Fallback::kVendorError) {
+    TORCH_CHECK_NOT_IMPLEMENTED(!g_vendor_error_not_implemented, with_op(g_fallback_text, full));
+    TORCH_CHECK(false, with_op(g_fallback_text, full));
   }
-  run_on_host(op, stack);
+  bool first;
+  {
+    std::lock_guard<std::mutex> lock(g_warned_lock);
+    first = g_warned.insert(g_warn_per_overload ? full : name.name).second;
+  }
+  if (first) TORCH_WARN(with_op(g_fallback_text, full));
+  if (g_on_fallback) {
+    py::gil_scoped_acquire gil;
+    (*g_on_fallback)(full);
+  }
+  run_checked(op, stack, DeviceCheck::kNone);   // at::native::cpu_fallback copies whatever it is given
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&fallback>()); }
@@ -555,8 +598,8 @@ void configure(int devices, int64_t capacity, const std::string& label, bool rng
 }
 
 // Register a host kernel for each op the target implements; returns the names this torch lacks.
-std::vector<std::string> set_operators(std::vector<std::string> supported, bool check, bool cpu_fallback,
-                                       py::object on_fallback, std::string lacking_note) {
+std::vector<std::string> set_operators(std::vector<std::string> supported, bool check, py::object on_fallback,
+                                       std::string lacking_note) {
   static const std::unordered_set<std::string> owned = {
       "empty.memory_format", "empty_strided", "_copy_from", "_copy_from_and_resize", "as_strided", "resize_", "view",
       "_reshape_alias", "set_.source_Storage", "set_.source_Storage_storage_offset", "set_", "set_.source_Tensor",
@@ -579,11 +622,26 @@ std::vector<std::string> set_operators(std::vector<std::string> supported, bool 
     }
   }
   g_check_ops = check;
-  g_cpu_fallback = cpu_fallback;
   g_lacking_note = lacking_note;
   delete g_on_fallback;
   g_on_fallback = on_fallback.is_none() ? nullptr : new py::object(on_fallback);
   return unknown;
+}
+
+// What an op the target lacks does: "raise" (torchport's error with the lacking note), "warn" (warn with
+// `text`, once per op or per op name, count, run on the CPU) or "vendor-error" (raise `text`).
+void set_fallback(const std::string& mode, const std::string& text, bool per_overload, bool not_implemented) {
+  TORCH_CHECK(mode == "raise" || mode == "warn" || mode == "vendor-error", "unknown fallback mode ", mode);
+  g_fallback = mode == "raise" ? Fallback::kRaise : mode == "warn" ? Fallback::kWarnAndRun : Fallback::kVendorError;
+  g_fallback_text = text;
+  g_warn_per_overload = per_overload;
+  g_vendor_error_not_implemented = not_implemented;
+}
+
+// Ops whose wrapper makes no device check, and ops of other namespaces the vendor has kernels for.
+void set_op_sets(std::vector<std::string> no_check, std::vector<std::string> foreign) {
+  g_no_check_ops = std::unordered_set<std::string>(no_check.begin(), no_check.end());
+  g_foreign_ops = std::unordered_set<std::string>(foreign.begin(), foreign.end());
 }
 
 py::dict memory_stats(int device) {
@@ -611,6 +669,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.doc() = "torchport simulated device (PrivateUse1 on host memory)";
   m.def("configure", &configure);
   m.def("set_operators", &set_operators);
+  m.def("set_fallback", &set_fallback);
+  m.def("set_op_sets", &set_op_sets);
   m.def("memory_stats", &memory_stats);
   m.def("reset_peak", &reset_peak);
   m.def("generator", &generator);
