@@ -230,7 +230,8 @@ def _start(t, count: int, fallback: tuple, rng_mode: str, torch_version: Optiona
     unknown = ext.set_operators(host_kernels(ops), ops is not None, sim.on_fallback if mode == "warn" else None,
                                 _lacking_note(t, ops, mode))
     ext.set_fallback(mode, text, per_overload, not_implemented)
-    ext.set_op_sets(no_check_ops(), foreign_ops(t))
+    ext.set_op_sets(no_check_ops(), foreign_ops(t, ops))
+    ext.set_sparse_operators(sparse_ops(t, ops))
     kernels.register(ops.ops if ops else None)
     kernels.register_whole_ops(vendor_composites(ops), t.device, ext.host_alias)
     from . import compiling
@@ -281,16 +282,26 @@ def no_check_ops() -> list:
     return sorted(op for op, info in aten()["ops"].items() if info.get("device_check") == "NoCheck")
 
 
-def foreign_ops(t) -> list:
-    """Ops of other namespaces the vendor registers device kernels for (its op list's `other_namespaces`,
-    e.g. torch_mlu's torchvision::nms): 'torchvision::nms'."""
+def _release(t, ops) -> dict:
+    """The entry of kb/ops/<t>.json that `ops` was read from (the vendor release chosen for this torch)."""
     from ..kb.operators import vendor
 
-    data = vendor(t.ops) if t.ops else None
-    latest = sorted((data or {}).get("versions", ()), key=lambda v: v.get("torch_version", ""))
-    chosen = next((v for v in latest if v.get("other_namespaces")), None)
-    spaces = (chosen or {}).get("other_namespaces") or (data or {}).get("other_namespaces") or {}
+    data = vendor(t.ops) if t.ops and ops is not None else None
+    return next((v for v in (data or {}).get("versions", ()) if v.get("torch_version") == ops.torch_version
+                 and v.get("vendor_version") == ops.vendor_version), {})
+
+
+def foreign_ops(t, ops) -> list:
+    """Ops of other namespaces the vendor registers device kernels for (its release's `other_namespaces`,
+    e.g. torch_mlu's torchvision::nms): 'torchvision::nms'."""
+    spaces = _release(t, ops).get("other_namespaces") or {}
     return sorted(f"{ns}::{op}" for ns, names in spaces.items() for op in names)
+
+
+def sparse_ops(t, ops) -> list:
+    """Ops the target registers for sparse COO tensors on its device (SparsePrivateUse1 in its release's
+    key_limited): the simulator gives those it can (csrc set_sparse_operators) a kernel."""
+    return sorted(op for op, keys in (_release(t, ops).get("key_limited") or {}).items() if "SparsePrivateUse1" in keys)
 
 
 def vendor_composites(ops) -> list:

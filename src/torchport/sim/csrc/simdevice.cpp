@@ -15,6 +15,16 @@
 #include <ATen/native/CPUFallback.h>
 #include <ATen/core/op_registration/adaption.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/_coalesced_native.h>
+#include <ATen/ops/_indices_native.h>
+#include <ATen/ops/_nnz_native.h>
+#include <ATen/ops/_sparse_coo_tensor_with_dims_and_tensors_native.h>
+#include <ATen/ops/_values_native.h>
+#include <ATen/ops/dense_dim_native.h>
+#include <ATen/ops/indices_native.h>
+#include <ATen/ops/is_coalesced_native.h>
+#include <ATen/ops/sparse_dim_native.h>
+#include <ATen/ops/values_native.h>
 #include <ATen/ops/as_strided_cpu_dispatch.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/core/impl/alloc_cpu.h>
@@ -644,6 +654,40 @@ void set_op_sets(std::vector<std::string> no_check, std::vector<std::string> for
   g_foreign_ops = std::unordered_set<std::string>(foreign.begin(), foreign.end());
 }
 
+// Sparse COO tensors on the device: a sparse tensor is its indices and values (dense device tensors), so
+// the kernels that build and take it apart are PyTorch's device-independent ones.  Registered for the ops
+// the target registers for SparsePrivateUse1 (kb/ops key_limited); returns the names it has no kernel for.
+torch::Library* g_sparse_ops = nullptr;   // never destroyed, as g_target_ops
+
+std::vector<std::string> set_sparse_operators(std::vector<std::string> names) {
+  using Register = void (*)(torch::Library&);
+  static const std::unordered_map<std::string, Register> kernels = {
+      {"_sparse_coo_tensor_with_dims_and_tensors",
+       [](torch::Library& m) { m.impl("_sparse_coo_tensor_with_dims_and_tensors", TORCH_FN(at::native::new_with_dims_and_tensor_sparse_symint)); }},
+      {"_indices", [](torch::Library& m) { m.impl("_indices", TORCH_FN(at::native::_indices_sparse)); }},
+      {"_values", [](torch::Library& m) { m.impl("_values", TORCH_FN(at::native::_values_sparse)); }},
+      {"indices", [](torch::Library& m) { m.impl("indices", TORCH_FN(at::native::indices_sparse)); }},
+      {"values", [](torch::Library& m) { m.impl("values", TORCH_FN(at::native::values_sparse)); }},
+      {"_nnz", [](torch::Library& m) { m.impl("_nnz", TORCH_FN(at::native::_nnz_sparse)); }},
+      {"sparse_dim", [](torch::Library& m) { m.impl("sparse_dim", TORCH_FN(at::native::sparse_dim_sparse)); }},
+      {"dense_dim", [](torch::Library& m) { m.impl("dense_dim", TORCH_FN(at::native::dense_dim_sparse)); }},
+      {"is_coalesced", [](torch::Library& m) { m.impl("is_coalesced", TORCH_FN(at::native::is_coalesced_sparse)); }},
+      {"_coalesced_", [](torch::Library& m) { m.impl("_coalesced_", TORCH_FN(at::native::_coalesced_sparse_)); }},
+  };
+  std::vector<std::string> missing;
+  if (g_sparse_ops == nullptr && !names.empty())
+    g_sparse_ops = new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::SparsePrivateUse1, __FILE__, __LINE__);
+  for (const auto& name : names) {
+    auto it = kernels.find(name);
+    if (it == kernels.end()) {
+      missing.push_back(name);
+    } else {
+      it->second(*g_sparse_ops);
+    }
+  }
+  return missing;
+}
+
 py::dict memory_stats(int device) {
   auto& m = g_memory[checked_index(device)];
   py::dict d;
@@ -671,6 +715,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("set_operators", &set_operators);
   m.def("set_fallback", &set_fallback);
   m.def("set_op_sets", &set_op_sets);
+  m.def("set_sparse_operators", &set_sparse_operators);
   m.def("memory_stats", &memory_stats);
   m.def("reset_peak", &reset_peak);
   m.def("generator", &generator);
