@@ -311,7 +311,9 @@ def test_lacking_operators_agree_with_ops_check(built, target, tmp_path):
 
     # without an option the simulator does what the hardware does: npu and mlu fall back with the
     # vendor's warning (kb/ops/<t>.json fallback "cpu"), musa raises
-    default = run([*TORCHPORT, "sim", "--to", target, "--", "python", str(script)], env={"DEVICE": target})
+    default_report = tmp_path / "default.json"
+    default = run([*TORCHPORT, "sim", "--to", target, "--report", str(default_report), "--", "python", str(script)],
+                  env={"DEVICE": target})
     if target == "musa":
         assert default.returncode == 1 and "this is an error on the hardware too" in default.stderr
     else:
@@ -319,6 +321,9 @@ def test_lacking_operators_agree_with_ops_check(built, target, tmp_path):
         assert f"not currently supported on the {target.upper()} backend and will fall back to run on the CPU" \
             in default.stderr
         assert losses(default.stdout) == losses(run([sys.executable, str(script)], env={"DEVICE": "cpu"}).stdout)
+        defaulted = json.loads(default_report.read_text())
+        assert defaulted["fallback"] == "warn"
+        assert {e["op"].split("::")[1] for e in defaulted["fallback_ops"]} == lacking
 
     report = tmp_path / "fallback.json"
     fell = run([*TORCHPORT, "sim", "--to", target, "--cpu-fallback", "--report", str(report), "--", "python",
@@ -332,6 +337,29 @@ def test_lacking_operators_agree_with_ops_check(built, target, tmp_path):
     assert losses(fell.stdout) == losses(reference.stdout)
 
 
+# ---------------------------------------------------------------- the vendors' switches off their fallback
+@pytest.mark.parametrize("target, value, off", [
+    ("npu", "1", True), ("npu", "0", False), ("npu", "2", True), ("npu", " 1x", True), ("npu", "x1", False),
+    ("npu", "", False), ("mlu", "0", True), ("mlu", "OFF", True), ("mlu", "off", True), ("mlu", "1", False),
+    ("mlu", "false", False), ("musa", "0", False)])
+def test_vendor_switch_turns_the_fallback_into_its_error(target, value, off):
+    """TORCH_NPU_FALLBACK_CPU_DISABLE is read with strtol (nonzero disables); ENABLE_FALLBACK_TO_CPU=0/OFF/off."""
+    from torchport.backends import load_target
+    from torchport.kb.operators import op_list
+    from torchport.sim import fallback_mode
+
+    t = load_target(target)
+    ops = op_list(t, "2.13.0")
+    env = {name: value for name in ("TORCH_NPU_FALLBACK_CPU_DISABLE", "ENABLE_FALLBACK_TO_CPU")}
+    mode, text, _, _ = fallback_mode(t, ops, environ=env)
+    expected = "raise" if target == "musa" else "vendor-error" if off else "warn"
+    assert mode == expected
+    assert fallback_mode(t, ops, strict_ops=True, environ=env)[0] == "raise"
+    assert fallback_mode(t, ops, cpu_fallback=True, environ=env)[0] == "warn"
+    if mode == "vendor-error":
+        assert t.sim.fallback_off_env in text
+
+
 # ---------------------------------------------------------------- bad input: one line, exit 2
 @pytest.mark.subprocess
 @pytest.mark.parametrize("args", [
@@ -341,6 +369,7 @@ def test_lacking_operators_agree_with_ops_check(built, target, tmp_path):
     ["sim", "--to", "npu"],
     ["sim", "--to", "npu", "--devices", "0", "--", "python", "x.py"],
     ["sim", "--to", "npu", "--", "no-such-program-here"],
+    ["sim", "--to", "npu", "--strict-ops", "--cpu-fallback", "--", "python", "x.py"],
     ["run", "--to", "cpu", "--simulate", "x.py"],
     ["run", "--to", "npu", "--devices", "2", "x.py"],
 ])
