@@ -85,7 +85,8 @@ def _simulate(target: Optional[str], options: dict) -> str:
 
     if not target:
         raise UsageError("--simulate needs --to TARGET (npu, mlu or musa)")
-    env = sim_environment(target, devices=options.get("devices", 1), cpu_fallback=options.get("cpu_fallback", False))
+    env = sim_environment(target, devices=options.get("devices", 1), cpu_fallback=options.get("cpu_fallback", False),
+                          strict_ops=options.get("strict_ops", False))
     folder = tempfile.mkdtemp(prefix="torchport-sim-")
     os.environ.update({**env, "TORCHPORT_SIM_REPORT": folder})
     sys.path[1:1] = package_path(target)  # run_here replaces sys.path[0]; spawn children copy sys.path
