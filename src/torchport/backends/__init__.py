@@ -125,6 +125,7 @@ class SimSettings:
     fallback_off_error: str = ""
     fallback_off_type: str = "RuntimeError"
     fallback_source: str = ""
+    sparse_error: str = ""              # the vendor's error for a sparse op it lacks ({op}); "": PyTorch's
 
 
 # The typed sections of a target file: table name -> the class its values fill.
@@ -601,7 +602,8 @@ _TARGET_KEYS = {
                    "properties": table_of(identifier, scalar), "version": text, "source": text,
                    "fallback_warning": text, "fallback_warn_once": one_of("overload", "name"),
                    "fallback_off_env": env_name, "fallback_off_values": list_of(text), "fallback_off_error": text,
-                   "fallback_off_type": one_of("RuntimeError", "NotImplementedError"), "fallback_source": text}),
+                   "fallback_off_type": one_of("RuntimeError", "NotImplementedError"), "fallback_source": text,
+                   "sparse_error": text}),
 }
 _REQUIRED = ("name", "title", "namespace")
 

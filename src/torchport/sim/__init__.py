@@ -231,7 +231,7 @@ def _start(t, count: int, fallback: tuple, rng_mode: str, torch_version: Optiona
                                 _lacking_note(t, ops, mode))
     ext.set_fallback(mode, text, per_overload, not_implemented)
     ext.set_op_sets(no_check_ops(), foreign_ops(t, ops))
-    ext.set_sparse_operators(sparse_ops(t, ops))
+    ext.set_sparse_operators(sparse_ops(t, ops), t.sim.sparse_error if ops is not None else "")
     kernels.register(ops.ops if ops else None)
     kernels.register_whole_ops(vendor_composites(ops), t.device, ext.host_alias)
     from . import compiling

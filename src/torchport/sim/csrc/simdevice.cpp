@@ -658,8 +658,20 @@ void set_op_sets(std::vector<std::string> no_check, std::vector<std::string> for
 // the kernels that build and take it apart are PyTorch's device-independent ones.  Registered for the ops
 // the target registers for SparsePrivateUse1 (kb/ops key_limited); returns the names it has no kernel for.
 torch::Library* g_sparse_ops = nullptr;   // never destroyed, as g_target_ops
+torch::Library* g_sparse_fallback = nullptr;
+std::string g_sparse_error;               // a vendor's own error for the sparse ops it lacks ({op}: the op)
 
-std::vector<std::string> set_sparse_operators(std::vector<std::string> names) {
+void sparse_fallback(const c10::OperatorHandle& op, torch::jit::Stack*) {
+  const auto& name = op.schema().operator_name();
+  TORCH_CHECK(false, with_op(g_sparse_error, name.name + (name.overload_name.empty() ? "" : "." + name.overload_name)));
+}
+
+std::vector<std::string> set_sparse_operators(std::vector<std::string> names, std::string error) {
+  if (!error.empty() && g_sparse_fallback == nullptr) {   // as the vendor registers a SparsePrivateUse1 fallback
+    g_sparse_error = error;
+    g_sparse_fallback = new torch::Library(torch::Library::IMPL, "_", c10::DispatchKey::SparsePrivateUse1, __FILE__, __LINE__);
+    g_sparse_fallback->fallback(torch::CppFunction::makeFromBoxedFunction<&sparse_fallback>());
+  }
   using Register = void (*)(torch::Library&);
   static const std::unordered_map<std::string, Register> kernels = {
       {"_sparse_coo_tensor_with_dims_and_tensors",
