@@ -169,11 +169,12 @@ def _start(t, count: int, fallback: bool, rng_mode: str, torch_version: Optional
     import torch
 
     from ..kb import operators
-    from . import build, collectives, kernels, namespace
+    from . import build, collectives, kernels, namespace, settle
 
     if torch._C._get_privateuse1_backend_name() not in ("privateuseone", t.device):
         raise UsageError(f"PrivateUse1 is already taken by '{torch._C._get_privateuse1_backend_name()}' in this process")
     ext = build.load()
+    settle.settle_backward()
     ext.configure(count, t.sim.memory_gib << 30, t.sim.label or t.device.upper(),
                   rng_mode == "device")
     if torch._C._get_privateuse1_backend_name() != t.device:
