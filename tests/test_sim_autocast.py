@@ -88,3 +88,53 @@ def test_cpu_autocast_runs_binary_cross_entropy():
     with torch.autocast("cpu", dtype=torch.bfloat16):
         loss = F.binary_cross_entropy(torch.sigmoid(x @ x), torch.rand(4, 4))
     assert loss.dtype == torch.float32
+
+
+HEADER = """\
+#define AT_FORALL_FP32(_) \\
+  _(acos)                 \\
+  _(pow, Tensor_Scalar)
+
+#define AT_FORALL_DIFFERENT_REDISPATCH_SIGNATURE(_) \\
+  _(ADD_NS(norm),                                   \\
+    "norm.Scalar",                                  \\
+    Tensor(const Tensor&, const Scalar&),           \\
+    Tensor(const Tensor&, ScalarType),              \\
+    fp32_append_dtype)
+"""
+VENDOR = """\
+Tensor bce_banned(const Tensor&, int64_t) {
+  AT_ERROR("unsafe to "
+           "autocast.\\n"
+           "use logits");
+}
+TORCH_LIBRARY_IMPL(_, AutocastPrivateUse1, m) { m.fallback(torch::CppFunction::makeFallthrough()); }
+TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
+  KERNEL_X(mm, lower_precision_fp)
+  // KERNEL_X(norm, ScalarOpt_dtype, fp32_set_opt_dtype)
+#define _FP32(...) \\
+  KERNEL_X(__VA_ARGS__, fp32)
+  AT_FORALL_FP32(_FP32)
+  AT_FORALL_DIFFERENT_REDISPATCH_SIGNATURE(KERNEL_DIFFERENT_X)
+  KERNEL_X(conv_transpose2d, input, lower_precision_fp)
+  m.impl(TORCH_SELECTIVE_NAME("aten::binary_cross_entropy"),
+         TORCH_FN((&bce_banned)));
+}
+"""
+
+
+def test_extractor_reads_kernels_macro_lists_and_the_banned_message():
+    sys.path.insert(0, str(ROOT / "tools"))
+    import extract_autocast
+
+    ops, message = extract_autocast.extract(VENDOR, "v/autocast.cpp", HEADER, "torch@v9 autocast_mode.h")
+    assert message == "unsafe to autocast.\nuse logits"
+    assert [(e["op"], e["policy"], e["source"]) for e in ops] == [
+        ("mm", "lower_precision_fp", "v/autocast.cpp:8"),
+        ("acos", "fp32", "v/autocast.cpp:12 AT_FORALL_FP32 <- torch@v9 autocast_mode.h:2"),
+        ("pow.Tensor_Scalar", "fp32", "v/autocast.cpp:12 AT_FORALL_FP32 <- torch@v9 autocast_mode.h:3"),
+        ("norm.Scalar", "fp32_append_dtype",
+         "v/autocast.cpp:13 AT_FORALL_DIFFERENT_REDISPATCH_SIGNATURE <- torch@v9 autocast_mode.h:6"),
+        ("conv_transpose2d.input", "lower_precision_fp", "v/autocast.cpp:14"),
+        ("binary_cross_entropy", "banned", "v/autocast.cpp:15"),
+    ]
