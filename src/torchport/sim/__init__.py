@@ -71,6 +71,7 @@ class Simulator:
     fallbacks: Counter = field(default_factory=Counter)    # (op, module) -> calls
     tracker: object = None
     fallback: str = "raise"   # what an op the target lacks does: see fallback_mode
+    autocast: dict = field(default_factory=dict)    # the vendor's autocast lists: registered, skipped ops
 
     def on_fallback(self, op: str) -> None:
         """Count an op the target lacks that ran on the CPU (the warning is the C++ fallback's)."""
@@ -93,6 +94,7 @@ class Simulator:
                             "source": ol.source, "note": ol.note} if ol else None,
                 "fallback_ops": sorted(ops.values(), key=lambda e: (-e["calls"], e["op"])),
                 "memory": memory,
+                "autocast": self.autocast,
                 "note": "simulated device: numerics are the CPU's, performance is not the device's"}
 
 
@@ -207,11 +209,12 @@ def _start(t, count: int, fallback: tuple, rng_mode: str, torch_version: Optiona
     import torch
 
     from ..kb import operators
-    from . import build, collectives, kernels, namespace
+    from . import autocast, build, collectives, kernels, namespace, settle
 
     if torch._C._get_privateuse1_backend_name() not in ("privateuseone", t.device):
         raise UsageError(f"PrivateUse1 is already taken by '{torch._C._get_privateuse1_backend_name()}' in this process")
     ext = build.load()
+    settle.settle_backward()
     ext.configure(count, t.sim.memory_gib << 30, t.sim.label or t.device.upper(),
                   rng_mode == "device")
     if torch._C._get_privateuse1_backend_name() != t.device:
@@ -234,6 +237,7 @@ def _start(t, count: int, fallback: tuple, rng_mode: str, torch_version: Optiona
     ext.set_sparse_operators(sparse_ops(t, ops), t.sim.sparse_error if ops is not None else "")
     kernels.register(ops.ops if ops else None)
     kernels.register_whole_ops(vendor_composites(ops), t.device, ext.host_alias)
+    sim.autocast = autocast.register(ext, t.name)
     from . import compiling
 
     compiling.install(t.device)
