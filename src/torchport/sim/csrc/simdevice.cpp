@@ -2,10 +2,12 @@
 //
 // Owns what a PyTorch backend must own (allocator, device guard with streams and timed events,
 // hooks with generators and pinned memory, the kernels that create, copy and view tensors,
-// convolution_overrideable) and routes every other operator through PyTorch's CPU fallback,
-// after checking it against the target's operator list: an operator the target lacks raises the
-// vendor-style error, or runs on the CPU and is counted when CPU fallback is on.  Autocast for the
-// device applies the vendor's own op lists, set from Python.  Numerics are the CPU's; nothing here is timed like a device.
+// convolution_overrideable) and runs every other operator on the host, after checking it against the
+// target's operator list and the devices of its arguments as its generated wrapper would: an operator
+// the target lacks does what the vendor does (warn and run on the CPU, counted, or raise; the mode and
+// texts are set from Python).  Sparse COO tensors get the kernels the target lists.  Autocast for the
+// device applies the vendor's own op lists, set from Python.  Numerics are the CPU's; nothing here is
+// timed like a device.
 #include <torch/extension.h>
 
 #include <ATen/EmptyTensor.h>
@@ -428,7 +430,7 @@ std::optional<c10::Device> check_devices(const c10::OperatorHandle& op, torch::j
   const auto& args = op.schema().arguments();
   size_t base = stack->size() - args.size();
   std::optional<c10::Device> common, first_device;
-  std::string method = "wrapper_" + g_label + "_" + op.schema().operator_name().name.substr(6);
+  std::string method = "wrapper_" + g_label + "_" + op_key({op.schema().operator_name().name, ""});
   auto check = [&](const at::Tensor& t, const c10::Argument& arg, bool index_list) {
     if (!t.defined()) return;
     if (!first_device && t.is_privateuseone()) first_device = t.device();
