@@ -256,7 +256,10 @@ def test_vendor_namespace_and_device_behaviour(built, target, tmp_path):
     assert facts["converted_names_missing"] == []
     assert facts["tensor"] == [f"{target}:0", True, f"{target}:0", f"{target}:0"]
     mem = facts["memory"]
-    assert mem["grew"] == mem["freed"] == 4 << 20 and mem["peak_at_least"] and mem["stats_current"]
+    # the caching allocator's model: a block rounded up (npu pads 32 bytes first), reserved in a segment that
+    # stays reserved after the free until empty_cache (kb/sim/chips.toml [<target>.allocator])
+    assert mem["grew"] == mem["freed"] == (4 << 20) + (512 if target == "npu" else 0)
+    assert mem["peak_at_least"] and mem["stats_current"] and mem["reserved"] == [True] * 5
     assert facts["oom_type"] == "torch.OutOfMemoryError" and "out of memory" in facts["oom"]
     assert facts["set_device"] == [1, f"{target}:1"] and facts["device_ctx"] == f"{target}:0"
     assert "invalid device ordinal 7" in facts["bad_index"]

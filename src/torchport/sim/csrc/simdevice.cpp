@@ -37,11 +37,28 @@ std::atomic<int64_t> g_capacity{int64_t(32) << 30};
 std::string g_label = "NPU";            // how the vendor names the device in error messages
 std::atomic<bool> g_rng_per_device{false};
 
-// ---- memory statistics --------------------------------------------------------------------------
+// ---- memory: a model of the vendor's caching allocator ------------------------------------------
+// The vendors' allocators are PyTorch's CUDA caching allocator adapted (the sizes come from the target's
+// data, kb/sim/chips.toml [<target>.allocator], with their sources): a request is padded and rounded up to
+// a block, blocks are carved from segments the device reserves (small requests from small segments, larger
+// ones from large segments), a freed block stays reserved for reuse, and empty_cache() gives reserved memory
+// back.  Approximate: the model counts free cached bytes per pool, not blocks, so fragmentation is not
+// modelled (a request fits when the pool's free bytes suffice) and empty_cache releases all of them (the
+// real allocator releases only segments with no block in use).  The memory itself is host memory of the
+// exact size requested.
+struct AllocatorSizes {
+  int64_t pad = 0, min_block = 512, small_size = 1 << 20, small_segment = 2 << 20, min_large_alloc = 10 << 20,
+          large_segment = 20 << 20, round_large = 2 << 20;
+};
+AllocatorSizes g_sizes;
+
 struct DeviceMemory {
-  std::atomic<int64_t> allocated{0}, peak{0}, allocations{0}, frees{0}, oom{0};
+  int64_t allocated = 0, peak = 0, reserved = 0, reserved_peak = 0, allocations = 0, frees = 0, oom = 0,
+          retries = 0, segments = 0, limit = -1;   // limit: set_per_process_memory_fraction (-1: capacity)
+  int64_t cached[2] = {0, 0};                      // free bytes in reserved segments: small pool, large pool
 };
 DeviceMemory g_memory[kMaxDevices];
+std::mutex g_memory_lock;
 
 thread_local int t_device = 0;
 
@@ -54,7 +71,8 @@ int checked_index(c10::DeviceIndex index) {
 
 struct Block {
   void* ptr;
-  size_t size;
+  int64_t size;   // the rounded block size the allocator counts
+  int pool;
   int device;
 };
 
@@ -64,32 +82,82 @@ std::string human(int64_t n) {
   return buf;
 }
 
+int64_t round_up(int64_t n, int64_t unit) { return unit * ((n + unit - 1) / unit); }
+
+int64_t block_size(int64_t n) {   // round_size: padded, then a multiple of the minimum block
+  int64_t padded = n + g_sizes.pad;
+  return padded < g_sizes.min_block ? g_sizes.min_block : round_up(padded, g_sizes.min_block);
+}
+
+int64_t segment_size(int64_t block) {   // get_allocation_size
+  if (block <= g_sizes.small_size) return g_sizes.small_segment;
+  if (block < g_sizes.min_large_alloc) return g_sizes.large_segment;
+  return round_up(block, g_sizes.round_large);
+}
+
+void release_cached(DeviceMemory& m) {   // empty_cache: reserved memory no block uses goes back to the device
+  m.reserved -= m.cached[0] + m.cached[1];
+  m.cached[0] = m.cached[1] = 0;
+}
+
+// Account for a block of `block` bytes on `dev` (under g_memory_lock); false when the device is out of memory.
+bool take_block(DeviceMemory& m, int64_t block, int pool) {
+  if (m.cached[pool] < block) {
+    int64_t segment = segment_size(block);
+    int64_t limit = m.limit >= 0 ? m.limit : g_capacity.load();
+    if (m.reserved + segment > limit && m.cached[0] + m.cached[1] > 0) {   // free the cache and retry
+      release_cached(m);
+      m.retries++;
+    }
+    if (m.reserved + segment > limit) return false;
+    m.reserved += segment;
+    m.segments++;
+    m.cached[pool] += segment;
+    m.reserved_peak = std::max(m.reserved_peak, m.reserved);
+  }
+  m.cached[pool] -= block;
+  m.allocated += block;
+  m.peak = std::max(m.peak, m.allocated);
+  m.allocations++;
+  return true;
+}
+
 struct SimAllocator final : at::Allocator {
   at::DataPtr allocate(size_t n) override {
     int dev = t_device;
+    if (n == 0) return {nullptr, nullptr, &release, c10::Device(kDev, static_cast<c10::DeviceIndex>(dev))};
+    int64_t block = block_size(int64_t(n));
+    int pool = block <= g_sizes.small_size ? 0 : 1;
     DeviceMemory& m = g_memory[dev];
-    int64_t now = m.allocated.fetch_add(int64_t(n)) + int64_t(n);
-    if (now > g_capacity.load()) {
-      m.allocated.fetch_sub(int64_t(n));
-      m.oom++;
-      TORCH_CHECK_WITH(OutOfMemoryError, false, g_label, " out of memory. Tried to allocate ", human(int64_t(n)),
-                       " (simulated device ", dev, "; ", human(g_capacity.load()), " total capacity; ",
-                       human(now - int64_t(n)), " already allocated)");
+    {
+      std::lock_guard<std::mutex> lock(g_memory_lock);
+      if (!take_block(m, block, pool)) {
+        m.oom++;
+        int64_t allocated = m.allocated, reserved = m.reserved, limit = m.limit;
+        TORCH_CHECK_WITH(OutOfMemoryError, false, g_label, " out of memory. Tried to allocate ", human(block),
+                         " (simulated device ", dev, "; ", human(g_capacity.load()), " total capacity; ",
+                         human(allocated), " already allocated; ", human(reserved),
+                         " reserved in total by the simulated caching allocator",
+                         limit >= 0 ? "; limited by set_per_process_memory_fraction to " + human(limit) : std::string(),
+                         ")");
+      }
     }
-    int64_t peak = m.peak.load();
-    while (now > peak && !m.peak.compare_exchange_weak(peak, now)) {
-    }
-    m.allocations++;
-    void* p = n ? c10::alloc_cpu(n) : nullptr;
-    auto* block = new Block{p, n, dev};
-    return {p, block, &release, c10::Device(kDev, static_cast<c10::DeviceIndex>(dev))};
+    void* p = c10::alloc_cpu(n);
+    auto* b = new Block{p, block, pool, dev};
+    return {p, b, &release, c10::Device(kDev, static_cast<c10::DeviceIndex>(dev))};
   }
   static void release(void* ctx) {
-    auto* block = static_cast<Block*>(ctx);
-    g_memory[block->device].allocated -= int64_t(block->size);
-    g_memory[block->device].frees++;
-    if (block->ptr) c10::free_cpu(block->ptr);
-    delete block;
+    auto* b = static_cast<Block*>(ctx);
+    if (b == nullptr) return;
+    {
+      std::lock_guard<std::mutex> lock(g_memory_lock);
+      DeviceMemory& m = g_memory[b->device];
+      m.allocated -= b->size;
+      m.cached[b->pool] += b->size;
+      m.frees++;
+    }
+    c10::free_cpu(b->ptr);
+    delete b;
   }
   at::DeleterFnPtr raw_deleter() const override { return nullptr; }
   void copy_data(void* dst, const void* src, std::size_t count) const override { std::memcpy(dst, src, count); }
@@ -542,7 +610,7 @@ TORCH_LIBRARY_IMPL(_, AutocastPrivateUse1, m) { m.fallback(torch::CppFunction::m
 
 // ---- Python surface -----------------------------------------------------------------------------
 void configure(int devices, int64_t capacity, const std::string& label, bool rng_per_device) {
-  TORCH_CHECK(devices >= 1 && devices <= kMaxDevices, "the simulator supports 1 to ", kMaxDevices, " devices");
+  TORCH_CHECK(devices >= 0 && devices <= kMaxDevices, "the simulator supports 0 to ", kMaxDevices, " devices");
   g_device_count = devices;
   g_capacity = capacity;
   g_label = label;
@@ -552,6 +620,13 @@ void configure(int devices, int64_t capacity, const std::string& label, bool rng
     at::RegisterPrivateUse1HooksInterface(g_hooks);
     hooks_registered = true;
   }
+}
+
+void configure_allocator(int64_t pad, int64_t min_block, int64_t small_size, int64_t small_segment,
+                         int64_t min_large_alloc, int64_t large_segment, int64_t round_large) {
+  TORCH_CHECK(min_block > 0 && small_segment > 0 && large_segment > 0 && round_large > 0, "allocator sizes must be > 0");
+  std::lock_guard<std::mutex> lock(g_memory_lock);
+  g_sizes = AllocatorSizes{pad, min_block, small_size, small_segment, min_large_alloc, large_segment, round_large};
 }
 
 // Register a host kernel for each op the target implements; returns the names this torch lacks.
@@ -587,20 +662,41 @@ std::vector<std::string> set_operators(std::vector<std::string> supported, bool 
 }
 
 py::dict memory_stats(int device) {
-  auto& m = g_memory[checked_index(device)];
+  int i = checked_index(device);
+  std::lock_guard<std::mutex> lock(g_memory_lock);
+  const auto& m = g_memory[i];
   py::dict d;
-  d["allocated"] = m.allocated.load();
-  d["peak"] = m.peak.load();
-  d["allocations"] = m.allocations.load();
-  d["frees"] = m.frees.load();
-  d["oom"] = m.oom.load();
+  d["allocated"] = m.allocated;
+  d["peak"] = m.peak;
+  d["reserved"] = m.reserved;
+  d["reserved_peak"] = m.reserved_peak;
+  d["segments"] = m.segments;
+  d["allocations"] = m.allocations;
+  d["frees"] = m.frees;
+  d["oom"] = m.oom;
+  d["retries"] = m.retries;
+  d["limit"] = m.limit;
   d["capacity"] = g_capacity.load();
   return d;
 }
 
 void reset_peak(int device) {
-  auto& m = g_memory[checked_index(device)];
-  m.peak = m.allocated.load();
+  int i = checked_index(device);
+  std::lock_guard<std::mutex> lock(g_memory_lock);
+  auto& m = g_memory[i];
+  m.peak = m.allocated;
+  m.reserved_peak = m.reserved;
+}
+
+void empty_cache() {
+  std::lock_guard<std::mutex> lock(g_memory_lock);
+  for (auto& m : g_memory) release_cached(m);
+}
+
+void set_memory_limit(int device, int64_t limit) {
+  int i = checked_index(device);
+  std::lock_guard<std::mutex> lock(g_memory_lock);
+  g_memory[i].limit = limit;
 }
 
 at::Generator generator(int device) { return generator_for(checked_index(device)); }
@@ -613,6 +709,9 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("set_operators", &set_operators);
   m.def("memory_stats", &memory_stats);
   m.def("reset_peak", &reset_peak);
+  m.def("configure_allocator", &configure_allocator);
+  m.def("empty_cache", &empty_cache);
+  m.def("set_memory_limit", &set_memory_limit);
   m.def("generator", &generator);
   m.def("host_alias", &host_alias, "a CPU tensor sharing a device tensor's memory");
   m.def("current_device", [] { return t_device; });
