@@ -332,6 +332,7 @@ def test_lacking_operators_agree_with_ops_check(built, target, tmp_path):
     ["sim", "--to", "npu"],
     ["sim", "--to", "npu", "--devices", "0", "--", "python", "x.py"],
     ["sim", "--to", "npu", "--", "no-such-program-here"],
+    ["sim", "--to", "mlu", "--chip", "MLU999", "--", "python", "x.py"],
     ["run", "--to", "cpu", "--simulate", "x.py"],
     ["run", "--to", "npu", "--devices", "2", "x.py"],
 ])
@@ -341,6 +342,12 @@ def test_bad_input_is_one_line_and_exit_2(args, tmp_path):
     assert p.returncode == 2, (p.stdout, p.stderr)
     assert len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
     assert p.stdout == ""
+
+
+@pytest.mark.subprocess
+def test_an_unknown_chip_names_the_chips_there_are(tmp_path):
+    p = run([*TORCHPORT, "sim", "--to", "npu", "--chip", "Ascend999", "--", "python", "x.py"], cwd=tmp_path)
+    assert p.returncode == 2 and "unknown npu chip 'Ascend999'" in p.stderr and "Ascend910B2" in p.stderr, p.stderr
 
 
 @pytest.mark.torch

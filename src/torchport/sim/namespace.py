@@ -183,7 +183,7 @@ def build(target, ext, rng_per_device: bool, chip) -> VendorModule:
     f = {}   # the modelled API: name -> object
 
     # device management
-    f["is_available"] = lambda: True
+    f["is_available"] = lambda: ext.device_count() > 0   # none when the visible-devices variable hides them all
     f["is_initialized"] = lambda: True
     f["init"] = lambda: None
     f["device_count"] = lambda: ext.device_count()
