@@ -359,7 +359,7 @@ def build(target, ext, rng_per_device: bool, chip) -> VendorModule:
 
     # mixed precision
     f["get_amp_supported_dtype"] = lambda: list(amp_dtypes)
-    f["is_bf16_supported"] = lambda including_emulation=True: chip.bf16_supported(including_emulation)
+    f["is_bf16_supported"] = bf16_supported(chip)
     settings = {}   # what the program set through the vendor's option API (read by tests and probes)
     f.update(vendor_settings(chip, settings))
     f["_torchport_settings"] = settings
@@ -425,6 +425,15 @@ def vendor_settings(chip, settings: dict) -> dict:
             "set_mm_bmm_format_nd": set_mm_bmm_format_nd,
             "get_mm_bmm_format_nd": lambda: settings.get("MM_BMM_ND_ENABLE", "enable") == "enable",
             "get_soc_version": lambda: chip.chip.get("soc_version")}
+
+
+def bf16_supported(chip):
+    """is_bf16_supported with the vendor's signature (kb/sim/chips.toml [<target>] bf16): torch_mlu's takes no
+    argument; torch_npu's and torch_musa's take including_emulation (defaults False and True)."""
+    rule = chip.rules["bf16"]
+    if "including_emulation" not in rule:
+        return lambda: chip.bf16_supported()
+    return lambda including_emulation=rule["including_emulation"]: chip.bf16_supported(including_emulation)
 
 
 def device_capability(chip, index):
