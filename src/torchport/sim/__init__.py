@@ -59,7 +59,7 @@ class Simulator:
     """One process's simulated device: what it is and what it counted."""
 
     target: object
-    devices: int                # the devices this process sees (--devices, less those the visible-devices variable hides)
+    devices: int                # the devices it sees: --devices, less those the visible-devices variable hides
     cpu_fallback: bool
     rng: str
     ext: object

@@ -5,8 +5,8 @@ a name the vendor has and the simulator models is a working function; a name the
 the simulator does not model raises `NotModelled` when used; a name the vendor lacks does not exist
 (AttributeError, as on the real package).  The device (name, properties, capability, bf16 support) is the
 chip of kb/sim/chips.toml (sim/chips.py); memory statistics come from the simulator's model of the vendor's
-caching allocator (csrc/simdevice.cpp: reserved >= allocated, freed blocks stay reserved until
-empty_cache); the vendor's setting calls are checked and recorded, with no effect; streams and events are torch.Stream and
+caching allocator (csrc/simdevice.cpp: reserved >= allocated, freed blocks stay reserved until empty_cache);
+the vendor's setting calls are checked and recorded, with no effect; streams and events are torch.Stream and
 torch.Event on the simulated device (work is synchronous; events time what ran between them).
 """
 from __future__ import annotations
@@ -408,8 +408,11 @@ def vendor_settings(chip, settings: dict) -> dict:
             raise TypeError("npu option must be a dict.")
         for name, value in option.items():
             rule, text = allowed.get(name), str(value)
-            ok = (rule is None or (isinstance(rule, list) and text in rule) or
-                  (isinstance(rule, str) and text.isdigit() and int(rule.split("..")[0]) <= int(text) <= int(rule.split("..")[1])))
+            if isinstance(rule, str):   # "low..high"
+                low, high = map(int, rule.split(".."))
+                ok = text.isdigit() and low <= int(text) <= high
+            else:
+                ok = rule is None or text in rule
             if not ok:
                 raise ValueError(f"value of {name} should be in {rule} but got {value}")
             settings[name] = text
@@ -448,15 +451,15 @@ def device_capability(chip, index):
         value = os.environ.get(rule["env"])
         if not value:
             warnings.warn(f"You can set the device capability via the environment variable {rule['env']}. "
-                          f"{chip.rules['capability_warning']}")
+                          f"{chip.rules['capability_warning']}", stacklevel=2)
             return None
         match = re.fullmatch(r"(\d+)\.(\d+)", value)
         if not match:
             warnings.warn(f"get_device_capability can't parse {rule['env']} environment variable: {value}. "
                           f"Expected format is 'major.minor' where major and minor are non-negative integers "
-                          f"(e.g., '8.0').")
+                          f"(e.g., '8.0').", stacklevel=2)
             return None
-        warnings.warn(chip.rules["capability_warning"])
+        warnings.warn(chip.rules["capability_warning"], stacklevel=2)
         return int(match.group(1)), int(match.group(2))
 
     return get_device_capability
