@@ -5,7 +5,7 @@ a name the vendor has and the simulator models is a working function; a name the
 the simulator does not model raises `NotModelled` when used; a name the vendor lacks does not exist
 (AttributeError, as on the real package).  The device (name, properties, capability, bf16 support) is the
 chip of kb/sim/chips.toml (sim/chips.py); memory statistics come from the simulator's model of the vendor's
-caching allocator (csrc/simdevice.cpp: reserved >= allocated, freed blocks stay reserved until empty_cache);
+caching allocator (csrc/simdevice.cpp: blocks in segments, freed blocks stay reserved until empty_cache);
 the vendor's setting calls are checked and recorded, with no effect; streams and events are torch.Stream and
 torch.Event on the simulated device (work is synchronous; events time what ran between them).
 """
@@ -250,15 +250,16 @@ def build(target, ext, rng_per_device: bool, chip) -> VendorModule:
         return {"allocated_bytes.all.current": s["allocated"], "allocated_bytes.all.peak": s["peak"],
                 "active_bytes.all.current": s["allocated"], "active_bytes.all.peak": s["peak"],
                 "reserved_bytes.all.current": s["reserved"], "reserved_bytes.all.peak": s["reserved_peak"],
-                "segment.all.allocated": s["segments"], "allocation.all.allocated": s["allocations"],
+                "segment.all.current": s["segments"], "segment.all.allocated": s["segments_made"],
+                "allocation.all.allocated": s["allocations"],
                 "allocation.all.freed": s["frees"], "num_ooms": s["oom"], "num_alloc_retries": s["retries"]}
 
     def memory_summary(device=None, abbreviated=False):
         s = stats(device)
         return (f"{label}: device {index(device)}, {s['allocated']} bytes allocated (peak {s['peak']}), "
                 f"{s['reserved']} reserved (peak {s['reserved_peak']}), {s['allocations']} allocations, "
-                f"{s['frees']} frees, capacity {s['capacity']} (simulated: host memory, a model of the caching "
-                f"allocator's block and segment sizes)")
+                f"{s['frees']} frees, {s['segments']} segments, capacity {s['capacity']} (simulated: host memory, "
+                f"a model of the caching allocator's blocks and segments)")
 
     def set_per_process_memory_fraction(fraction, device=None):
         if not isinstance(fraction, float):
@@ -270,6 +271,7 @@ def build(target, ext, rng_per_device: bool, chip) -> VendorModule:
 
     f["mem_get_info"], f["memory_stats"], f["memory_summary"] = mem_get_info, memory_stats, memory_summary
     f["set_per_process_memory_fraction"] = set_per_process_memory_fraction
+    f["memory_snapshot"] = lambda: ext.memory_snapshot()   # the segments, as torch_mlu/torch_musa return them
     f["is_current_stream_capturing"] = lambda: False   # graph capture is not modelled: nothing is ever captured
     f["OutOfMemoryError"] = torch.OutOfMemoryError     # torch_mlu/mlu/__init__.py:67, torch_musa/__init__.py:219
 
