@@ -29,7 +29,7 @@ def add(sub) -> None:
     sm.add_argument("--devices", type=int, default=1, metavar="N", help="number of simulated devices (default 1)")
     sm.add_argument("--chip", metavar="NAME", help="the chip the simulated device presents: its name, memory, "
                                                    "capability and the vendor's bf16 rule (kb/sim/chips.toml; "
-                                                   "default: the target's first; a wrong name lists them)")
+                                                   "default: the target's default chip; a wrong name lists them)")
     sm.add_argument("--cpu-fallback", action="store_true", help="ops the target lacks run on the CPU and are "
                                                                 "counted (default: they raise the vendor's error)")
     sm.add_argument("--rng", choices=("host", "device"), default="host",
