@@ -13,12 +13,12 @@ def run(args) -> int:
     if not args.to:
         raise UsageError("sim needs --to TARGET (npu, mlu or musa)")
     return launch.run(args.to, args.program, devices=args.devices, cpu_fallback=args.cpu_fallback, rng=args.rng,
-                      torch_version=args.torch_version, report=args.report)
+                      torch_version=args.torch_version, report=args.report, chip=args.chip)
 
 
 def add(sub) -> None:
     sm = sub.add_parser("sim", help="run converted code on a simulated npu/mlu/musa device (CPU-backed)",
-                        usage="torchport sim --to TARGET [--devices N] [--cpu-fallback] [--rng host|device] "
+                        usage="torchport sim --to TARGET [--devices N] [--chip NAME] [--cpu-fallback] [--rng host|device] "
                               "[--report FILE] -- COMMAND [ARGS...]\n       torchport sim --build [--verbose]",
                         description="Run COMMAND (python train.py, torchrun ..., a shell script) with a simulated "
                                     "TARGET device: `import torch_npu` (torch_mlu, torch_musa) finds torchport's "
@@ -27,6 +27,9 @@ def add(sub) -> None:
                                     "See docs/sim.md.")
     sm.add_argument("-t", "--to", metavar="TARGET", type=target_name, help="npu, mlu or musa")
     sm.add_argument("--devices", type=int, default=1, metavar="N", help="number of simulated devices (default 1)")
+    sm.add_argument("--chip", metavar="NAME", help="the chip the simulated device presents: its name, memory, "
+                                                   "capability and the vendor's bf16 rule (kb/sim/chips.toml; "
+                                                   "default: the target's default chip; a wrong name lists them)")
     sm.add_argument("--cpu-fallback", action="store_true", help="ops the target lacks run on the CPU and are "
                                                                 "counted (default: they raise the vendor's error)")
     sm.add_argument("--rng", choices=("host", "device"), default="host",

@@ -41,7 +41,8 @@ def package_path(target: str) -> list:
     return [str(PACKAGES / target), str(PACKAGES / "common")]
 RNG_MODES = ("host", "device")
 ENV = {"target": "TORCHPORT_SIM_TARGET", "devices": "TORCHPORT_SIM_DEVICES", "cpu_fallback": "TORCHPORT_SIM_CPU_FALLBACK",
-       "rng": "TORCHPORT_SIM_RNG", "report": "TORCHPORT_SIM_REPORT", "torch_version": "TORCHPORT_SIM_TORCH_VERSION"}
+       "rng": "TORCHPORT_SIM_RNG", "report": "TORCHPORT_SIM_REPORT", "torch_version": "TORCHPORT_SIM_TORCH_VERSION",
+       "chip": "TORCHPORT_SIM_CHIP"}
 _LOCK = threading.Lock()
 _ACTIVE: Optional["Simulator"] = None
 
@@ -58,12 +59,13 @@ class Simulator:
     """One process's simulated device: what it is and what it counted."""
 
     target: object
-    devices: int
+    devices: int                # the devices it sees: --devices, less those the visible-devices variable hides
     cpu_fallback: bool
     rng: str
     ext: object
     module: object
     op_list: object = None
+    chip: object = None         # chips.Device: the chip presented and the vendor's device rules
     fallbacks: Counter = field(default_factory=Counter)    # (op, module) -> calls
     tracker: object = None
     warned: set = field(default_factory=set)
@@ -88,7 +90,8 @@ class Simulator:
         memory = {str(i): self.ext.memory_stats(i) for i in range(self.devices)}
         ol = self.op_list
         return {"schema": 1, "simulated": True, "target": self.target.name, "device": self.target.device,
-                "devices": self.devices, "cpu_fallback": self.cpu_fallback, "rng": self.rng, "pid": os.getpid(),
+                "devices": self.devices, "chip": self.chip.name if self.chip else None,
+                "cpu_fallback": self.cpu_fallback, "rng": self.rng, "pid": os.getpid(),
                 "rank": os.environ.get("RANK"),
                 "op_list": {"vendor_version": ol.vendor_version, "torch_version": ol.torch_version,
                             "source": ol.source, "note": ol.note} if ol else None,
@@ -138,8 +141,10 @@ def _option(value, key: str, default):
 
 
 def install(target: Optional[str] = None, *, devices: Optional[int] = None, cpu_fallback: Optional[bool] = None,
-            rng: Optional[str] = None, torch_version: Optional[str] = None) -> Simulator:
-    """Simulate `target`'s device in this process (once; a second call returns the same simulator)."""
+            rng: Optional[str] = None, torch_version: Optional[str] = None, chip: Optional[str] = None) -> Simulator:
+    """Simulate `target`'s device in this process (once; a second call returns the same simulator).  The
+    process sees the `devices` the target's visible-devices variable leaves (ASCEND_RT_VISIBLE_DEVICES, ...),
+    renumbered from 0, as the vendor's runtime shows them."""
     global _ACTIVE
     with _LOCK:
         name = _option(target, "target", None)
@@ -163,11 +168,15 @@ def install(target: Optional[str] = None, *, devices: Optional[int] = None, cpu_
         rng_mode = _option(rng, "rng", "host")
         if rng_mode not in RNG_MODES:
             raise UsageError(f"rng must be one of {', '.join(RNG_MODES)} (got '{rng_mode}')")
-        _ACTIVE = _start(t, count, fallback, rng_mode, _option(torch_version, "torch_version", None))
+        from . import chips
+
+        device = chips.device(t.name, _option(chip, "chip", None))
+        _ACTIVE = _start(t, chips.visible_count(t.name, count), fallback, rng_mode,
+                         _option(torch_version, "torch_version", None), device)
         return _ACTIVE
 
 
-def _start(t, count: int, fallback: bool, rng_mode: str, torch_version: Optional[str]) -> Simulator:
+def _start(t, count: int, fallback: bool, rng_mode: str, torch_version: Optional[str], chip) -> Simulator:
     import torch
 
     from ..kb import operators
@@ -177,18 +186,18 @@ def _start(t, count: int, fallback: bool, rng_mode: str, torch_version: Optional
         raise UsageError(f"PrivateUse1 is already taken by '{torch._C._get_privateuse1_backend_name()}' in this process")
     ext = build.load()
     settle.settle_backward()
-    ext.configure(count, t.sim.memory_gib << 30, t.sim.label or t.device.upper(),
-                  rng_mode == "device")
+    ext.configure(count, chip.total_memory, t.sim.label or t.device.upper(), rng_mode == "device")
+    ext.configure_allocator(*chip.allocator())
     if torch._C._get_privateuse1_backend_name() != t.device:
         torch.utils.rename_privateuse1_backend(t.device)
-    module = namespace.build(t, ext, rng_mode == "device")
+    module = namespace.build(t, ext, rng_mode == "device", chip)
     torch._register_device_module(t.device, module)
     sys.modules[f"torch.{t.device}"] = module
     namespace.provide_converted_names(t)
     torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True,
                                                          for_packed_sequence=True)
     ops = operators.op_list(t, torch_version or torch.__version__.split("+")[0])
-    sim = Simulator(t, count, fallback, rng_mode, ext, module, ops)
+    sim = Simulator(t, count, fallback, rng_mode, ext, module, ops, chip)
     if fallback:
         sim.tracker = ForwardModules()
     unknown = ext.set_operators(host_kernels(ops), ops is not None, fallback, sim.on_fallback if fallback else None,
@@ -261,12 +270,27 @@ def stand_in(package: str, namespace: dict) -> None:
     t = sim.target
     namespace[t.device] = sim.module
     sys.modules[f"{package}.{t.device}"] = sim.module
+    from .namespace import package_is_namespace
+
+    top_level = sim.module if package_is_namespace(t) else None   # torch_musa.device_count is torch.musa's
+    for name, module in list(sys.modules.items()):   # torch_npu.npu.utils is torch.npu.utils
+        if name.startswith(f"{t.namespace}."):
+            sub = name[len(t.namespace) + 1:]
+            sys.modules.setdefault(f"{package}.{t.device}.{sub}", module)
+            if top_level is not None:
+                sys.modules.setdefault(f"{package}.{sub}", module)
     namespace["__version__"] = f"{sim.op_list.vendor_version if sim.op_list else ''}+torchport.simulated"
     namespace["_torchport_simulated"] = True
+    if "formats" in sim.chip.rules:   # torch_npu.npu_format_cast, get_npu_format, Format
+        from . import formats
+
+        namespace.update(formats.functions(sim.chip, t.device))
 
     def __getattr__(name):   # noqa: N807 - module-level attribute hook
         if name.startswith("__"):
             raise AttributeError(name)
+        if top_level is not None:
+            return getattr(top_level, name)
         raise AttributeError(f"module '{package}' has no attribute '{name}' in the torchport simulator "
                              f"(the simulator models {package}.{t.device} only)")
 
