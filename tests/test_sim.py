@@ -349,6 +349,17 @@ def test_no_compiler_is_a_clear_error(tmp_path):
     assert "C++ compiler" in p.stderr and len(p.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.sim
+def test_a_build_says_it_started_and_a_compiler_that_fails_is_a_clear_error(tmp_path):
+    """The first build takes a minute: a line says so before it starts.  Before: a compiler that could not run
+    (CalledProcessError from `c++ --version`) was an internal error."""
+    p = run([*TORCHPORT, "sim", "--build"], env={"TORCHPORT_CACHE": str(tmp_path / "cache"), "CXX": "/bin/false"})
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 2 and len(lines) == 2 and "Traceback" not in p.stderr, p.stderr
+    assert lines[0].startswith("torchport sim: building the simulated device for torch ") and "cache" in lines[0]
+    assert "building the simulated device failed" in lines[1] and "internal error" not in p.stderr
+
+
 @pytest.mark.torch
 @pytest.mark.sim
 def test_build_for_another_torch_is_refused(tmp_path):

@@ -17,6 +17,7 @@ import io
 import json
 import os
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -91,7 +92,11 @@ def load(verbose: bool = False):
                          f"none found (install g++, or set CXX){extra}")
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)       # one build at a time (torchrun starts several processes)
+        try:                                   # one build at a time (torchrun starts several processes)
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            _say(f"waiting for another process that is building the simulated device (in {folder})")
+            fcntl.flock(lock, fcntl.LOCK_EX)
         if record.is_file() and library.is_file():
             return _import_library(library, ident["name"])
         # cpp_extension's own lock file outlives a build that was killed; holding our lock, it is stale
@@ -102,20 +107,30 @@ def load(verbose: bool = False):
 def _build(folder: Path, ident: dict, record: Path, verbose: bool):
     from torch.utils import cpp_extension
 
+    import torch
+
+    _say(f"building the simulated device for torch {torch.__version__} (once; about a minute on 2 cores), "
+         f"cached in {folder}")
     start = time.perf_counter()
     log = io.StringIO()
     try:
         with contextlib.redirect_stdout(log) if not verbose else contextlib.nullcontext():
             module = cpp_extension.load(ident["name"], [str(SOURCE)], build_directory=str(folder),
                                         extra_cflags=["-O2"], verbose=verbose)
-    except (RuntimeError, OSError, SystemExit) as e:
+    except (RuntimeError, OSError, SystemExit, subprocess.SubprocessError) as e:   # a compiler that fails to run
         first = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
         raise UsageError(f"building the simulated device failed ({first}); "
                          f"run `torchport sim --build --verbose` to see the compiler output") from None
     seconds = time.perf_counter() - start
+    _say(f"built the simulated device in {seconds:.0f} s")
     record.write_text(json.dumps({**ident, "seconds": round(seconds, 1), "built": time.strftime("%Y-%m-%d %H:%M:%S")},
                                  indent=1) + "\n", encoding="utf-8")
     return module
+
+
+def _say(text: str) -> None:
+    """A progress line: the first build takes a minute, which must not look like a hang."""
+    print(f"torchport sim: {text}", file=sys.stderr, flush=True)
 
 
 def build_info() -> dict:
