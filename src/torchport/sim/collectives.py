@@ -110,9 +110,23 @@ class SimulatedProcessGroup(dist.ProcessGroup):
         self._device = device_type
         self._alias = alias
         self._rules = vendor_rules(backend_name)
+        self._group_name = self._group_desc = ""
 
     def getBackendName(self):   # noqa: N802 - torch's name
         return self._name
+
+    # torch keeps a group's name and description in its device backends, which a Python group has none of
+    def getGroupName(self):   # noqa: N802 - torch's name
+        return self._group_name
+
+    def setGroupName(self, name):   # noqa: N802 - torch's name
+        self._group_name = name
+
+    def getGroupDesc(self):   # noqa: N802 - torch's name
+        return self._group_desc
+
+    def setGroupDesc(self, desc):   # noqa: N802 - torch's name
+        self._group_desc = desc
 
     @property
     def _device_types(self):   # object collectives and barrier pick their device from this, as for hccl
