@@ -4,10 +4,11 @@ refuses is refused with the vendor's message (kb/sim/dist.toml) while gloo takes
 import json
 import os
 import sys
-import tomllib
 
 import pytest
 from conftest import ROOT, run_program, shared_value
+
+from torchport.core.tomlfile import tomllib
 
 SCRIPT = ROOT / "tests" / "fixtures" / "sim" / "dist_entry_points.py"
 RULES = ROOT / "src" / "torchport" / "kb" / "sim" / "dist.toml"

@@ -3,7 +3,8 @@
 The device's memory is host memory, so each collective hands gloo CPU tensors that alias the
 device tensors (no copies): results land in the device tensors themselves.  Registered with
 torch.distributed under the target's backend name for the simulated device type, so
-`init_process_group("hccl")`, every `dist.*` collective, DDP, FSDP and ZeRO work as on the hardware.
+`init_process_group("hccl")`, every `dist.*` collective, the functional collectives, DDP, FSDP (both
+APIs) and ZeRO work as on the hardware.
 
 What the vendor's process group refuses, the simulated one refuses first, with the vendor's message:
 tensors off the device, reduce ops and dtypes it rejects, methods it lacks (`recv` without a source).
@@ -15,7 +16,6 @@ and its C++ trampoline call (`METHODS`; a test holds that list to torch's Proces
 """
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import lru_cache
@@ -55,6 +55,8 @@ class VendorRules:
 
 @lru_cache(maxsize=None)
 def vendor_rules(backend: str) -> VendorRules:
+    from ..core.tomlfile import tomllib
+
     table = tomllib.loads(RULES_FILE.read_text())[backend]
     return VendorRules(backend, table["device_error"], table.get("raises", {}), table.get("reduce_ops", {}),
                        table.get("bool_avg", {}), table.get("dtypes", {}), table.get("functions", {}),
