@@ -5,13 +5,14 @@
 # Needs: .venv with torch==2.13.0 (the torch namespaces and aten ops), a python3 with PyYAML
 # (vendor op lists), PyPI (torch_npu wheels, downloaded into $WHEELS) and bare git copies of
 #   MUSA_GIT  github:MooreThreads/torch_musa     MLU_GIT  github:Cambricon/torch_mlu
-#   XPU_GIT   github:intel/torch-xpu-ops
+#   XPU_GIT   github:intel/torch-xpu-ops     NPU_GIT  github:Ascend/pytorch
 # (e.g. `git clone --bare`; in the torchport workplace, the search tool's fetch puts them in /work/.mirror).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WHEELS=${WHEELS:-.kb-cache/wheels}
 MIRROR=${MIRROR:-/work/.mirror}
 MUSA_GIT=${MUSA_GIT:-$MIRROR/MooreThreads+torch_musa/repo}
+NPU_GIT=${NPU_GIT:-$MIRROR/Ascend+pytorch/repo}
 MLU_GIT=${MLU_GIT:-$MIRROR/Cambricon+torch_mlu/repo}
 XPU_GIT=${XPU_GIT:-$MIRROR/intel+torch-xpu-ops/repo}
 NPU_VERSION=2.14.0
@@ -39,4 +40,28 @@ python3 tools/extract_ops.py mlu --git "$MLU_GIT"
 python3 tools/extract_ops.py xpu --git "$XPU_GIT"
 python3 tools/extract_port_maps.py hip
 python3 tools/extract_port_maps.py musa --git "$MUSA_GIT" --rev v2.7.1
+# Autocast lists of the simulated devices: the vendor's registration file, and for mlu/musa the autocast_mode.h
+# of the torch each builds against (its AT_FORALL_* lists), read from that torch's wheel (any platform: the
+# header is the same; the macOS one is the smallest download)
+AMP=$(mktemp -d)
+git --git-dir="$NPU_GIT" show master:torch_npu/csrc/aten/AutoCastOps.cpp > "$AMP/npu.cpp"
+git --git-dir="$MLU_GIT" show r2.4_develop:torch_mlu/csrc/aten/autocast_mode.cpp > "$AMP/mlu.cpp"
+git --git-dir="$MUSA_GIT" show v2.7.1:torch_musa/csrc/amp/autocast_mode.cpp > "$AMP/musa.cpp"
+for v in 2.4.1 2.7.1; do
+    [ -f "$WHEELS/torch-$v-cp311-none-macosx_11_0_arm64.whl" ] || pip download "torch==$v" --no-deps --only-binary=:all: \
+        --python-version 3.11 --platform macosx_11_0_arm64 -d "$WHEELS"
+    unzip -p "$WHEELS/torch-$v-cp311-none-macosx_11_0_arm64.whl" torch/include/ATen/autocast_mode.h > "$AMP/autocast_mode-$v.h"
+done
+from_wheel() { echo "the torch $1 wheel on PyPI ($(basename "$WHEELS"/torch-"$1"-*.whl) sha256=$(sha256sum "$WHEELS"/torch-"$1"-*.whl | cut -c1-64)), torch/include/ATen/autocast_mode.h, the copy of aten/src/ATen/autocast_mode.h it installs"; }
+python3 tools/extract_autocast.py npu "$AMP/npu.cpp" --repo Ascend/pytorch --ref master \
+    --commit "$(git --git-dir="$NPU_GIT" rev-parse master)" --path torch_npu/csrc/aten/AutoCastOps.cpp
+python3 tools/extract_autocast.py mlu "$AMP/mlu.cpp" --repo Cambricon/torch_mlu --ref r2.4_develop \
+    --commit "$(git --git-dir="$MLU_GIT" rev-parse r2.4_develop)" --path torch_mlu/csrc/aten/autocast_mode.cpp \
+    --torch-header "$AMP/autocast_mode-2.4.1.h" --torch-version 2.4.1 --torch-header-from "$(from_wheel 2.4.1)" \
+    --torch-version-source 'Cambricon/torch_mlu@r2.4_develop scripts/release/independent_build.sh:8 PYTORCH_VERSION="2.4.1"'
+python3 tools/extract_autocast.py musa "$AMP/musa.cpp" --repo MooreThreads/torch_musa --ref v2.7.1 \
+    --commit "$(git --git-dir="$MUSA_GIT" rev-parse 'v2.7.1^{commit}')" --path torch_musa/csrc/amp/autocast_mode.cpp \
+    --torch-header "$AMP/autocast_mode-2.7.1.h" --torch-version 2.7.1 --torch-header-from "$(from_wheel 2.7.1)" \
+    --torch-version-source 'MooreThreads/torch_musa@v2.7.1 build.sh:30 PYTORCH_TAG=v2.7.1'
+rm -r "$AMP"
 git status --short src/torchport/kb

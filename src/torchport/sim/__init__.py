@@ -67,6 +67,7 @@ class Simulator:
     fallbacks: Counter = field(default_factory=Counter)    # (op, module) -> calls
     tracker: object = None
     warned: set = field(default_factory=set)
+    autocast: dict = field(default_factory=dict)    # the vendor's autocast lists: registered, skipped ops
 
     def on_fallback(self, op: str) -> None:
         module = self.tracker.current if self.tracker is not None else ""
@@ -93,6 +94,7 @@ class Simulator:
                             "source": ol.source, "note": ol.note} if ol else None,
                 "fallback_ops": sorted(ops.values(), key=lambda e: (-e["calls"], e["op"])),
                 "memory": memory,
+                "autocast": self.autocast,
                 "note": "simulated device: numerics are the CPU's, performance is not the device's"}
 
 
@@ -169,11 +171,12 @@ def _start(t, count: int, fallback: bool, rng_mode: str, torch_version: Optional
     import torch
 
     from ..kb import operators
-    from . import build, collectives, kernels, namespace
+    from . import autocast, build, collectives, kernels, namespace, settle
 
     if torch._C._get_privateuse1_backend_name() not in ("privateuseone", t.device):
         raise UsageError(f"PrivateUse1 is already taken by '{torch._C._get_privateuse1_backend_name()}' in this process")
     ext = build.load()
+    settle.settle_backward()
     ext.configure(count, t.sim.memory_gib << 30, t.sim.label or t.device.upper(),
                   rng_mode == "device")
     if torch._C._get_privateuse1_backend_name() != t.device:
@@ -191,6 +194,7 @@ def _start(t, count: int, fallback: bool, rng_mode: str, torch_version: Optional
     unknown = ext.set_operators(host_kernels(ops), ops is not None, fallback, sim.on_fallback if fallback else None,
                                 _lacking_note(t, ops))
     kernels.register(ops.ops if ops else None)
+    sim.autocast = autocast.register(ext, t.name)
     if unknown:   # host_kernels only lists ops of this torch's aten.json; a mismatch means stale data
         print(f"torchport sim: {counted(len(unknown), 'op')} of the {t.name} list {'is' if len(unknown) == 1 else 'are'} unknown to torch {torch.__version__}: "
               f"{', '.join(unknown[:5])}", file=sys.stderr)

@@ -109,6 +109,7 @@ def merge(folder: str) -> dict:
     first = reports[0] if reports else {}
     return {"schema": 1, "simulated": True, "target": first.get("target"), "device": first.get("device"),
             "processes": len(reports), "cpu_fallback": first.get("cpu_fallback"), "op_list": first.get("op_list"),
+            "autocast": first.get("autocast"),
             "fallback_ops": sorted(ops.values(), key=lambda e: (-e["calls"], e["op"])),
             "peak_memory": {f"rank {r.get('rank') or 0} pid {r.get('pid')}":
                             {d: m["peak"] for d, m in r.get("memory", {}).items()} for r in reports},

@@ -5,7 +5,7 @@
 // convolution_overrideable) and routes every other operator through PyTorch's CPU fallback,
 // after checking it against the target's operator list: an operator the target lacks raises the
 // vendor-style error, or runs on the CPU and is counted when CPU fallback is on.  Autocast for the
-// device uses PyTorch's own CUDA op lists.  Numerics are the CPU's; nothing here is timed like a device.
+// device applies the vendor's own op lists, set from Python.  Numerics are the CPU's; nothing here is timed like a device.
 #include <torch/extension.h>
 
 #include <ATen/EmptyTensor.h>
@@ -516,28 +516,121 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&fallback>()); }
 TORCH_LIBRARY_IMPL(_, AutogradPrivateUse1, m) { m.fallback(torch::CppFunction::makeFallthrough()); }
 
-// ---- autocast: PyTorch's op lists, as vendors register them -------------------------------------
-#define SIM_LOW(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, lower_precision_fp)
-#define SIM_FP32(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, fp32)
-#define SIM_FP32_OPT(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, fp32_set_opt_dtype)
-#define SIM_PROMOTE(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, promote)
-#define SIM_REDISPATCH(REDISPATCH_FUNC, REGISTER_NAME, REGISTER_SIGNATURE, REDISPATCH_SIGNATURE, POLICY) \
-  KERNEL_DIFFERENT_REDISPATCH_SIGNATURE_PRIVATEUSEONE(REDISPATCH_FUNC, REGISTER_NAME, REGISTER_SIGNATURE,  \
-                                                      REDISPATCH_SIGNATURE, POLICY)
+// ---- autocast: the vendor's own op lists, set from Python (sim/autocast.py) ---------------------
+// Each listed op gets one boxed kernel on AutocastPrivateUse1 that applies the op's policy as PyTorch's
+// autocast wrappers do (casting through at::autocast::cached_cast), then calls the op below autocast.
+// Ops the list does not name fall through and run in the dtypes they are given.
+enum class CastPolicy { lower_precision_fp, fp32, fp32_set_opt_dtype, fp32_append_dtype, promote, banned };
 
-using at::IntArrayRef;
-using at::Scalar;
-using at::ScalarType;
-using at::Tensor;
-#define ADD_NS(RAW_OP) at::RAW_OP
+struct AutocastRule {
+  CastPolicy policy;
+  std::optional<c10::OperatorHandle> redispatch;   // fp32_append_dtype: the overload that takes the dtype
+};
 
-TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
-  AT_FORALL_LOWER_PRECISION_FP(SIM_LOW)
-  AT_FORALL_FP32(SIM_FP32)
-  AT_FORALL_FP32_SET_OPT_DTYPE(SIM_FP32_OPT)
-  AT_FORALL_DIFFERENT_REDISPATCH_SIGNATURE(SIM_REDISPATCH)
-  AT_FORALL_PROMOTE(SIM_PROMOTE)
+std::unordered_map<c10::OperatorName, AutocastRule>* g_autocast_rules = nullptr;
+torch::Library* g_autocast_ops = nullptr;
+std::string g_banned_message;
+
+void cast_tensors(torch::jit::Stack* stack, size_t begin, at::ScalarType to) {
+  for (size_t i = begin; i < stack->size(); ++i) {
+    auto& v = (*stack)[i];
+    if (v.isTensor()) {
+      v = at::autocast::cached_cast(to, v.toTensor(), kDev);
+    } else if (v.isTensorList()) {
+      c10::List<at::Tensor> cast;
+      for (const at::Tensor& t : v.toTensorList()) cast.push_back(at::autocast::cached_cast(to, t, kDev));
+      v = c10::IValue(cast);
+    }
+  }
 }
+
+at::ScalarType promote_type(const torch::jit::Stack* stack, size_t begin) {
+  at::ScalarType to = at::autocast::get_lower_precision_fp_from_device_type(kDev);
+  for (size_t i = begin; i < stack->size(); ++i) {
+    const auto& v = (*stack)[i];
+    if (v.isTensor()) to = at::autocast::prioritize(to, v.toTensor(), kDev);
+    if (v.isTensorList())
+      for (const at::Tensor& t : v.toTensorList()) to = at::autocast::prioritize(to, t, kDev);
+  }
+  return to;
+}
+
+bool first_arg_eligible(const torch::jit::Stack* stack, size_t begin) {
+  const auto& v = (*stack)[begin];
+  return v.isTensor() && at::autocast::is_autocast_eligible(v.toTensor(), kDev) &&
+         v.toTensor().scalar_type() != at::kDouble;
+}
+
+void autocast_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const AutocastRule& rule = g_autocast_rules->at(op.operator_name());
+  TORCH_CHECK(rule.policy != CastPolicy::banned, g_banned_message);
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::DispatchKey::AutocastPrivateUse1);
+  const auto& args = op.schema().arguments();
+  size_t begin = stack->size() - args.size();
+  switch (rule.policy) {
+    case CastPolicy::lower_precision_fp:
+      cast_tensors(stack, begin, at::autocast::get_lower_precision_fp_from_device_type(kDev));
+      break;
+    case CastPolicy::fp32:
+      cast_tensors(stack, begin, at::kFloat);
+      break;
+    case CastPolicy::promote:
+      cast_tensors(stack, begin, promote_type(stack, begin));
+      break;
+    case CastPolicy::fp32_set_opt_dtype:   // an unset `ScalarType? dtype` becomes float when self is eligible
+      if (first_arg_eligible(stack, begin))
+        for (size_t i = 0; i < args.size(); ++i) {
+          const auto& type = args[i].real_type();
+          if (type->kind() == c10::TypeKind::OptionalType &&
+              type->castRaw<c10::OptionalType>()->getElementType()->kind() == c10::TypeKind::ScalarTypeType &&
+              (*stack)[begin + i].isNone())
+            (*stack)[begin + i] = c10::IValue(static_cast<int64_t>(at::kFloat));
+        }
+      break;
+    case CastPolicy::fp32_append_dtype: {   // call the overload that takes a dtype: float when self is eligible
+      at::ScalarType out = first_arg_eligible(stack, begin) ? at::kFloat : (*stack)[begin].toTensor().scalar_type();
+      stack->push_back(c10::IValue(static_cast<int64_t>(out)));
+      rule.redispatch->callBoxed(stack);
+      return;
+    }
+    case CastPolicy::banned:
+      break;
+  }
+  op.callBoxed(stack);
+}
+
+// rules: (op "name.overload", policy index as CastPolicy, the dtype overload for fp32_append_dtype or "").
+// Registers a kernel for each op this torch has; returns the ops it lacks.
+std::vector<std::string> set_autocast(const std::vector<std::tuple<std::string, int, std::string>>& rules,
+                                      const std::string& banned_message) {
+  delete g_autocast_ops;
+  g_autocast_ops = new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::AutocastPrivateUse1,
+                                      __FILE__, __LINE__);
+  auto* table = new std::unordered_map<c10::OperatorName, AutocastRule>();
+  auto find = [](const std::string& key) {
+    auto dot = key.find('.');
+    return c10::Dispatcher::singleton().findSchema(
+        {"aten::" + key.substr(0, dot), dot == std::string::npos ? "" : key.substr(dot + 1)});
+  };
+  std::vector<std::string> unknown;
+  for (const auto& [key, policy, redispatch] : rules) {
+    TORCH_CHECK(policy >= 0 && policy <= static_cast<int>(CastPolicy::banned), "unknown autocast policy ", policy);
+    auto handle = find(key);
+    std::optional<c10::OperatorHandle> target;
+    if (static_cast<CastPolicy>(policy) == CastPolicy::fp32_append_dtype) target = find(redispatch);
+    if (!handle || (static_cast<CastPolicy>(policy) == CastPolicy::fp32_append_dtype && !target)) {
+      unknown.push_back(key);
+      continue;
+    }
+    table->insert_or_assign(handle->operator_name(), AutocastRule{static_cast<CastPolicy>(policy), target});
+    g_autocast_ops->impl(key.c_str(), torch::CppFunction::makeFromBoxedFunction<&autocast_kernel>());
+  }
+  g_banned_message = banned_message;
+  std::swap(g_autocast_rules, table);
+  delete table;
+  return unknown;
+}
+
 TORCH_LIBRARY_IMPL(_, AutocastPrivateUse1, m) { m.fallback(torch::CppFunction::makeFallthrough()); }
 
 // ---- Python surface -----------------------------------------------------------------------------
@@ -614,6 +707,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("memory_stats", &memory_stats);
   m.def("reset_peak", &reset_peak);
   m.def("generator", &generator);
+  m.def("set_autocast", &set_autocast, "register the vendor's autocast policies; returns the ops this torch lacks");
   m.def("host_alias", &host_alias, "a CPU tensor sharing a device tensor's memory");
   m.def("current_device", [] { return t_device; });
   m.def("device_count", [] { return g_device_count.load(); });
