@@ -104,28 +104,12 @@ class DoctorSettings:
 
 @dataclass(frozen=True)
 class SimSettings:
-    """[sim]: how `torchport sim`'s simulated device presents itself (presentation only)."""
+    """[sim]: how `torchport sim`'s simulated device names itself; the chip it presents (memory, properties,
+    capability, bf16, autocast dtypes) is kb/sim/chips.toml's."""
 
     label: str = ""                     # the vendor's name in operator messages ("": device in upper case)
-    device_name: str = ""               # get_device_name() ("": the target's title)
-    memory_gib: int = 32
-    amp_dtypes: tuple = ("float16", "bfloat16")
-    capability: Optional[tuple] = None  # None: get_device_capability is not modelled; (): it returns None
-    properties: dict = field(default_factory=dict)  # extra get_device_properties() fields
     version: str = ""
     source: str = ""
-    # An op the vendor lacks (kb/ops/<t>.json `fallback: cpu`): the vendor's warning ({op}: 'aten::mode'),
-    # given once per op with its overload ("overload") or per op name ("name"); the environment switch
-    # that turns the fallback into an error (values that do, "nonzero": any integer but 0), that error's
-    # text and Python type; where each was read.
-    fallback_warning: str = ""
-    fallback_warn_once: str = "overload"
-    fallback_off_env: str = ""
-    fallback_off_values: tuple = ()
-    fallback_off_error: str = ""
-    fallback_off_type: str = "RuntimeError"
-    fallback_source: str = ""
-    sparse_error: str = ""              # the vendor's error for a sparse op it lacks ({op}); "": PyTorch's
 
 
 # The typed sections of a target file: table name -> the class its values fill.
@@ -433,14 +417,6 @@ def integer(low: int, high: int):
     return check
 
 
-def scalar(value) -> None:
-    """A plain value: one line of text, true/false or a number (check_plain refused NaN and huge ones)."""
-    if isinstance(value, str):
-        text(value)
-    elif not isinstance(value, (bool, int, float)):
-        raise BadValue(f"must be text, a number or true/false, not {_type_name(value)}")
-
-
 def expression(value) -> ast.Expression:
     """A Python expression on one line that stays one call argument wherever it is pasted (`f(<it>)`,
     `f(k=<it>)`): no statement, comment or line break, no bare tuple or starred value changing the
@@ -597,13 +573,7 @@ _TARGET_KEYS = {
                       "platforms": list_of(identifier), "toolkit": _VERSION_SOURCE, "driver": _VERSION_SOURCE,
                       "devices": fields({"nodes": list_of(text), "docker": text, "container_env": optional(env_name),
                                          "container_runtime": text, "source": reason})}),
-    "sim": fields({"label": text, "device_name": text, "memory_gib": integer(1, 1 << 20),
-                   "amp_dtypes": list_of(identifier), "capability": list_of(integer(0, 1000)),
-                   "properties": table_of(identifier, scalar), "version": text, "source": text,
-                   "fallback_warning": text, "fallback_warn_once": one_of("overload", "name"),
-                   "fallback_off_env": env_name, "fallback_off_values": list_of(text), "fallback_off_error": text,
-                   "fallback_off_type": one_of("RuntimeError", "NotImplementedError"), "fallback_source": text,
-                   "sparse_error": text}),
+    "sim": fields({"label": text, "version": text, "source": text}),
 }
 _REQUIRED = ("name", "title", "namespace")
 

@@ -14,13 +14,13 @@ def run(args) -> int:
         raise UsageError("sim needs --to TARGET (npu, mlu or musa)")
     return launch.run(args.to, args.program, devices=args.devices, cpu_fallback=args.cpu_fallback,
                       strict_ops=args.strict_ops, rng=args.rng,
-                      torch_version=args.torch_version, report=args.report)
+                      torch_version=args.torch_version, report=args.report, chip=args.chip)
 
 
 def add(sub) -> None:
     sm = sub.add_parser("sim", help="run converted code on a simulated npu/mlu/musa device (CPU-backed)",
-                        usage="torchport sim --to TARGET [--devices N] [--strict-ops | --cpu-fallback] [--rng host|device] "
-                              "[--report FILE] -- COMMAND [ARGS...]\n       torchport sim --build [--verbose]",
+                        usage="torchport sim --to TARGET [--devices N] [--chip NAME] [--strict-ops | --cpu-fallback] "
+                              "[--rng host|device] [--report FILE] -- COMMAND [ARGS...]\n       torchport sim --build [--verbose]",
                         description="Run COMMAND (python train.py, torchrun ..., a shell script) with a simulated "
                                     "TARGET device: `import torch_npu` (torch_mlu, torch_musa) finds torchport's "
                                     "stand-in, which registers the device, torch.<target> and its collective "
@@ -28,6 +28,9 @@ def add(sub) -> None:
                                     "See docs/sim.md.")
     sm.add_argument("-t", "--to", metavar="TARGET", type=target_name, help="npu, mlu or musa")
     sm.add_argument("--devices", type=int, default=1, metavar="N", help="number of simulated devices (default 1)")
+    sm.add_argument("--chip", metavar="NAME", help="the chip the simulated device presents: its name, memory, "
+                                                   "capability and the vendor's bf16 rule (kb/sim/chips.toml; "
+                                                   "default: the target's default chip; a wrong name lists them)")
     sm.add_argument("--strict-ops", action="store_true",
                     help="every op the target lacks raises, naming the op list (also TORCHPORT_SIM_STRICT_OPS=1). "
                          "Default: what the hardware does: npu and mlu run it on the CPU with the vendor's warning "

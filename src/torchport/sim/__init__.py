@@ -45,7 +45,8 @@ def package_path(target: str) -> list:
 RNG_MODES = ("host", "device")
 ENV = {"target": "TORCHPORT_SIM_TARGET", "devices": "TORCHPORT_SIM_DEVICES", "cpu_fallback": "TORCHPORT_SIM_CPU_FALLBACK",
        "strict_ops": "TORCHPORT_SIM_STRICT_OPS",
-       "rng": "TORCHPORT_SIM_RNG", "report": "TORCHPORT_SIM_REPORT", "torch_version": "TORCHPORT_SIM_TORCH_VERSION"}
+       "rng": "TORCHPORT_SIM_RNG", "report": "TORCHPORT_SIM_REPORT", "torch_version": "TORCHPORT_SIM_TORCH_VERSION",
+       "chip": "TORCHPORT_SIM_CHIP"}
 _LOCK = threading.Lock()
 _ACTIVE: Optional["Simulator"] = None
 
@@ -62,15 +63,16 @@ class Simulator:
     """One process's simulated device: what it is and what it counted."""
 
     target: object
-    devices: int
-    cpu_fallback: bool        # ops the target lacks run on the CPU (the vendor's default, or forced)
+    devices: int                # the devices it sees: --devices, less those the visible-devices variable hides
+    cpu_fallback: bool          # ops the target lacks run on the CPU (the vendor's default, or forced)
     rng: str
     ext: object
     module: object
     op_list: object = None
+    chip: object = None         # chips.Device: the chip presented and the vendor's device rules
     fallbacks: Counter = field(default_factory=Counter)    # (op, module) -> calls
     tracker: object = None
-    fallback: str = "raise"   # what an op the target lacks does: see fallback_mode
+    fallback: str = "raise"     # what an op the target lacks does: see fallback_mode
     autocast: dict = field(default_factory=dict)    # the vendor's autocast lists: registered, skipped ops
 
     def on_fallback(self, op: str) -> None:
@@ -88,7 +90,8 @@ class Simulator:
         memory = {str(i): self.ext.memory_stats(i) for i in range(self.devices)}
         ol = self.op_list
         return {"schema": 1, "simulated": True, "target": self.target.name, "device": self.target.device,
-                "devices": self.devices, "cpu_fallback": self.cpu_fallback, "fallback": self.fallback, "rng": self.rng, "pid": os.getpid(),
+                "devices": self.devices, "chip": self.chip.name if self.chip else None,
+                "cpu_fallback": self.cpu_fallback, "fallback": self.fallback, "rng": self.rng, "pid": os.getpid(),
                 "rank": os.environ.get("RANK"),
                 "op_list": {"vendor_version": ol.vendor_version, "torch_version": ol.torch_version,
                             "source": ol.source, "note": ol.note} if ol else None,
@@ -141,43 +144,57 @@ def _flag(value, key: str) -> bool:
     return str(_option(value, key, False)).lower() in ("1", "true", "yes")
 
 
-def _switched_off(sim, environ) -> bool:
+FALLBACK_FILE = Path(__file__).resolve().parents[1] / "kb" / "sim" / "fallback.toml"
+
+
+def vendor_fallback(target: str) -> dict:
+    """kb/sim/fallback.toml's section for `target`: its vendor's CPU-fallback warning, off switch and
+    errors, with where each was read ({} for a vendor without a CPU fallback)."""
+    from ..core.tomlfile import tomllib
+
+    return tomllib.loads(FALLBACK_FILE.read_text(encoding="utf-8")).get(target, {})
+
+
+def _switched_off(rules: dict, environ) -> bool:
     """Whether the vendor's own environment switch turns its CPU fallback into an error."""
-    raw = environ.get(sim.fallback_off_env) if sim.fallback_off_env else None
+    raw = environ.get(rules["off_env"]) if rules.get("off_env") else None
     if raw is None:
         return False
-    if "nonzero" in sim.fallback_off_values:   # read with strtol: its leading integer, 0 when there is none
+    if "nonzero" in rules.get("off_values", ()):   # read with strtol: its leading integer, 0 when there is none
         number = re.match(r"\s*[+-]?\d+", raw)
         return bool(number) and int(number.group()) != 0
-    return raw in sim.fallback_off_values
+    return raw in rules.get("off_values", ())
 
 
 def fallback_mode(t, ops, *, cpu_fallback: bool = False, strict_ops: bool = False, environ=None) -> tuple:
     """What an op the target lacks does, as (mode, text, once per overload, raises NotImplementedError):
     mode "raise" (torchport's error, naming the op list), "warn" (warn with `text`, count, run on the CPU)
     or "vendor-error" (the vendor's error when its switch turns its fallback off).  The vendor's default
-    is its op list's `fallback` (kb/ops/<t>.json); the texts and switch are its [sim] table's."""
+    is its op list's `fallback` (kb/ops/<t>.json); its texts and switch are kb/sim/fallback.toml's."""
     if strict_ops and cpu_fallback:
         raise UsageError("--strict-ops and --cpu-fallback contradict each other: give one")
-    s = t.sim
-    per_overload = s.fallback_warn_once != "name"
+    rules = vendor_fallback(t.name)
+    per_overload = rules.get("warn_once", "overload") != "name"
     if strict_ops or ops is None:
         return "raise", "", per_overload, True
     forced = ("torchport sim: the operator '{op}' is not in " + f"{t.name}'s operator list; running it on the CPU "
               "(--cpu-fallback)")
+    warning = rules.get("warning") if ops.fallback == "cpu" else None
     if cpu_fallback:
-        return "warn", (s.fallback_warning if ops.fallback == "cpu" and s.fallback_warning else forced), per_overload, True
+        return "warn", warning or forced, per_overload, True
     if ops.fallback != "cpu":
         return "raise", "", per_overload, True
-    if _switched_off(s, os.environ if environ is None else environ):
-        return "vendor-error", s.fallback_off_error, per_overload, s.fallback_off_type == "NotImplementedError"
-    return "warn", s.fallback_warning or forced, per_overload, True
+    if _switched_off(rules, os.environ if environ is None else environ):
+        return "vendor-error", rules["off_error"], per_overload, rules.get("off_type") == "NotImplementedError"
+    return "warn", warning or forced, per_overload, True
 
 
 def install(target: Optional[str] = None, *, devices: Optional[int] = None, cpu_fallback: Optional[bool] = None,
-            strict_ops: Optional[bool] = None, rng: Optional[str] = None,
-            torch_version: Optional[str] = None) -> Simulator:
-    """Simulate `target`'s device in this process (once; a second call returns the same simulator)."""
+            strict_ops: Optional[bool] = None, rng: Optional[str] = None, torch_version: Optional[str] = None,
+            chip: Optional[str] = None) -> Simulator:
+    """Simulate `target`'s device in this process (once; a second call returns the same simulator).  The
+    process sees the `devices` the target's visible-devices variable leaves (ASCEND_RT_VISIBLE_DEVICES, ...),
+    renumbered from 0, as the vendor's runtime shows them."""
     global _ACTIVE
     with _LOCK:
         name = _option(target, "target", None)
@@ -201,11 +218,15 @@ def install(target: Optional[str] = None, *, devices: Optional[int] = None, cpu_
         rng_mode = _option(rng, "rng", "host")
         if rng_mode not in RNG_MODES:
             raise UsageError(f"rng must be one of {', '.join(RNG_MODES)} (got '{rng_mode}')")
-        _ACTIVE = _start(t, count, fallback, rng_mode, _option(torch_version, "torch_version", None))
+        from . import chips
+
+        device = chips.device(t.name, _option(chip, "chip", None))
+        _ACTIVE = _start(t, chips.visible_count(t.name, count), fallback, rng_mode,
+                         _option(torch_version, "torch_version", None), device)
         return _ACTIVE
 
 
-def _start(t, count: int, fallback: tuple, rng_mode: str, torch_version: Optional[str]) -> Simulator:
+def _start(t, count: int, fallback: tuple, rng_mode: str, torch_version: Optional[str], chip) -> Simulator:
     import torch
 
     from ..kb import operators
@@ -215,11 +236,11 @@ def _start(t, count: int, fallback: tuple, rng_mode: str, torch_version: Optiona
         raise UsageError(f"PrivateUse1 is already taken by '{torch._C._get_privateuse1_backend_name()}' in this process")
     ext = build.load()
     settle.settle_backward()
-    ext.configure(count, t.sim.memory_gib << 30, t.sim.label or t.device.upper(),
-                  rng_mode == "device")
+    ext.configure(count, chip.total_memory, t.sim.label or t.device.upper(), rng_mode == "device")
+    ext.configure_allocator(*chip.allocator())
     if torch._C._get_privateuse1_backend_name() != t.device:
         torch.utils.rename_privateuse1_backend(t.device)
-    module = namespace.build(t, ext, rng_mode == "device")
+    module = namespace.build(t, ext, rng_mode == "device", chip)
     torch._register_device_module(t.device, module)
     sys.modules[f"torch.{t.device}"] = module
     namespace.provide_converted_names(t)
@@ -227,14 +248,14 @@ def _start(t, count: int, fallback: tuple, rng_mode: str, torch_version: Optiona
                                                          for_packed_sequence=True)
     ops = operators.op_list(t, torch_version or torch.__version__.split("+")[0])
     mode, text, per_overload, not_implemented = fallback_mode(t, ops, cpu_fallback=fallback[0], strict_ops=fallback[1])
-    sim = Simulator(t, count, mode == "warn", rng_mode, ext, module, ops, fallback=mode)
+    sim = Simulator(t, count, mode == "warn", rng_mode, ext, module, ops, chip, fallback=mode)
     if mode == "warn":
         sim.tracker = ForwardModules()
     unknown = ext.set_operators(host_kernels(ops), ops is not None, sim.on_fallback if mode == "warn" else None,
                                 _lacking_note(t, ops, mode))
     ext.set_fallback(mode, text, per_overload, not_implemented)
     ext.set_op_sets(no_check_ops(), foreign_ops(t, ops))
-    ext.set_sparse_operators(sparse_ops(t, ops), t.sim.sparse_error if ops is not None else "")
+    ext.set_sparse_operators(sparse_ops(t, ops), vendor_fallback(t.name).get("sparse_error", "") if ops else "")
     kernels.register(ops.ops if ops else None)
     kernels.register_whole_ops(vendor_composites(ops), t.device, ext.host_alias)
     sim.autocast = autocast.register(ext, t.name)
@@ -351,12 +372,27 @@ def stand_in(package: str, namespace: dict) -> None:
     t = sim.target
     namespace[t.device] = sim.module
     sys.modules[f"{package}.{t.device}"] = sim.module
+    from .namespace import package_is_namespace
+
+    top_level = sim.module if package_is_namespace(t) else None   # torch_musa.device_count is torch.musa's
+    for name, module in list(sys.modules.items()):   # torch_npu.npu.utils is torch.npu.utils
+        if name.startswith(f"{t.namespace}."):
+            sub = name[len(t.namespace) + 1:]
+            sys.modules.setdefault(f"{package}.{t.device}.{sub}", module)
+            if top_level is not None:
+                sys.modules.setdefault(f"{package}.{sub}", module)
     namespace["__version__"] = f"{sim.op_list.vendor_version if sim.op_list else ''}+torchport.simulated"
     namespace["_torchport_simulated"] = True
+    if "formats" in sim.chip.rules:   # torch_npu.npu_format_cast, get_npu_format, Format
+        from . import formats
+
+        namespace.update(formats.functions(sim.chip, t.device))
 
     def __getattr__(name):   # noqa: N807 - module-level attribute hook
         if name.startswith("__"):
             raise AttributeError(name)
+        if top_level is not None:
+            return getattr(top_level, name)
         raise AttributeError(f"module '{package}' has no attribute '{name}' in the torchport simulator "
                              f"(the simulator models {package}.{t.device} only)")
 

@@ -24,7 +24,8 @@ from ..core.words import counted
 from . import ENV, RNG_MODES, package_path, simulated_targets
 
 def environment(target: str, *, devices: int = 1, cpu_fallback: bool = False, strict_ops: bool = False,
-                rng: str = "host", torch_version: Optional[str] = None, report_dir: Optional[str] = None) -> dict:
+                rng: str = "host", torch_version: Optional[str] = None, report_dir: Optional[str] = None,
+                chip: Optional[str] = None) -> dict:
     """The environment variables that make a process (and its children) simulate `target`."""
     if target not in simulated_targets():
         from ..backends import load_target
@@ -41,10 +42,14 @@ def environment(target: str, *, devices: int = 1, cpu_fallback: bool = False, st
         raise UsageError("--strict-ops and --cpu-fallback contradict each other: give one")
     path = os.environ.get("PYTHONPATH", "")
     env = {"PYTHONPATH": os.pathsep.join(package_path(target) + ([path] if path else [])), ENV["target"]: target,
-           ENV["devices"]: str(devices), ENV["cpu_fallback"]: "1" if cpu_fallback else "0", ENV["strict_ops"]: "1" if strict_ops else "0",
-           ENV["rng"]: rng}
+           ENV["devices"]: str(devices), ENV["cpu_fallback"]: "1" if cpu_fallback else "0",
+           ENV["strict_ops"]: "1" if strict_ops else "0", ENV["rng"]: rng}
     if torch_version:
         env[ENV["torch_version"]] = torch_version
+    if chip:
+        from .chips import device
+
+        env[ENV["chip"]] = device(target, chip).name   # an unknown name fails here, with the chips there are
     if report_dir:
         env[ENV["report"]] = report_dir
     # Backward on a simulated device runs on autograd's device thread; when its CPU kernels used an
@@ -73,16 +78,17 @@ def resolve_command(argv: list) -> list:
 
 
 def run(target: str, argv: list, *, devices: int = 1, cpu_fallback: bool = False, strict_ops: bool = False,
-        rng: str = "host", torch_version: Optional[str] = None, report: Optional[str] = None) -> int:
+        rng: str = "host", torch_version: Optional[str] = None, report: Optional[str] = None,
+        chip: Optional[str] = None) -> int:
     """Run `argv` with the simulated `target`; its exit code.  Prints one summary line on stderr."""
     command = resolve_command(argv)
+    env = environment(target, devices=devices, cpu_fallback=cpu_fallback, strict_ops=strict_ops, rng=rng,
+                      torch_version=torch_version, chip=chip)   # checks the options before anything starts
     if report is not None and Path(report).is_dir():
         raise UsageError(f"--report {report} is a folder: give a file name (.json or .md)")
     folder = tempfile.mkdtemp(prefix="torchport-sim-")
     try:
-        env = {**os.environ, **environment(target, devices=devices, cpu_fallback=cpu_fallback,
-                                           strict_ops=strict_ops, rng=rng, torch_version=torch_version,
-                                           report_dir=folder)}
+        env = {**os.environ, **env, ENV["report"]: folder}
         try:
             code = subprocess.call(command, env=env)
         except OSError as e:

@@ -3,17 +3,21 @@
 Which names exist comes from the target's API list in the knowledge base (kb/api/<target>.json):
 a name the vendor has and the simulator models is a working function; a name the vendor has and
 the simulator does not model raises `NotModelled` when used; a name the vendor lacks does not exist
-(AttributeError, as on the real package).  Memory statistics come from the simulator's allocator
-(there is no caching allocator, so reserved == allocated); streams and events are torch.Stream and
+(AttributeError, as on the real package).  The device (name, properties, capability, bf16 support) is the
+chip of kb/sim/chips.toml (sim/chips.py); memory statistics come from the simulator's model of the vendor's
+caching allocator (csrc/simdevice.cpp: blocks in segments, freed blocks stay reserved until empty_cache);
+the vendor's setting calls are checked and recorded, with no effect; streams and events are torch.Stream and
 torch.Event on the simulated device (work is synchronous; events time what ran between them).
 """
 from __future__ import annotations
 
 import functools
 import json
+import os
+import re
 import sys
 import types
-from dataclasses import dataclass, field
+import warnings
 
 import torch
 
@@ -64,7 +68,8 @@ class _Reexports(_Unmodelled):
         return super().__getattr__(name)
 
 
-REEXPORTING = ("random", "memory")   # submodules whose functions are the namespace's own
+# submodules whose functions are the namespace's own (torch.npu.utils.get_soc_version is torch.npu.get_soc_version)
+REEXPORTING = ("random", "memory", "utils", "npu_config", "autocast_utils", "streams", "graphs", "musa_graph")
 
 
 class VendorModule(types.ModuleType):
@@ -92,23 +97,15 @@ class VendorModule(types.ModuleType):
         return sorted(set(super().__dir__()) | self._listed | set(self._submodules))
 
 
-@dataclass(frozen=True)
 class SimulatedDeviceProperties:
-    """What get_device_properties returns; `name` says it is simulated."""
+    """What get_device_properties returns: the fields the vendor's binding exposes, with the simulated chip's
+    values (kb/sim/chips.toml); `name` says it is simulated.  A field the vendor lacks is an AttributeError."""
 
-    name: str
-    total_memory: int
-    major: int = 0
-    minor: int = 0
-    multi_processor_count: int = 0
-    simulated: bool = True
-    extra: dict = field(default_factory=dict)
+    def __init__(self, fields: dict):
+        self.__dict__.update(fields)
 
-    def __getattr__(self, name):
-        try:
-            return self.extra[name]
-        except KeyError:
-            raise AttributeError(f"simulated device properties have no '{name}'") from None
+    def __repr__(self):
+        return "SimulatedDeviceProperties(" + ", ".join(f"{k}={v!r}" for k, v in self.__dict__.items()) + ")"
 
 
 LEGACY_TENSOR_TYPES = {"FloatTensor": torch.float32, "DoubleTensor": torch.float64, "HalfTensor": torch.float16,
@@ -154,17 +151,15 @@ def accept_legacy_default_types(index) -> None:
     torch.set_default_tensor_type = set_default_tensor_type
 
 
-def build(target, ext, rng_per_device: bool) -> VendorModule:
-    """The torch.<device> module for `target`, backed by the extension `ext`."""
+def build(target, ext, rng_per_device: bool, chip) -> VendorModule:
+    """The torch.<device> module for `target`, backed by the extension `ext`, presenting `chip` (chips.Device)."""
     device_type = target.device
     api_list = _api_list(target)
     listed = frozenset(api_list["names"]) | frozenset(api_list.get("referenced_names", ()))
     subs = {k: frozenset(v) for k, v in api_list.get("modules", {}).items()}
     mod = VendorModule(target.namespace, listed, subs, api_list.get("version", target.api_source))
-    sim = target.sim
-    capacity = sim.memory_gib << 30
-    amp_dtypes = [getattr(torch, d) for d in sim.amp_dtypes]
-    label = f"{sim.device_name or target.title} (torchport simulated)"
+    amp_dtypes = [getattr(torch, d) for d in chip.amp_dtypes()]
+    label = f"{chip.name} (torchport simulated)"
 
     def index(device=None) -> int:
         """The device index `device` names (None: the current device), checked against the count."""
@@ -188,7 +183,7 @@ def build(target, ext, rng_per_device: bool) -> VendorModule:
     f = {}   # the modelled API: name -> object
 
     # device management
-    f["is_available"] = lambda: True
+    f["is_available"] = lambda: ext.device_count() > 0   # none when the visible-devices variable hides them all
     f["is_initialized"] = lambda: True
     f["init"] = lambda: None
     f["device_count"] = lambda: ext.device_count()
@@ -204,20 +199,10 @@ def build(target, ext, rng_per_device: bool) -> VendorModule:
 
     def get_device_properties(device=None):
         index(device)
-        extra = dict(sim.properties)
-        return SimulatedDeviceProperties(label, capacity, extra=extra)
+        return SimulatedDeviceProperties({**chip.property_values(), "name": label})
 
     f["get_device_properties"] = get_device_properties
-
-    def get_device_capability(device=None):
-        index(device)
-        cap = sim.capability
-        if cap is None:
-            raise NotModelled(f"{target.namespace}.get_device_capability is not modelled by the torchport simulator "
-                              f"for {target.name}: capability numbers are the vendor's own")
-        return tuple(cap) if cap else None
-
-    f["get_device_capability"] = get_device_capability
+    f["get_device_capability"] = device_capability(chip, index)
 
     class device:   # noqa: N801 - the vendor's spelling
         """Context manager that changes the current device."""
@@ -241,42 +226,54 @@ def build(target, ext, rng_per_device: bool) -> VendorModule:
 
     f["device"], f["device_of"] = device, device_of
 
-    # memory: the allocator's own counts (no caching: reserved == allocated)
+    # memory: the simulated caching allocator's counts (csrc/simdevice.cpp; sizes from kb/sim/chips.toml)
     def stats(device=None):
         return ext.memory_stats(index(device))
 
     f["memory_allocated"] = lambda device=None: stats(device)["allocated"]
     f["max_memory_allocated"] = lambda device=None: stats(device)["peak"]
-    f["memory_reserved"] = lambda device=None: stats(device)["allocated"]
-    f["max_memory_reserved"] = lambda device=None: stats(device)["peak"]
+    f["memory_reserved"] = lambda device=None: stats(device)["reserved"]
+    f["max_memory_reserved"] = lambda device=None: stats(device)["reserved_peak"]
     f["memory_cached"], f["max_memory_cached"] = f["memory_reserved"], f["max_memory_reserved"]
     f["reset_peak_memory_stats"] = lambda device=None: ext.reset_peak(index(device))
     f["reset_max_memory_allocated"] = f["reset_peak_memory_stats"]
     f["reset_max_memory_cached"] = f["reset_peak_memory_stats"]
-    f["empty_cache"] = lambda: None
+    f["empty_cache"] = lambda: ext.empty_cache()
     f["ipc_collect"] = lambda: None
 
     def mem_get_info(device=None):
         s = stats(device)
-        return s["capacity"] - s["allocated"], s["capacity"]
+        return s["capacity"] - s["reserved"], s["capacity"]
 
     def memory_stats(device=None):
         s = stats(device)
-        out = {}
-        for kind in ("allocated_bytes", "reserved_bytes", "active_bytes"):
-            out[f"{kind}.all.current"] = s["allocated"]
-            out[f"{kind}.all.peak"] = s["peak"]
-        out.update({"allocation.all.allocated": s["allocations"], "allocation.all.freed": s["frees"],
-                    "num_ooms": s["oom"], "num_alloc_retries": 0})
-        return out
+        return {"allocated_bytes.all.current": s["allocated"], "allocated_bytes.all.peak": s["peak"],
+                "active_bytes.all.current": s["allocated"], "active_bytes.all.peak": s["peak"],
+                "reserved_bytes.all.current": s["reserved"], "reserved_bytes.all.peak": s["reserved_peak"],
+                "segment.all.current": s["segments"], "segment.all.allocated": s["segments_made"],
+                "allocation.all.allocated": s["allocations"],
+                "allocation.all.freed": s["frees"], "num_ooms": s["oom"], "num_alloc_retries": s["retries"]}
 
     def memory_summary(device=None, abbreviated=False):
         s = stats(device)
-        return (f"{label}: device {index(device)}, {s['allocated']} bytes allocated, peak {s['peak']}, "
-                f"{s['allocations']} allocations, {s['frees']} frees, capacity {s['capacity']} "
-                f"(simulated: host memory, no caching allocator)")
+        return (f"{label}: device {index(device)}, {s['allocated']} bytes allocated (peak {s['peak']}), "
+                f"{s['reserved']} reserved (peak {s['reserved_peak']}), {s['allocations']} allocations, "
+                f"{s['frees']} frees, {s['segments']} segments, capacity {s['capacity']} (simulated: host memory, "
+                f"a model of the caching allocator's blocks and segments)")
+
+    def set_per_process_memory_fraction(fraction, device=None):
+        if not isinstance(fraction, float):
+            raise TypeError("Invalid type for fraction argument, must be `float`")
+        if not 0 <= fraction <= 1:
+            raise ValueError(f"Invalid fraction value: {fraction}. Allowed range: 0~1")
+        i = index(device)
+        ext.set_memory_limit(i, int(fraction * stats(i)["capacity"]))
 
     f["mem_get_info"], f["memory_stats"], f["memory_summary"] = mem_get_info, memory_stats, memory_summary
+    f["set_per_process_memory_fraction"] = set_per_process_memory_fraction
+    f["memory_snapshot"] = lambda: ext.memory_snapshot()   # the segments, as torch_mlu/torch_musa return them
+    f["is_current_stream_capturing"] = lambda: False   # graph capture is not modelled: nothing is ever captured
+    f["OutOfMemoryError"] = torch.OutOfMemoryError     # torch_mlu/mlu/__init__.py:67, torch_musa/__init__.py:219
 
     def utilization(device=None):
         index(device)
@@ -364,7 +361,10 @@ def build(target, ext, rng_per_device: bool) -> VendorModule:
 
     # mixed precision
     f["get_amp_supported_dtype"] = lambda: list(amp_dtypes)
-    f["is_bf16_supported"] = lambda including_emulation=True: torch.bfloat16 in amp_dtypes
+    f["is_bf16_supported"] = bf16_supported(chip)
+    settings = {}   # what the program set through the vendor's option API (read by tests and probes)
+    f.update(vendor_settings(chip, settings))
+    f["_torchport_settings"] = settings
     f["_is_in_bad_fork"] = lambda: False
     f["_lazy_init"] = lambda: None
     f["_is_simulated"] = True
@@ -383,7 +383,88 @@ def build(target, ext, rng_per_device: bool) -> VendorModule:
         amp = _amp_module(target, subs["amp"])
         mod.amp = amp
         sys.modules[f"{target.namespace}.amp"] = amp
+    for sub in subs:   # `import torch.npu.utils` (mmengine imports torch_npu.npu.utils) finds the submodule
+        sys.modules.setdefault(f"{target.namespace}.{sub}", getattr(mod, sub))
     return mod
+
+
+class _Config:
+    """torch.npu.config: `allow_internal_format = False` is passed to the runtime as an option and not kept on the
+    object (torch_npu/npu/npu_config.py:150-155), so reading it back is an AttributeError there too."""
+
+    def __init__(self, settings: dict):
+        object.__setattr__(self, "_settings", settings)
+
+    def __setattr__(self, name, value):
+        if name == "allow_internal_format":
+            self._settings["ALLOW_INTERNAL_FORMAT"] = "enable" if value else "disable"
+
+
+def vendor_settings(chip, settings: dict) -> dict:
+    """The vendor's setting calls (npu: set_option, set_compile_mode, config, ...): accepted, checked as the vendor
+    checks them (kb/sim/chips.toml [npu.set_option]), and recorded in `settings`; no effect on the simulation."""
+    allowed = {k: v for k, v in chip.rules.get("set_option", {}).items() if k != "source"}
+
+    def set_option(option):
+        if not isinstance(option, dict):
+            raise TypeError("npu option must be a dict.")
+        for name, value in option.items():
+            rule, text = allowed.get(name), str(value)
+            if isinstance(rule, str):   # "low..high"
+                low, high = map(int, rule.split(".."))
+                ok = text.isdigit() and low <= int(text) <= high
+            else:
+                ok = rule is None or text in rule
+            if not ok:
+                raise ValueError(f"value of {name} should be in {rule} but got {value}")
+            settings[name] = text
+
+    def set_compile_mode(jit_compile=False):
+        settings["jitCompile"] = "enable" if jit_compile else "disable"
+
+    def set_mm_bmm_format_nd(is_nd=True):
+        settings["MM_BMM_ND_ENABLE"] = "enable" if is_nd else "disable"
+
+    return {"set_option": set_option, "set_compile_mode": set_compile_mode, "config": _Config(settings),
+            "is_jit_compile_false": lambda: settings.get("jitCompile", "disable") == "disable",
+            "set_mm_bmm_format_nd": set_mm_bmm_format_nd,
+            "get_mm_bmm_format_nd": lambda: settings.get("MM_BMM_ND_ENABLE", "enable") == "enable",
+            "get_soc_version": lambda: chip.chip.get("soc_version")}
+
+
+def bf16_supported(chip):
+    """is_bf16_supported with the vendor's signature (kb/sim/chips.toml [<target>] bf16): torch_mlu's takes no
+    argument; torch_npu's and torch_musa's take including_emulation (defaults False and True)."""
+    rule = chip.rules["bf16"]
+    if "including_emulation" not in rule:
+        return lambda: chip.bf16_supported()
+    return lambda including_emulation=rule["including_emulation"]: chip.bf16_supported(including_emulation)
+
+
+def device_capability(chip, index):
+    """get_device_capability as the vendor answers it (kb/sim/chips.toml [<target>] capability): the chip's
+    (major, minor), or, on npu, None with a warning unless TORCH_NPU_DEVICE_CAPABILITY="major.minor" is set."""
+    rule = chip.rules["capability"]
+
+    def get_device_capability(device=None):
+        index(device)
+        if rule.get("properties"):
+            return chip.capability
+        value = os.environ.get(rule["env"])
+        if not value:
+            warnings.warn(f"You can set the device capability via the environment variable {rule['env']}. "
+                          f"{chip.rules['capability_warning']}", stacklevel=2)
+            return None
+        match = re.fullmatch(r"(\d+)\.(\d+)", value)
+        if not match:
+            warnings.warn(f"get_device_capability can't parse {rule['env']} environment variable: {value}. "
+                          f"Expected format is 'major.minor' where major and minor are non-negative integers "
+                          f"(e.g., '8.0').", stacklevel=2)
+            return None
+        warnings.warn(chip.rules["capability_warning"], stacklevel=2)
+        return int(match.group(1)), int(match.group(2))
+
+    return get_device_capability
 
 
 # Names `torchport convert` writes for a target (its [names] `new` values) that are settings or
@@ -447,6 +528,12 @@ def _amp_module(target, names) -> VendorModule:
         if name in names:
             setattr(mod, name, obj)
     return mod
+
+
+def package_is_namespace(target) -> bool:
+    """True where the vendor's package is its namespace (torch_musa sets torch.musa to itself, so its API list
+    is read from torch_musa/__init__.py): the package's top-level names are the namespace's."""
+    return _api_list(target).get("file") == f"{target.register}/__init__.py"
 
 
 def _api_list(target) -> dict:

@@ -33,7 +33,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
+#include <set>
+#include <tuple>
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
@@ -49,11 +52,43 @@ std::atomic<int64_t> g_capacity{int64_t(32) << 30};
 std::string g_label = "NPU";            // how the vendor names the device in error messages
 std::atomic<bool> g_rng_per_device{false};
 
-// ---- memory statistics --------------------------------------------------------------------------
+// ---- memory: a model of the vendor's caching allocator ------------------------------------------
+// The vendors' allocators are PyTorch's CUDA caching allocator adapted; the sizes come from the target's
+// data (kb/sim/chips.toml [<target>.allocator], with their sources).  As there: a request is padded and
+// rounded up to a block; the pool is small for blocks up to small_size, else large; a block is the best fit
+// among the pool's free blocks (the smallest that is large enough), split when the rest is at least
+// min_block (small pool) or more than small_size (large pool), else used whole; without one, the device
+// reserves a segment (small_segment; large_segment below min_large_alloc; else the block rounded to
+// round_large); a freed block merges with its free neighbours and stays reserved; empty_cache() releases
+// the segments with no block in use, and so does a request that would pass the capacity, before it fails.
+// Not modelled: streams (one pool per device, not per stream), expandable segments, max_split_size and
+// the other PYTORCH_*_ALLOC_CONF settings, graph pools.  The memory itself is host memory of the exact size
+// requested; addresses in memory_snapshot() are the model's own.
+struct AllocatorSizes {
+  int64_t pad = 0, min_block = 512, small_size = 1 << 20, small_segment = 2 << 20, min_large_alloc = 10 << 20,
+          large_segment = 20 << 20, round_large = 2 << 20;
+};
+AllocatorSizes g_sizes;
+
+struct ModelBlock {          // a block of a segment, by its offset there
+  int64_t size = 0, requested = 0;
+  bool allocated = false;
+};
+struct Segment {
+  int pool = 0;              // 0 small, 1 large
+  int64_t size = 0, address = 0;
+  std::map<int64_t, ModelBlock> blocks;   // offset -> block; they tile the segment
+};
+
 struct DeviceMemory {
-  std::atomic<int64_t> allocated{0}, peak{0}, allocations{0}, frees{0}, oom{0};
+  int64_t allocated = 0, peak = 0, reserved = 0, reserved_peak = 0, allocations = 0, frees = 0, oom = 0,
+          retries = 0, segments_made = 0, limit = -1;   // limit: set_per_process_memory_fraction (-1: capacity)
+  std::map<int64_t, Segment> segments;                   // by id
+  std::set<std::tuple<int64_t, int64_t, int64_t>> free[2];   // per pool: (size, segment, offset) of free blocks
 };
 DeviceMemory g_memory[kMaxDevices];
+std::mutex g_memory_lock;
+int64_t g_next_segment = 1, g_next_address = int64_t(1) << 32;
 
 thread_local int t_device = 0;
 
@@ -64,10 +99,10 @@ int checked_index(c10::DeviceIndex index) {
   return i;
 }
 
-struct Block {
+struct Block {               // what a DataPtr of the device holds
   void* ptr;
-  size_t size;
   int device;
+  int64_t segment, offset;
 };
 
 std::string human(int64_t n) {
@@ -76,32 +111,135 @@ std::string human(int64_t n) {
   return buf;
 }
 
+int64_t round_up(int64_t n, int64_t unit) { return unit * ((n + unit - 1) / unit); }
+
+int64_t block_size(int64_t n) {   // round_size: padded, then a multiple of the minimum block
+  int64_t padded = n + g_sizes.pad;
+  return padded < g_sizes.min_block ? g_sizes.min_block : round_up(padded, g_sizes.min_block);
+}
+
+int64_t segment_size(int64_t block) {   // get_allocation_size
+  if (block <= g_sizes.small_size) return g_sizes.small_segment;
+  if (block < g_sizes.min_large_alloc) return g_sizes.large_segment;
+  return round_up(block, g_sizes.round_large);
+}
+
+int64_t release_free_segments(DeviceMemory& m) {   // empty_cache: segments no block uses go back to the device
+  int64_t released = 0;
+  for (auto it = m.segments.begin(); it != m.segments.end();) {
+    const auto& blocks = it->second.blocks;
+    if (blocks.size() == 1 && !blocks.begin()->second.allocated) {
+      released += it->second.size;
+      m.free[it->second.pool].erase({it->second.size, it->first, 0});
+      it = m.segments.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  m.reserved -= released;
+  return released;
+}
+
+// Find (or reserve) a block of `block` bytes for a request of `requested` bytes (under g_memory_lock):
+// {segment id, offset}, or segment 0 when the device is out of memory.
+std::pair<int64_t, int64_t> take_block(DeviceMemory& m, int64_t block, int64_t requested) {
+  int pool = block <= g_sizes.small_size ? 0 : 1;
+  int64_t best_segment = 0, best_offset = 0;
+  auto fit = m.free[pool].lower_bound({block, 0, 0});   // the smallest free block that is large enough
+  if (fit != m.free[pool].end()) {
+    best_segment = std::get<1>(*fit), best_offset = std::get<2>(*fit);
+    m.free[pool].erase(fit);
+  }
+  if (best_segment == 0) {
+    int64_t size = segment_size(block);
+    int64_t limit = m.limit >= 0 ? m.limit : g_capacity.load();
+    if (m.reserved + size > limit && release_free_segments(m) > 0) m.retries++;
+    if (m.reserved + size > limit) return {0, 0};
+    Segment seg;
+    seg.pool = pool, seg.size = size, seg.address = g_next_address;
+    g_next_address += round_up(size, int64_t(2) << 20);
+    seg.blocks[0] = ModelBlock{size, 0, false};
+    best_segment = g_next_segment++, best_offset = 0;   // taken at once: never in the free set
+    m.segments.emplace(best_segment, std::move(seg));
+    m.reserved += size;
+    m.segments_made++;
+    m.reserved_peak = std::max(m.reserved_peak, m.reserved);
+  }
+  Segment& seg = m.segments.at(best_segment);
+  ModelBlock& b = seg.blocks.at(best_offset);
+  int64_t rest = b.size - block;
+  bool split = pool == 0 ? rest >= g_sizes.min_block : rest > g_sizes.small_size;   // should_split
+  if (split) {
+    b.size = block;
+    seg.blocks[best_offset + block] = ModelBlock{rest, 0, false};
+    m.free[pool].insert({rest, best_segment, best_offset + block});
+  }
+  b.allocated = true;
+  b.requested = requested;
+  m.allocated += b.size;
+  m.peak = std::max(m.peak, m.allocated);
+  m.allocations++;
+  return {best_segment, best_offset};
+}
+
+void free_block(DeviceMemory& m, int64_t segment, int64_t offset) {   // free_block, with merges
+  Segment& seg = m.segments.at(segment);
+  auto& blocks = seg.blocks;
+  auto& free = m.free[seg.pool];
+  auto it = blocks.find(offset);
+  it->second.allocated = false;
+  m.allocated -= it->second.size;
+  m.frees++;
+  auto next = std::next(it);
+  if (next != blocks.end() && !next->second.allocated) {
+    free.erase({next->second.size, segment, next->first});
+    it->second.size += next->second.size;
+    blocks.erase(next);
+  }
+  if (it != blocks.begin() && !std::prev(it)->second.allocated) {
+    auto prev = std::prev(it);
+    free.erase({prev->second.size, segment, prev->first});
+    prev->second.size += it->second.size;
+    blocks.erase(it);
+    it = prev;
+  }
+  free.insert({it->second.size, segment, it->first});
+}
+
 struct SimAllocator final : at::Allocator {
   at::DataPtr allocate(size_t n) override {
     int dev = t_device;
+    if (n == 0) return {nullptr, nullptr, &release, c10::Device(kDev, static_cast<c10::DeviceIndex>(dev))};
+    int64_t block = block_size(int64_t(n));
     DeviceMemory& m = g_memory[dev];
-    int64_t now = m.allocated.fetch_add(int64_t(n)) + int64_t(n);
-    if (now > g_capacity.load()) {
-      m.allocated.fetch_sub(int64_t(n));
-      m.oom++;
-      TORCH_CHECK_WITH(OutOfMemoryError, false, g_label, " out of memory. Tried to allocate ", human(int64_t(n)),
-                       " (simulated device ", dev, "; ", human(g_capacity.load()), " total capacity; ",
-                       human(now - int64_t(n)), " already allocated)");
+    std::pair<int64_t, int64_t> where;
+    {
+      std::lock_guard<std::mutex> lock(g_memory_lock);
+      where = take_block(m, block, int64_t(n));
+      if (where.first == 0) {
+        m.oom++;
+        int64_t allocated = m.allocated, reserved = m.reserved, limit = m.limit;
+        TORCH_CHECK_WITH(OutOfMemoryError, false, g_label, " out of memory. Tried to allocate ", human(block),
+                         " (simulated device ", dev, "; ", human(g_capacity.load()), " total capacity; ",
+                         human(allocated), " already allocated; ", human(reserved),
+                         " reserved in total by the simulated caching allocator",
+                         limit >= 0 ? "; limited by set_per_process_memory_fraction to " + human(limit) : std::string(),
+                         ")");
+      }
     }
-    int64_t peak = m.peak.load();
-    while (now > peak && !m.peak.compare_exchange_weak(peak, now)) {
-    }
-    m.allocations++;
-    void* p = n ? c10::alloc_cpu(n) : nullptr;
-    auto* block = new Block{p, n, dev};
-    return {p, block, &release, c10::Device(kDev, static_cast<c10::DeviceIndex>(dev))};
+    void* p = c10::alloc_cpu(n);
+    auto* b = new Block{p, dev, where.first, where.second};
+    return {p, b, &release, c10::Device(kDev, static_cast<c10::DeviceIndex>(dev))};
   }
   static void release(void* ctx) {
-    auto* block = static_cast<Block*>(ctx);
-    g_memory[block->device].allocated -= int64_t(block->size);
-    g_memory[block->device].frees++;
-    if (block->ptr) c10::free_cpu(block->ptr);
-    delete block;
+    auto* b = static_cast<Block*>(ctx);
+    if (b == nullptr) return;
+    {
+      std::lock_guard<std::mutex> lock(g_memory_lock);
+      free_block(g_memory[b->device], b->segment, b->offset);
+    }
+    c10::free_cpu(b->ptr);
+    delete b;
   }
   at::DeleterFnPtr raw_deleter() const override { return nullptr; }
   void copy_data(void* dst, const void* src, std::size_t count) const override { std::memcpy(dst, src, count); }
@@ -690,7 +828,7 @@ TORCH_LIBRARY_IMPL(_, AutocastPrivateUse1, m) { m.fallback(torch::CppFunction::m
 
 // ---- Python surface -----------------------------------------------------------------------------
 void configure(int devices, int64_t capacity, const std::string& label, bool rng_per_device) {
-  TORCH_CHECK(devices >= 1 && devices <= kMaxDevices, "the simulator supports 1 to ", kMaxDevices, " devices");
+  TORCH_CHECK(devices >= 0 && devices <= kMaxDevices, "the simulator supports 0 to ", kMaxDevices, " devices");
   g_device_count = devices;
   g_capacity = capacity;
   g_label = label;
@@ -700,6 +838,13 @@ void configure(int devices, int64_t capacity, const std::string& label, bool rng
     at::RegisterPrivateUse1HooksInterface(g_hooks);
     hooks_registered = true;
   }
+}
+
+void configure_allocator(int64_t pad, int64_t min_block, int64_t small_size, int64_t small_segment,
+                         int64_t min_large_alloc, int64_t large_segment, int64_t round_large) {
+  TORCH_CHECK(min_block > 0 && small_segment > 0 && large_segment > 0 && round_large > 0, "allocator sizes must be > 0");
+  std::lock_guard<std::mutex> lock(g_memory_lock);
+  g_sizes = AllocatorSizes{pad, min_block, small_size, small_segment, min_large_alloc, large_segment, round_large};
 }
 
 // Register a host kernel for each op the target implements; returns the names this torch lacks.
@@ -796,20 +941,79 @@ std::vector<std::string> set_sparse_operators(std::vector<std::string> names, st
 }
 
 py::dict memory_stats(int device) {
-  auto& m = g_memory[checked_index(device)];
+  int i = checked_index(device);
+  std::lock_guard<std::mutex> lock(g_memory_lock);
+  const auto& m = g_memory[i];
   py::dict d;
-  d["allocated"] = m.allocated.load();
-  d["peak"] = m.peak.load();
-  d["allocations"] = m.allocations.load();
-  d["frees"] = m.frees.load();
-  d["oom"] = m.oom.load();
+  d["allocated"] = m.allocated;
+  d["peak"] = m.peak;
+  d["reserved"] = m.reserved;
+  d["reserved_peak"] = m.reserved_peak;
+  d["segments"] = int64_t(m.segments.size());
+  d["segments_made"] = m.segments_made;
+  d["allocations"] = m.allocations;
+  d["frees"] = m.frees;
+  d["oom"] = m.oom;
+  d["retries"] = m.retries;
+  d["limit"] = m.limit;
   d["capacity"] = g_capacity.load();
   return d;
 }
 
+// The segments and their blocks, with the keys of PyTorch's memory_snapshot()["segments"].
+py::list memory_snapshot() {
+  std::lock_guard<std::mutex> lock(g_memory_lock);
+  py::list out;
+  for (int dev = 0; dev < g_device_count.load(); ++dev) {
+    for (const auto& [id, seg] : g_memory[dev].segments) {
+      py::list blocks;
+      int64_t allocated = 0, requested = 0;
+      for (const auto& [offset, b] : seg.blocks) {
+        py::dict block;
+        block["address"] = seg.address + offset;
+        block["size"] = b.size;
+        block["requested_size"] = b.allocated ? b.requested : 0;
+        block["state"] = b.allocated ? "active_allocated" : "inactive";
+        block["frames"] = py::list();
+        blocks.append(block);
+        if (b.allocated) allocated += b.size, requested += b.requested;
+      }
+      py::dict d;
+      d["device"] = dev;
+      d["address"] = seg.address;
+      d["total_size"] = seg.size;
+      d["allocated_size"] = allocated;
+      d["active_size"] = allocated;
+      d["requested_size"] = requested;
+      d["stream"] = 0;
+      d["segment_type"] = seg.pool == 0 ? "small" : "large";
+      d["segment_pool_id"] = py::make_tuple(0, 0);
+      d["is_expandable"] = false;
+      d["frames"] = py::list();
+      d["blocks"] = blocks;
+      out.append(d);
+    }
+  }
+  return out;
+}
+
 void reset_peak(int device) {
-  auto& m = g_memory[checked_index(device)];
-  m.peak = m.allocated.load();
+  int i = checked_index(device);
+  std::lock_guard<std::mutex> lock(g_memory_lock);
+  auto& m = g_memory[i];
+  m.peak = m.allocated;
+  m.reserved_peak = m.reserved;
+}
+
+void empty_cache() {
+  std::lock_guard<std::mutex> lock(g_memory_lock);
+  for (auto& m : g_memory) release_free_segments(m);
+}
+
+void set_memory_limit(int device, int64_t limit) {
+  int i = checked_index(device);
+  std::lock_guard<std::mutex> lock(g_memory_lock);
+  g_memory[i].limit = limit;
 }
 
 at::Generator generator(int device) { return generator_for(checked_index(device)); }
@@ -825,6 +1029,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("set_sparse_operators", &set_sparse_operators);
   m.def("memory_stats", &memory_stats);
   m.def("reset_peak", &reset_peak);
+  m.def("configure_allocator", &configure_allocator);
+  m.def("empty_cache", &empty_cache);
+  m.def("set_memory_limit", &set_memory_limit);
+  m.def("memory_snapshot", &memory_snapshot);
   m.def("generator", &generator);
   m.def("set_autocast", &set_autocast, "register the vendor's autocast policies; returns the ops this torch lacks");
   m.def("host_alias", &host_alias, "a CPU tensor sharing a device tensor's memory");
