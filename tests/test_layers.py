@@ -2,7 +2,8 @@
 downward (or stays in its package).  `python tests/test_layers.py` prints the map, the package edges and any
 violation.
 
-    entry         api (the Python API) < the torchport package; auto; cli < __main__
+    entry         api (the Python API) < the torchport package; auto; cli < __main__; the simulator's stand-in vendor
+                  packages (sim/packages: what a simulated program imports as torch_npu, they may use the run-time patches)
     presentation  report writers (md/csv/json/html), SARIF, the generated rule docs
     commands      convert, analyze, port-ext, check: run an engine over a tree, return a result; < migrate (composes them)
     engines       converter, porting < analyze;  sim < runtime < debug, profile;  doctor
@@ -30,7 +31,8 @@ LAYERS = [
     ("commands", [("torchport.converter.api", 0), ("torchport.porting.api", 0), ("torchport.analyze.api", 0),
                   ("torchport.check", 0), ("torchport.migrate", 1)]),
     ("presentation", [("torchport.report", 0), ("torchport.check.sarif", 0), ("torchport.converter.rules_doc", 0)]),
-    ("entry", [("torchport.api", 0), ("torchport", 1), ("torchport.auto", 0), ("torchport.cli", 2), ("torchport.__main__", 3)]),
+    ("entry", [("torchport.api", 0), ("torchport", 1), ("torchport.auto", 0), ("torchport.cli", 2), ("torchport.__main__", 3),
+               ("torchport.sim.packages", 0)]),
 ]
 
 
