@@ -238,6 +238,7 @@ def _start(t, count: int, fallback: tuple, rng_mode: str, torch_version: Optiona
     settle.settle_backward()
     ext.configure(count, chip.total_memory, t.sim.label or t.device.upper(), rng_mode == "device")
     ext.configure_allocator(*chip.allocator())
+    ext.set_double_as_float(bool(chip.double_as_float()), chip.double_as_float())
     if torch._C._get_privateuse1_backend_name() != t.device:
         torch.utils.rename_privateuse1_backend(t.device)
     module = namespace.build(t, ext, rng_mode == "device", chip)

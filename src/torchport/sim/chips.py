@@ -74,6 +74,11 @@ class Device:
         return [d for d in rule["dtypes"]
                 if d != "bfloat16" or not rule.get("bfloat16_when_supported") or self.bf16_supported()]
 
+    def double_as_float(self) -> str:
+        """The vendor's warning when its device holds 64-bit floating data as 32-bit, or '' when it keeps float64."""
+        rule = self.rules.get("double_as_float")
+        return rule["warning"] if rule else ""
+
     def allocator(self) -> tuple:
         """The caching allocator's sizes, in the order the extension's configure_allocator takes them."""
         a = self.rules["allocator"]

@@ -425,8 +425,25 @@ at::Tensor host_alias(const at::Tensor& t) {
   return alias;
 }
 
+// A target whose kernels hold 64-bit floating data as 32-bit (torch_mlu: kb/sim/chips.toml double_as_float): the
+// data a host copy brings to the device, and every result of a device op, keep only 32-bit precision.
+std::atomic<bool> g_double_as_float{false};
+std::string g_double_warning;
+
+void narrow_double(const at::Tensor& host) {
+  if (!g_double_as_float.load() || !host.defined() || host.numel() == 0) return;
+  if (host.scalar_type() == at::kDouble) host.copy_(host.to(at::kFloat));
+  else if (host.scalar_type() == at::kComplexDouble) host.copy_(host.to(at::kComplexFloat));
+}
+
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool) {
-  host_alias(dst).copy_(host_alias(self));
+  at::Tensor target = host_alias(dst);
+  target.copy_(host_alias(self));
+  if (g_double_as_float.load() && dst.is_privateuseone() && self.is_cpu() &&
+      (self.scalar_type() == at::kDouble || self.scalar_type() == at::kComplexDouble)) {
+    TORCH_WARN_ONCE(g_double_warning);
+    narrow_double(target);
+  }
   return dst;
 }
 
@@ -475,7 +492,9 @@ at::Tensor to_device(const at::Tensor& cpu, c10::Device device) {
   if (!cpu.defined()) return cpu;
   c10::DeviceGuard guard(device);
   auto out = empty_strided(cpu.sizes(), cpu.strides(), cpu.scalar_type(), std::nullopt, std::nullopt, std::nullopt);
-  host_alias(out).copy_(cpu);
+  at::Tensor host = host_alias(out);
+  host.copy_(cpu);
+  narrow_double(host);   // a device op's new result
   return out;
 }
 
@@ -657,6 +676,7 @@ void run_checked(const c10::OperatorHandle& op, torch::jit::Stack* stack, Device
       copy_from_and_resize(a.host, a.device);
       a.host = host_alias(a.device);
     }
+    if (a.written) narrow_double(a.host);   // an in-place or out= result
   }
   size_t nret = schema.returns().size();
   for (size_t i = stack->size() - nret; i < stack->size(); ++i) {
@@ -1036,6 +1056,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("generator", &generator);
   m.def("set_autocast", &set_autocast, "register the vendor's autocast policies; returns the ops this torch lacks");
   m.def("host_alias", &host_alias, "a CPU tensor sharing a device tensor's memory");
+  m.def("set_double_as_float", [](bool on, std::string warning) {
+    g_double_warning = std::move(warning);
+    g_double_as_float = on;
+  }, "hold and compute 64-bit floating data as 32-bit, warning once when a host copy brings it (torch_mlu)");
   m.def("current_device", [] { return t_device; });
   m.def("device_count", [] { return g_device_count.load(); });
   m.def("set_device", [](int d) { t_device = checked_index(d); });
