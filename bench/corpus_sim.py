@@ -165,7 +165,8 @@ def distributed_runs(project: str, launcher: str, trees: dict, ref: dict, target
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--projects", nargs="+", default=list(PROJECTS))
-    ap.add_argument("--targets", nargs="+", default=list(TARGETS))
+    ap.add_argument("--targets", nargs="+", default=list(TARGETS), choices=TARGETS,
+                    help="the simulated targets (the cpu tree, their reference, is always made)")
     ap.add_argument("--fetch", action="store_true", help="only download the projects into .corpus-cache/")
     args = ap.parse_args()
     if args.fetch:
