@@ -230,7 +230,7 @@ def _start(t, count: int, fallback: tuple, rng_mode: str, torch_version: Optiona
     import torch
 
     from ..kb import operators
-    from . import autocast, build, collectives, kernels, namespace, settle
+    from . import autocast, build, collectives, compiling, kernels, namespace, settle
 
     if torch._C._get_privateuse1_backend_name() not in ("privateuseone", t.device):
         raise UsageError(f"PrivateUse1 is already taken by '{torch._C._get_privateuse1_backend_name()}' in this process")
@@ -238,7 +238,8 @@ def _start(t, count: int, fallback: tuple, rng_mode: str, torch_version: Optiona
     settle.settle_backward()
     ext.configure(count, chip.total_memory, t.sim.label or t.device.upper(), rng_mode == "device")
     ext.configure_allocator(*chip.allocator())
-    ext.set_double_as_float(bool(chip.double_as_float()), chip.double_as_float())
+    double_warning = chip.double_as_float()
+    ext.set_double_as_float(bool(double_warning), double_warning)
     if torch._C._get_privateuse1_backend_name() != t.device:
         torch.utils.rename_privateuse1_backend(t.device)
     module = namespace.build(t, ext, rng_mode == "device", chip)
@@ -252,16 +253,14 @@ def _start(t, count: int, fallback: tuple, rng_mode: str, torch_version: Optiona
     sim = Simulator(t, count, mode == "warn", rng_mode, ext, module, ops, chip, fallback=mode)
     if mode == "warn":
         sim.tracker = ForwardModules()
+    ext.set_op_sets(no_check_ops(), foreign_ops(t, ops))   # before set_operators, which reads the no-check set
     unknown = ext.set_operators(host_kernels(ops), ops is not None, sim.on_fallback if mode == "warn" else None,
                                 _lacking_note(t, ops, mode))
     ext.set_fallback(mode, text, per_overload, not_implemented)
-    ext.set_op_sets(no_check_ops(), foreign_ops(t, ops))
     ext.set_sparse_operators(sparse_ops(t, ops), vendor_fallback(t.name).get("sparse_error", "") if ops else "")
     kernels.register(ops.ops if ops else None)
     kernels.register_whole_ops(vendor_composites(ops), t.device, ext.host_alias)
     sim.autocast = autocast.register(ext, t.name)
-    from . import compiling
-
     compiling.install(t.device)
     if unknown:   # host_kernels only lists ops of this torch's aten.json; a mismatch means stale data
         print(f"torchport sim: {counted(len(unknown), 'op')} of the {t.name} list {'is' if len(unknown) == 1 else 'are'} unknown to torch {torch.__version__}: "

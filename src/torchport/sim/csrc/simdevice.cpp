@@ -697,6 +697,14 @@ void run_on_host(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
                                                                                     : DeviceCheck::kExactSame);
 }
 
+// The kernels registered for the target's list: each op's check is chosen once, when it is registered.
+void run_exact_same(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  run_checked(op, stack, DeviceCheck::kExactSame);
+}
+void run_no_check(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  run_checked(op, stack, DeviceCheck::kNoCheck);
+}
+
 std::string with_op(std::string text, const std::string& op) {
   for (auto at = text.find("{op}"); at != std::string::npos; at = text.find("{op}", at + op.size()))
     text.replace(at, 4, op);
@@ -888,7 +896,9 @@ std::vector<std::string> set_operators(std::vector<std::string> supported, bool 
         unknown.push_back(key);
         continue;
       }
-      g_target_ops->impl(key.c_str(), torch::CppFunction::makeFromBoxedFunction<&run_on_host>());
+      g_target_ops->impl(key.c_str(), g_no_check_ops.count(key)
+                                          ? torch::CppFunction::makeFromBoxedFunction<&run_no_check>()
+                                          : torch::CppFunction::makeFromBoxedFunction<&run_exact_same>());
     }
   }
   g_check_ops = check;
