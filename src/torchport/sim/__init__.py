@@ -230,7 +230,7 @@ def _start(t, count: int, fallback: tuple, rng_mode: str, torch_version: Optiona
     import torch
 
     from ..kb import operators
-    from . import autocast, build, collectives, compiling, kernels, namespace, settle
+    from . import autocast, build, collectives, compiling, dtypes, kernels, namespace, settle
 
     if torch._C._get_privateuse1_backend_name() not in ("privateuseone", t.device):
         raise UsageError(f"PrivateUse1 is already taken by '{torch._C._get_privateuse1_backend_name()}' in this process")
@@ -253,13 +253,16 @@ def _start(t, count: int, fallback: tuple, rng_mode: str, torch_version: Optiona
     sim = Simulator(t, count, mode == "warn", rng_mode, ext, module, ops, chip, fallback=mode)
     if mode == "warn":
         sim.tracker = ForwardModules()
-    ext.set_op_sets(no_check_ops(), foreign_ops(t, ops))   # before set_operators, which reads the no-check set
-    unknown = ext.set_operators(host_kernels(ops), ops is not None, sim.on_fallback if mode == "warn" else None,
+    ext.set_op_sets(no_check_ops(), foreign_ops(t, ops))   # before set_operators, which reads these sets
+    limits = dtypes.for_device(t.name, chip.name) if ops is not None else []
+    ext.set_dtype_limits(limits)
+    unknown = ext.set_operators(host_kernels(ops), limited_composites(ops, limits), ops is not None, sim.on_fallback if mode == "warn" else None,
                                 _lacking_note(t, ops, mode))
     ext.set_fallback(mode, text, per_overload, not_implemented)
     ext.set_sparse_operators(sparse_ops(t, ops), vendor_fallback(t.name).get("sparse_error", "") if ops else "")
     kernels.register(ops.ops if ops else None)
-    kernels.register_whole_ops(vendor_composites(ops), t.device, ext.host_alias)
+    kernels.register_whole_ops(sorted(set(vendor_composites(ops)) - set(dtypes.decomposed(t.name))), t.device,
+                               ext.host_alias, limits)
     sim.autocast = autocast.register(ext, t.name)
     compiling.install(t.device)
     if unknown:   # host_kernels only lists ops of this torch's aten.json; a mismatch means stale data
@@ -327,6 +330,19 @@ def sparse_ops(t, ops) -> list:
     """Ops the target registers for sparse COO tensors on its device (SparsePrivateUse1 in its release's
     key_limited): the simulator gives those it can (csrc set_sparse_operators) a kernel."""
     return sorted(op for op, keys in (_release(t, ops).get("key_limited") or {}).items() if "SparsePrivateUse1" in keys)
+
+
+def limited_composites(ops, limits) -> list:
+    """Ops of the target's list that PyTorch composes on any device (CompositeExplicitAutograd in aten.json: no CPU
+    kernel of their own) and whose vendor kernel has a dtype limit: they get a kernel that checks it, then composes."""
+    if ops is None:
+        return []
+    from ..kb.operators import aten
+
+    table = aten()["ops"]
+    names = {limit[0].partition(".")[0] for limit in limits}   # the extension matches overloads exactly
+    return sorted(op for op in ops.ops if op.partition(".")[0] in names
+                  and (table.get(op) or {}).get("composite") == "explicit" and "CPU" not in table[op].get("dispatch", ()))
 
 
 def vendor_composites(ops) -> list:

@@ -160,7 +160,34 @@ def register(supported) -> list:
     return done
 
 
-def _whole_op(op, device_type: str, host_alias):
+# c10 ScalarType names (kb/sim/dtypes) of the dtypes a tensor may have here
+SCALAR_TYPES = {"Byte": torch.uint8, "Char": torch.int8, "Short": torch.int16, "Int": torch.int32, "Long": torch.int64,
+                "Half": torch.float16, "Float": torch.float32, "Double": torch.float64, "ComplexHalf": torch.complex32,
+                "ComplexFloat": torch.complex64, "ComplexDouble": torch.complex128, "Bool": torch.bool,
+                "BFloat16": torch.bfloat16}
+DTYPE_NAMES = {dtype: name for name, dtype in SCALAR_TYPES.items()}
+
+
+def _limit_check(op, limit):
+    """A function that raises the vendor's message when the limited argument's dtype is not allowed (sim.dtypes:
+    (op key, argument, allowed names, message, NotImplementedError)); None when the op has no such argument."""
+    _, argument, allowed, message, not_implemented = limit
+    names = [a.name for a in op._schema.arguments]
+    if argument not in names:
+        return None
+    index, allowed = names.index(argument), {SCALAR_TYPES[name] for name in allowed}
+    error = NotImplementedError if not_implemented else RuntimeError
+
+    def check(args, kwargs):
+        value = kwargs.get(argument, args[index] if index < len(args) else None)
+        if isinstance(value, torch.Tensor) and value.dtype not in allowed:
+            name = DTYPE_NAMES.get(value.dtype, str(value.dtype))
+            raise error(message.replace("{dtype}", name).replace("{op}", op._schema.name.partition("::")[2]))
+
+    return check
+
+
+def _whole_op(op, device_type: str, host_alias, check=None):
     """A kernel that runs `op` whole on CPU copies of its device tensors: autograd records the op's CPU
     decomposition between differentiable copies, and what the op wrote into an argument that needs no
     gradient (a running mean, which no schema annotates) is written back to the device.  Copies, not
@@ -169,6 +196,8 @@ def _whole_op(op, device_type: str, host_alias):
     from torch.utils._pytree import tree_flatten, tree_map
 
     def kernel(*args, **kwargs):
+        if check is not None:
+            check(args, kwargs)
         device_args = [v for v in tree_flatten((args, kwargs))[0]
                        if isinstance(v, torch.Tensor) and v.device.type == device_type]
         copies = {id(v): v.to("cpu") for v in device_args}
@@ -193,9 +222,11 @@ def _functional(schema) -> bool:
             and all(str(r.type) in ("Tensor", "List[Tensor]") for r in schema.returns) and len(schema.returns) > 0)
 
 
-def register_whole_ops(names, device_type: str, host_alias) -> list:
+def register_whole_ops(names, device_type: str, host_alias, limits=()) -> list:
     """Register a whole-op kernel (PrivateUse1 and its autograd key) for each composite op the vendor
-    implements itself (sim.vendor_composites), that is functional; the registered names."""
+    implements itself (sim.vendor_composites), that is functional; the registered names.  An op with a dtype
+    limit (sim.dtypes.for_device; "name.overload", "name.default" or "name") checks it first."""
+    by_key = {limit[0]: limit for limit in limits}
     global _LIBRARY
     if _LIBRARY is None:
         _LIBRARY = torch.library.Library("aten", "IMPL")
@@ -207,7 +238,8 @@ def register_whole_ops(names, device_type: str, host_alias) -> list:
         if op is None or not _functional(op._schema) or torch._C._dispatch_has_kernel_for_dispatch_key(
                 f"aten::{name}", "PrivateUse1"):   # a kernel already (mish_backward: CPU and composite)
             continue
-        kernel = _whole_op(op, device_type, host_alias)
+        limit = by_key.get(name if overload else f"{base}.default") or by_key.get(base)
+        kernel = _whole_op(op, device_type, host_alias, limit and _limit_check(op, limit))
         _LIBRARY.impl(name, kernel, "PrivateUse1")
         _LIBRARY.impl(name, kernel, "AutogradPrivateUse1")
         done.append(name)

@@ -32,6 +32,7 @@
 #include <c10/core/impl/alloc_cpu.h>
 
 #include <atomic>
+#include <bitset>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -498,9 +499,13 @@ at::Tensor to_device(const at::Tensor& cpu, c10::Device device) {
   return out;
 }
 
+// The dtype limit of an op this file implements itself (defined with the limits, below).
+void check_own_limit(const std::string& key, std::initializer_list<std::pair<const char*, const at::Tensor*>> args);
+
 at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                        c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation,
                        bool transposed, c10::SymIntArrayRef output_padding, c10::SymInt groups) {
+  check_own_limit("convolution_overrideable", {{"input", &input}, {"weight", &weight}});
   std::optional<at::Tensor> b;
   if (bias && bias->defined()) b = host_alias(*bias);
   return to_device(at::convolution_symint(host_alias(input), host_alias(weight), b, stride, padding, dilation,
@@ -512,6 +517,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
     const at::Tensor& grad, const at::Tensor& input, const at::Tensor& weight, c10::SymIntArrayRef stride,
     c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation, bool transposed, c10::SymIntArrayRef output_padding,
     c10::SymInt groups, std::array<bool, 3> mask) {
+  check_own_limit("convolution_backward_overrideable", {{"grad_output", &grad}, {"input", &input}, {"weight", &weight}});
   auto r = at::convolution_backward_symint(host_alias(grad), host_alias(input), host_alias(weight), std::nullopt,
                                            stride, padding, dilation, transposed, output_padding, groups, mask);
   auto d = input.device();
@@ -705,10 +711,66 @@ void run_no_check(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   run_checked(op, stack, DeviceCheck::kNoCheck);
 }
 
-std::string with_op(std::string text, const std::string& op) {
-  for (auto at = text.find("{op}"); at != std::string::npos; at = text.find("{op}", at + op.size()))
-    text.replace(at, 4, op);
+std::string with_field(std::string text, const std::string& field, const std::string& value) {
+  for (auto at = text.find(field); at != std::string::npos; at = text.find(field, at + value.size()))
+    text.replace(at, field.size(), value);
   return text;
+}
+std::string with_op(std::string text, const std::string& op) { return with_field(std::move(text), "{op}", op); }
+
+// A vendor kernel's dtype limit (kb/sim/dtypes/<target>.toml): the dtypes one argument may have; any other
+// raises the vendor's message ({dtype}: the ScalarType's name, {op}: the op), before the kernel runs.
+struct DtypeLimit {
+  std::string argument;
+  std::bitset<static_cast<size_t>(c10::ScalarType::NumOptions)> allowed;   // bit i: ScalarType i
+  std::string message;
+  bool not_implemented = false;
+};
+std::unordered_map<std::string, DtypeLimit> g_dtype_limits;   // by "name.overload", "name.default" or "name"
+
+// Raise the limit's message when `type` is not allowed.
+void check_limit(const DtypeLimit& limit, c10::ScalarType type, const std::string& op) {
+  if (limit.allowed.test(static_cast<size_t>(type))) return;
+  std::string text = with_op(with_field(limit.message, "{dtype}", c10::toString(type)), op);
+  TORCH_CHECK_NOT_IMPLEMENTED(!limit.not_implemented, text);
+  TORCH_CHECK(false, text);
+}
+
+void check_own_limit(const std::string& key, std::initializer_list<std::pair<const char*, const at::Tensor*>> args) {
+  auto limit = g_dtype_limits.find(key);
+  if (limit == g_dtype_limits.end()) return;
+  for (const auto& [name, tensor] : args)
+    if (limit->second.argument == name && tensor->defined()) check_limit(limit->second, tensor->scalar_type(), key);
+}
+
+class LimitedKernel final : public c10::OperatorKernel {
+ public:
+  LimitedKernel(DtypeLimit limit, DeviceCheck mode, size_t index, bool composite)
+      : limit_(std::move(limit)), mode_(mode), index_(index), composite_(composite) {}
+  void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    const auto& v = (*stack)[stack->size() - op.schema().arguments().size() + index_];
+    if (v.isTensor() && v.toTensor().defined()) {
+      const std::string& name = op.schema().name();
+      check_limit(limit_, v.toTensor().scalar_type(), name.rfind("aten::", 0) == 0 ? name.substr(6) : name);
+    }
+    // a composite: its CompositeExplicitAutograd kernel (what the CPU key holds), whose ops dispatch on the device
+    if (composite_) return op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+    run_checked(op, stack, mode_);
+  }
+
+ private:
+  DtypeLimit limit_;
+  DeviceCheck mode_;
+  size_t index_;   // the limited argument's position in the schema
+  bool composite_;
+};
+
+// The position of a named argument in an op's schema, if it has one.
+std::optional<size_t> argument_index(const c10::OperatorHandle& op, const std::string& name) {
+  const auto& args = op.schema().arguments();
+  for (size_t i = 0; i < args.size(); ++i)
+    if (args[i].name() == name) return i;
+  return std::nullopt;
 }
 
 void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
@@ -875,9 +937,10 @@ void configure_allocator(int64_t pad, int64_t min_block, int64_t small_size, int
   g_sizes = AllocatorSizes{pad, min_block, small_size, small_segment, min_large_alloc, large_segment, round_large};
 }
 
-// Register a host kernel for each op the target implements; returns the names this torch lacks.
-std::vector<std::string> set_operators(std::vector<std::string> supported, bool check, py::object on_fallback,
-                                       std::string lacking_note) {
+// Register a host kernel for each op the target implements (`supported`), and a limit-checking kernel for each
+// op PyTorch composes (`composites`) whose vendor kernel has a dtype limit; returns the names this torch lacks.
+std::vector<std::string> set_operators(std::vector<std::string> supported, std::vector<std::string> composites,
+                                       bool check, py::object on_fallback, std::string lacking_note) {
   static const std::unordered_set<std::string> owned = {
       "empty.memory_format", "empty_strided", "_copy_from", "_copy_from_and_resize", "as_strided", "resize_", "view",
       "_reshape_alias", "set_.source_Storage", "set_.source_Storage_storage_offset", "set_", "set_.source_Tensor",
@@ -887,18 +950,32 @@ std::vector<std::string> set_operators(std::vector<std::string> supported, bool 
   std::vector<std::string> unknown;
   if (check) {
     g_target_ops = new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
+    std::unordered_set<std::string> composite(composites.begin(), composites.end());
+    supported.insert(supported.end(), composites.begin(), composites.end());
     for (const auto& key : supported) {
       if (owned.count(key)) continue;
       auto dot = key.find('.');
       std::string name = "aten::" + key.substr(0, dot);
       std::string overload = dot == std::string::npos ? "" : key.substr(dot + 1);
-      if (!c10::Dispatcher::singleton().findSchema({name, overload})) {
+      auto handle = c10::Dispatcher::singleton().findSchema({name, overload});
+      if (!handle) {
         unknown.push_back(key);
         continue;
       }
-      g_target_ops->impl(key.c_str(), g_no_check_ops.count(key)
-                                          ? torch::CppFunction::makeFromBoxedFunction<&run_no_check>()
-                                          : torch::CppFunction::makeFromBoxedFunction<&run_exact_same>());
+      DeviceCheck mode = g_no_check_ops.count(key) ? DeviceCheck::kNoCheck : DeviceCheck::kExactSame;
+      // "name.overload", else "name.default" for the overload without a name, else "name": every overload of it
+      auto limit = g_dtype_limits.find(dot == std::string::npos ? key + ".default" : key);
+      if (limit == g_dtype_limits.end()) limit = g_dtype_limits.find(key.substr(0, dot));
+      auto index = limit == g_dtype_limits.end() ? std::nullopt : argument_index(*handle, limit->second.argument);
+      if (index) {   // an overload without the limited argument is not limited
+        g_target_ops->impl(key.c_str(), torch::CppFunction::makeFromBoxedFunctor(
+                                             std::make_unique<LimitedKernel>(limit->second, mode, *index,
+                                                                             composite.count(key) > 0)));
+      } else if (!composite.count(key)) {
+        g_target_ops->impl(key.c_str(), mode == DeviceCheck::kNoCheck
+                                            ? torch::CppFunction::makeFromBoxedFunction<&run_no_check>()
+                                            : torch::CppFunction::makeFromBoxedFunction<&run_exact_same>());
+      }
     }
   }
   g_check_ops = check;
@@ -916,6 +993,26 @@ void set_fallback(const std::string& mode, const std::string& text, bool per_ove
   g_fallback_text = text;
   g_warn_per_overload = per_overload;
   g_vendor_error_not_implemented = not_implemented;
+}
+
+// The vendor kernels' dtype limits: (op key or name, argument, allowed ScalarType names, message, not_implemented).
+// Set before set_operators, which registers a limited kernel for each op that has one.
+void set_dtype_limits(std::vector<std::tuple<std::string, std::string, std::vector<std::string>, std::string, bool>> limits) {
+  g_dtype_limits.clear();
+  for (const auto& [key, argument, allowed, message, not_implemented] : limits) {
+    DtypeLimit limit{argument, {}, message, not_implemented};
+    for (const auto& name : allowed) {
+      bool known = false;
+      for (int i = 0; i < static_cast<int>(c10::ScalarType::NumOptions); ++i) {
+        if (name == c10::toString(static_cast<c10::ScalarType>(i))) {
+          limit.allowed.set(i);
+          known = true;
+        }
+      }
+      TORCH_CHECK(known, "torchport sim: unknown dtype '", name, "' in the dtype limit of ", key);
+    }
+    g_dtype_limits[key] = limit;
+  }
 }
 
 // Ops whose wrapper makes no device check, and ops of other namespaces the vendor has kernels for.
@@ -1055,6 +1152,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("configure", &configure);
   m.def("set_operators", &set_operators);
   m.def("set_fallback", &set_fallback);
+  m.def("set_dtype_limits", &set_dtype_limits);
   m.def("set_op_sets", &set_op_sets);
   m.def("set_sparse_operators", &set_sparse_operators);
   m.def("memory_stats", &memory_stats);
