@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import ast
 import re
+import string
 from functools import lru_cache
 
 from ...core.finding import ADVICE
@@ -21,6 +22,7 @@ from ..flow import lookups, loop_slot, reads, scope_of, sources, use_site
 from ...backends import device_types
 from ...core import codes
 from ..checkers import checker
+from .. import groups
 from .api import device_argument, in_branch_of, in_fstring
 
 if TYPE_CHECKING:
@@ -436,6 +438,42 @@ def _lists_target(ctx, other) -> bool:
         isinstance(e, ast.Constant) and other_device_type(e.value) == ctx.target.device for e in other.elts)
 
 
+# Accelerator names that are no torch device type: a group that holds one names accelerators (Lightning's
+# "gpu" and "tpu" beside "cuda"); "auto" is not one of them, as device options take it too (`--device auto`).
+ACCELERATOR_NAMES = frozenset({"gpu", "tpu", "ipu"})
+
+
+def _device_word(word: str) -> bool:
+    """Is a string of a value group no sign of accelerator names (anything but ACCELERATOR_NAMES)?"""
+    return word.lower() not in ACCELERATOR_NAMES
+
+
+def value_role(ctx, literal) -> str:
+    """How the value group of a "cuda" literal uses it (converter/groups.py): "device", "name" (an accelerator or
+    registry name: its group is never used as a device and holds words that are no device type) or ""."""
+    return groups.role(ctx, literal, lambda read: device_slot(ctx, read) == DEVICE, _device_word,
+                       lambda name: bool(DEVICE_NAME.search(name.removeprefix("self."))))
+
+
+def keep_name(ctx, literal) -> None:
+    """Keep a "cuda" that names an accelerator, and say so (once per group: at its first such literal)."""
+    ctx.handled.add(id(literal))
+    g = groups.groups(ctx)
+    said = ctx.memo.setdefault("accelerator names said", set())
+    root = g.find(g.literals[id(literal)])
+    if root in said:
+        return
+    said.add(root)
+    first = min((n for n in ast.walk(ctx.tree) if g.literals.get(id(n)) is not None and g.find(g.literals[id(n)]) == root
+                 and isinstance(n.value, str) and PLAIN_DEVICE.match(n.value)), key=lambda n: (n.lineno, n.col_offset))
+    literal = first
+    others = sorted(w for w in g.words_of(literal) if not _device_word(w))
+    ctx.report(literal, codes.TP206, ADVICE,
+               f"kept: here \"cuda\" names an accelerator, not a device (it goes with {', '.join(map(repr, others[:4]))} "
+               f"and is never used as a device), so every \"cuda\" of its group stays; where the project maps it to "
+               f"a CUDA device, map {device_argument(ctx)} too")
+
+
 def _device_choice(node) -> bool:
     """`"cuda" if cond else "cpu"`: both branches device strings."""
     def device_like(e):
@@ -444,11 +482,62 @@ def _device_choice(node) -> bool:
     return device_like(node.body) and device_like(node.orelse)
 
 
+def _name_char(text: str) -> bool:
+    """Is `text` (one character, or empty) a character of a name?"""
+    return text.isalnum() or text == "_"
+
+
+def name_part(ctx, node) -> bool:
+    """Is `node`'s string glued to more name characters, so that it builds another name, not a device
+    (`f"{'cuda' if c else 'cpu'}_time_total"` is a profiler column, `"cuda" + "_mem"` a key)?"""
+    parent = ctx.parents().get(id(node))
+    if isinstance(parent, ast.FormattedValue) and parent.format_spec is None and parent.conversion == -1:
+        node, parent = parent, ctx.parents().get(id(parent))
+        if not isinstance(parent, ast.JoinedStr):
+            return False
+        i = next(k for k, v in enumerate(parent.values) if v is node)
+        before = parent.values[i - 1] if i else None
+        after = parent.values[i + 1] if i + 1 < len(parent.values) else None
+    elif isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Add):
+        before, after = (parent.left, None) if parent.right is node else (None, parent.right)
+    elif isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) and parent.func.attr == "format" \
+            and isinstance(parent.func.value, ast.Constant) and isinstance(parent.func.value.value, str) \
+            and any(a is node for a in parent.args):   # "{}_time_total".format(...)
+        return _format_field_glued(parent.func.value.value, next(i for i, a in enumerate(parent.args) if a is node))
+    else:
+        return False
+    return (isinstance(after, ast.Constant) and isinstance(after.value, str) and _name_char(after.value[:1])
+            or isinstance(before, ast.Constant) and isinstance(before.value, str) and _name_char(before.value[-1:]))
+
+
+def _format_field_glued(template: str, index: int) -> bool:
+    """Is the replacement field of positional argument `index` in a str.format template glued to name characters?"""
+    try:
+        parts = list(string.Formatter().parse(template))
+    except ValueError:
+        return False
+    auto = 0
+    for k, (literal, field, _, _) in enumerate(parts):
+        if field is None:
+            continue
+        number = auto if field == "" else int(field) if field.isdigit() else -1
+        auto += field == ""
+        following = parts[k + 1][0] if k + 1 < len(parts) else ""
+        if number == index and (_name_char(literal[-1:]) or _name_char(following[:1])):
+            return True
+    return False
+
+
 @checker(codes.TP205, nodes=(ast.Call, ast.BinOp, ast.JoinedStr, ast.IfExp), triggers=("cuda",))
 def device_templates(node: ast.Call | ast.BinOp | ast.JoinedStr | ast.IfExp, ctx: FileContext) -> None:
     r = codes.TP205
     if isinstance(node, ast.IfExp):
-        if _device_choice(node):
+        if _device_choice(node) and name_part(ctx, node):   # a part of a longer name: kept, as every target reads it
+            ctx.handled.update(id(n) for n in (node.body, node.orelse))
+        elif _device_choice(node) and any(value_role(ctx, n) == "name" for n in (node.body, node.orelse)):
+            ctx.handled.add(id(node.orelse if value_role(ctx, node.body) == "name" else node.body))
+            keep_name(ctx, node.body if value_role(ctx, node.body) == "name" else node.orelse)
+        elif _device_choice(node):
             rewrite_device(ctx, node, r)
         return
     if isinstance(node, ast.JoinedStr):
@@ -596,6 +685,15 @@ def other_device_strings(node: ast.Constant, ctx: FileContext) -> None:
         return  # a bare string statement (docstring)
     if isinstance(parent, ast.Call) and getattr(parent.func, "attr", getattr(parent.func, "id", "")) in PATH_CALLS:
         return  # a path component: os.path.join("cuda", ...)
+    if name_part(ctx, node):
+        return  # a part of another name: "cuda" + "_time_total"
+    role = value_role(ctx, node)
+    if role == "name":
+        keep_name(ctx, node)
+        return
+    if role == "device" and not ctx.target.host and isinstance(parent, (ast.Assign, ast.AnnAssign, ast.IfExp, ast.BoolOp)):
+        rewrite_device(ctx, node, codes.TP207)   # bound to a variable its group uses as a device
+        return
     if under_cuda_question(ctx, node):
         if not ctx.target.host:  # the question is rewritten: its answer follows
             rewrite_device(ctx, node, codes.TP207)
