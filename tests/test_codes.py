@@ -45,6 +45,8 @@ FIXTURES = {
     "TP115": ("convert", "npu+names", {"a.py": "import mylib\nmylib.cuda_op(1)\n"}, {}),
     "TP206": ("convert", "npu", {"a.py": "import torch\ncfg = {'name': 'cuda'}\n"}, {}),
     "TP209": ("convert", "cpu", {"a.py": "import torch\nassert torch.cuda.is_available()\n"}, {}),
+    "TP214": ("convert", "cpu", {"a.py": "import torch\nimport torch.multiprocessing as mp\n"
+                                         "n = torch.cuda.device_count()\nmp.spawn(print, nprocs=n)\n"}, {}),
     "TP210": ("convert", "npu", {"a.py": "import torch\nif torch.cuda.is_available():\n    print(torch.cuda.get_arch_list())\n"}, {}),
     "TP213": ("convert", "npu", {"a.py": "import torch\nd = 'npu' if ok else 'cpu'\nx = torch.ones(1).cuda()\n"}, {}),
     "TP303": ("convert", "npu", {"a.py": "import torch\nBACKENDS = ['nccl', 'gloo']\n"}, {}),

@@ -71,3 +71,44 @@ def test_the_private_binding_data_matches_a_cpu_build_of_torch():
     assert carried == {n for n in dir(torch._C) if n.startswith("_cuda")}
     for absent in ("_cuda_isInBadFork", "_cuda_getDeviceCount", "_nccl_version", "_cudnn_version", "_cudart"):
         assert not hasattr(torch._C, absent), absent
+
+
+DEVICE_TYPE = '''import torch
+
+
+def sdpa_check(torch_device):
+    if "cuda" in torch_device:
+        major, _ = torch.cuda.get_device_capability()
+        return major
+    return None
+
+
+def add(x, y):
+    if x.is_cuda:
+        import triton
+        return triton
+    return x + y
+
+
+def providers(device):
+    if device.type == "cuda":
+        return ["CUDAExecutionProvider", "CPUExecutionProvider"]
+    if device.type == "cuda":
+        return [device.type]
+    return ["CPUExecutionProvider"]
+'''
+
+
+def test_a_device_type_question_is_kept_before_a_call_the_target_lacks_or_a_cuda_library():
+    """issue 30 class 3: `"cuda" in torch_device` before torch_npu's get_device_capability (transformers' tests),
+    `x.is_cuda` before a Triton kernel, `device.type == "cuda"` before onnxruntime's CUDA provider stay CUDA's
+    questions, each reported with why; a device-type question whose branch is plain stays rewritten."""
+    new, findings, _ = Converter("npu").convert_text("m.py", DEVICE_TYPE.encode(), "python")
+    text = new.decode()
+    assert 'if "cuda" in torch_device:' in text and "if x.is_cuda:" in text
+    assert text.count('if device.type == "cuda":') == 1 and 'if device.type == "npu":\n        return [device.type]' in text
+    kept = {f.line: f.message for f in findings if f.rule == "TP210"}
+    assert sorted(kept) == [5, 12, 19], kept
+    assert "get_device_capability" in kept[5]
+    assert "triton" in kept[12] and "Triton-Ascend" in kept[12]
+    assert "onnxruntime" in kept[19] and "CANNExecutionProvider" in kept[19]

@@ -64,7 +64,8 @@ def test_needs_default_to_triggers_and_feed_the_prefilter():
         # get_device_properties
         assert c.needs == c.triggers or c.name in ("cuda-requirement", "guard-keeps-cuda-branch",
                                                    "load-without-map-location",
-                                                   "device-properties-fields", "own-target-branches"), c.name
+                                                   "device-properties-fields", "own-target-branches",
+                                                   "device-count-as-processes"), c.name
     python = Converter("npu").python
     every_need = {w for r in python.rules for w in r.needs}
     assert set(python.words) <= every_need

@@ -534,13 +534,18 @@ The assertion only held on a CUDA machine; on the CPU it would stop a program th
 
 TP210 = _define(
     'TP210', 'guard-keeps-cuda-branch', 'device-api', CONVERT, REPORT,
-    what=('A CUDA availability test whose branch still calls torch.cuda APIs the target lacks keeps asking '
-          'about CUDA: `torch.cuda.get_device_capability() if torch.cuda.is_available() else None` stays as'
-          ' it is on npu.'),
+    what=('A CUDA test whose branch still calls torch.cuda APIs the target lacks, or is the CUDA path of a '
+          'CUDA-only library, keeps asking about CUDA: `torch.cuda.get_device_capability() if '
+          'torch.cuda.is_available() else None`, `if x.is_cuda: <a Triton kernel>`, `if device.type == "cuda": '
+          'providers = ["CUDAExecutionProvider"]` stay as they are on npu.'),
     why="""\
 Rewritten to the target's question, the test would send the target into code that calls CUDA (on an NPU
-host `torch.npu.is_available()` is true, and the kept `torch.cuda` call fails).  Kept, the branch is
-skipped there as on any machine without CUDA, and the test is reported with the calls to convert first.""",
+host `torch.npu.is_available()` is true, and the kept `torch.cuda` call fails) or into a library's CUDA path
+(onnxruntime asked for its CUDA provider, a Triton kernel tuned for NVIDIA GPUs).  Kept, the branch is
+skipped there as on any machine without CUDA, and the test is reported with the calls to convert first, or
+with what the target offers instead of the library (kb/packages.toml: `cuda_path`, `markers`).  The tests
+are availability questions (`is_available`, `device_count`) and device-type questions (`x.is_cuda`,
+`device.type == "cuda"`).""",
 )
 
 TP211 = _define(
@@ -583,6 +588,19 @@ the project's own branch for it (accelerate's `is_cuda_available()` became true 
 `is_npu_available()`; ultralytics' `select_device("npu:0")` went through its CUDA path).  Check that the
 path the project meant for the target is the one taken, and keep a CUDA branch as it was where it should
 stay CUDA's (`# torchport: ignore` on its line).""",
+)
+
+TP214 = _define(
+    'TP214', 'device-count-as-processes', 'device-api', CONVERT, REWRITE,
+    what=('On the host target (cpu): `torch.cuda.device_count()` whose value is the process count of '
+          '`torch.multiprocessing.spawn` / `start_processes` (`nprocs=`, directly or through a local name) -> `1`; '
+          'on the device-agnostic target (accelerator) -> `max(torch.accelerator.device_count(), 1)`.'),
+    why="""One process per GPU is `nprocs=torch.cuda.device_count()` (pytorch/examples imagenet's
+`--multiprocessing-distributed`); on the CPU the count is 0, so spawn starts no process, nothing trains and
+the program exits 0.  On the CPU that node runs one process (the count's other uses, such as
+`world_size = ngpus_per_node * nodes`, follow it, so the group stays consistent):
+`ngpus_per_node = torch.cuda.device_count()` ... `mp.spawn(main_worker, nprocs=ngpus_per_node)` becomes
+`ngpus_per_node = 1` on cpu.""",
 )
 
 TP301 = _define(

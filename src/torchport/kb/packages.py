@@ -35,6 +35,8 @@ class Package:
     targets: dict = field(default_factory=dict)   # target -> {"instead": ..., "source": ...}
     pypi_patterns: tuple = ()                     # fnmatch patterns of more distribution names
     flag_imports: bool = True                     # False: the import name is shared with a CPU build
+    markers: tuple = ()                           # strings in code that select the package's CUDA path
+    cuda_path: bool = False                       # a branch that uses it is CUDA's (convert keeps its question)
 
     def advice(self, target: str) -> tuple:
         """(text, whether the target has a known alternative)."""
@@ -67,6 +69,10 @@ class Packages:
             found = next((p for pat, p in self._patterns if fnmatch.fnmatchcase(name, pat)), None)
         return found
 
+    def by_marker(self, text: str) -> Optional[Package]:
+        """The package whose CUDA path a string selects ("CUDAExecutionProvider" -> onnxruntime-gpu)."""
+        return next((p for p in self.packages if text in p.markers), None)
+
     @property
     def import_names(self) -> list:
         return sorted(self._imports)
@@ -84,5 +90,7 @@ def packages() -> Packages:
             kind=entry.get("kind", "cuda-first"), what=entry.get("what", ""), instead=entry.get("instead", ""),
             sources=tuple(entry.get("sources", ())),
             targets={t: dict(v) for t, v in entry.get("targets", {}).items()},
-            pypi_patterns=tuple(entry.get("pypi_patterns", ())), flag_imports=entry.get("flag_imports", True)))
+            pypi_patterns=tuple(entry.get("pypi_patterns", ())), flag_imports=entry.get("flag_imports", True),
+            markers=tuple(entry.get("markers", ())),
+            cuda_path=entry.get("cuda_path", entry.get("kind") == "cuda-only")))
     return Packages(out)

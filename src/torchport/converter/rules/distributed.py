@@ -204,7 +204,10 @@ def ddp_device_ids(node: ast.Call, ctx: FileContext) -> None:
     if not (t.host or not t.device) or ctx.qualname(node.func) not in DDP:
         return
     given = [*((n, a) for n, a in zip(("module", "device_ids", "output_device"), node.args)),
-             *((k.arg, k.value) for k in node.keywords)]
+             *((k.arg, k.value) for k in node.keywords if k.arg)]
+    for k in node.keywords:   # DistributedDataParallel(model, **kwargs): the entries that dict is given
+        if k.arg is None and isinstance(k.value, ast.Name):
+            given += _dict_entries(ctx, node, k.value.id)
     for name, value in given:
         if name not in ("device_ids", "output_device") or isinstance(value, ast.Constant) and value.value is None \
                 or isinstance(value, ast.IfExp) and "is_available" in ctx.text(value.test):
@@ -214,3 +217,38 @@ def ddp_device_ids(node: ast.Call, ctx: FileContext) -> None:
         else:
             guard_value(ctx, ctx.span(value), "None", codes.TP304)
             ctx.note_change(value, codes.TP304, "a CPU module (no accelerator) takes no device ids")
+
+
+def _dict_entries(ctx, use, name: str) -> list:
+    """[(key, value)] given to the dict `name` in the function (or module) of `use`, before it: `name["k"] = v`,
+    `name = dict(k=v)` / `{"k": v}`, `name.update(k=v)` / `name.update({"k": v})`, `name.setdefault("k", v)`."""
+    scope = scope_of(ctx.parents(), use)
+    entries: list = []
+
+    def literal(d):
+        if isinstance(d, ast.Dict):
+            entries.extend((k.value, v) for k, v in zip(d.keys, d.values)
+                           if isinstance(k, ast.Constant) and isinstance(k.value, str))
+        elif isinstance(d, ast.Call) and isinstance(d.func, ast.Name) and d.func.id == "dict":
+            entries.extend((k.arg, k.value) for k in d.keywords if k.arg)
+
+    for n in ast.walk(scope):
+        if getattr(n, "lineno", 0) > use.lineno or scope_of(ctx.parents(), n) is not scope:
+            continue
+        if isinstance(n, ast.Assign):
+            for target in n.targets:
+                if isinstance(target, ast.Name) and target.id == name:
+                    literal(n.value)
+                elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
+                        and target.value.id == name and isinstance(target.slice, ast.Constant) \
+                        and isinstance(target.slice.value, str):
+                    entries.append((target.slice.value, n.value))
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
+                and n.func.value.id == name:
+            if n.func.attr == "update":
+                entries.extend((k.arg, k.value) for k in n.keywords if k.arg)
+                if n.args:
+                    literal(n.args[0])
+            elif n.func.attr == "setdefault" and len(n.args) == 2 and isinstance(n.args[0], ast.Constant):
+                entries.append((n.args[0].value, n.args[1]))
+    return entries

@@ -9,15 +9,19 @@ converted program does runs there (yolox's distributed worker, on gloo).
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import ast
+import re
 
 from ...core.finding import ADVICE, UNSUPPORTED
 from ...core import codes
 from ..checkers import Phase, checker
 from .api import REFERENCE_CODES
-from .devices import asks_for_cuda
+from ...kb.packages import packages
+from ..flow import sources
+from .devices import PLAIN_DEVICE, asks_for_cuda, is_device_valued
 
 if TYPE_CHECKING:
     from ..context import FileContext
@@ -37,6 +41,34 @@ def cuda_requirement(node: ast.Assert | ast.If, ctx: FileContext) -> None:
                                          "remove the check where the program may run on the CPU")
 
 
+SPAWNS = {"torch.multiprocessing.spawn": 2, "torch.multiprocessing.start_processes": 2,
+          "torch.multiprocessing.spawn.spawn": 2, "torch.multiprocessing.spawn.start_processes": 2}
+DEVICE_COUNTS = {"torch.cuda.device_count"}
+
+
+@checker(codes.TP214, nodes=(ast.Call,), triggers=("spawn", "start_processes"), needs=("cuda",))
+def device_count_as_processes(node: ast.Call, ctx: FileContext) -> None:
+    if not (ctx.target.host or not ctx.target.device):   # cpu, and accelerator where there is none
+        return
+    position = SPAWNS.get(ctx.qualname(node.func) or "")
+    if position is None:
+        return
+    given = [k.value for k in node.keywords if k.arg == "nprocs"] or node.args[position:position + 1]
+    for value in given:
+        for leaf in sources(ctx.parents(), value):
+            if isinstance(leaf, ast.Call) and ctx.qualname(leaf.func) in DEVICE_COUNTS and id(leaf) not in ctx.handled:
+                ctx.handled.add(id(leaf))
+                if ctx.target.host:
+                    ctx.replace(leaf, "1", codes.TP214, "one process on the CPU: CUDA's device count is 0 here, and "
+                                                       "spawn would start none")
+                else:   # the count is rewritten to the accelerator's; where there is none, one process
+                    start, end = ctx.span(leaf)
+                    ctx.insert(start, "max(", codes.TP214, quiet=True)
+                    ctx.insert(end, ", 1)", codes.TP214, "at least one process: where there is no accelerator the "
+                                                          "count is 0, and spawn would start none", shown="max(..., 1)",
+                               anchor=start)
+
+
 # Said of a name the target lacks in what a kept question guards (migrate lists it to review: it does not run)
 KEPT_BRANCH = "guarded by a CUDA question convert kept"
 # the codes of names the target lacks (torch.cuda.X, torch._C._cuda_X, a CUDA-only package's names)
@@ -48,20 +80,27 @@ def _inside(f, node) -> bool:
     return start <= (f.line, f.col) < end
 
 
-@checker(codes.TP210, phase=Phase.FILE, triggers=("is_available", "device_count"), needs=("cuda",))
+@checker(codes.TP210, phase=Phase.FILE, triggers=("is_available", "device_count", "cuda"), needs=("cuda",))
 def guard_keeps_cuda_branch(tree: ast.Module, ctx: FileContext) -> None:
     if ctx.target.host:
         return  # the host target keeps every such question anyway
     left = [f for f in ctx.findings if f.action == UNSUPPORTED and f.rule in _REFERENCES]
-    if not left:
+    libraries = _mentions_cuda_path_package(ctx)
+    if not left and not libraries:
         return
     for node in ast.walk(tree):
         for test, parts, where in _questions_and_what_they_guard(ctx, node):
             blocking = [f for f in left for part in parts if _inside(f, part)]
-            if not blocking:
+            package = _cuda_path_package(ctx, parts) if libraries and not blocking else None
+            if not blocking and package is None:
                 continue
             start, end = ctx.span(test)
             ctx.drop_edits_within(start, end)
+            if package is not None:
+                ctx.report(test, codes.TP210, UNSUPPORTED,
+                           f"kept: {where} is the CUDA path of {package[0].name} ({package[1]}), which would run "
+                           f"on {ctx.target.name} if the question were rewritten; {package[0].advice(ctx.target.name)[0]}")
+                continue
             ctx.report(test, codes.TP210, UNSUPPORTED,
                        f"kept: {where} calls {blocking[0].old} (line {blocking[0].line}), which {ctx.target.name} "
                        "lacks; convert that, then this test")
@@ -75,11 +114,67 @@ def _questions_and_what_they_guard(ctx, node) -> list:
     """[(a test that asks whether CUDA is there, the nodes that run only when it says yes, how to name them)]:
     an if's or conditional's branch, and in `a and b` the operands after the question (`torch.cuda.is_available()
     and torch.cuda.get_device_capability() >= (8, 0)`: rewriting the question alone would run the CUDA call on
-    the target, where before the `and` stopped at the question)."""
-    if isinstance(node, (ast.If, ast.IfExp)) and asks_for_cuda(ctx, node.test):
+    the target, where before the `and` stopped at the question).  A test whether a device or tensor is CUDA's
+    (`device.type == "cuda"`, `x.is_cuda`) is such a question too."""
+    if isinstance(node, (ast.If, ast.IfExp)) and (asks_for_cuda(ctx, node.test) or _asks_cuda_type(node.test)):
         return [(node.test, node.body if isinstance(node.body, list) else [node.body], "its branch")]
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
         asking = next((i for i, v in enumerate(node.values) if asks_for_cuda(ctx, v)), None)
         if asking is not None and asking + 1 < len(node.values):
             return [(node.values[asking], node.values[asking + 1:], "the `and` after it")]
     return []
+
+
+def _asks_cuda_type(test) -> bool:
+    """Does a test ask whether a device or tensor is CUDA's: `x.is_cuda`, `device.type == "cuda"`,
+    `"cuda" in str(device)`?"""
+    for n in ast.walk(test):
+        if isinstance(n, ast.Attribute) and n.attr == "is_cuda":
+            return True
+        if isinstance(n, ast.Compare):
+            operands = [n.left, *n.comparators]
+            if any(isinstance(o, ast.Constant) and isinstance(o.value, str) and PLAIN_DEVICE.match(o.value)
+                   for o in operands) and any(is_device_valued(o) for o in operands):
+                return True
+    return False
+
+
+def _mentions_cuda_path_package(ctx) -> bool:
+    """Does the file's text name a package whose use makes a branch CUDA's (kb/packages.toml cuda_path), or one of
+    their markers?  (Cheap: the walk for such branches runs only then.)"""
+    pattern = _cuda_path_words()
+    return pattern is not None and pattern.search(ctx.source) is not None
+
+
+@lru_cache(maxsize=1)
+def _cuda_path_words():
+    words = {w for p in packages().packages if p.cuda_path
+             for w in (*(i.split(".")[0] for i in p.imports if p.flag_imports), *p.markers)}
+    return re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, words))) + r")\b") if words else None
+
+
+def _cuda_path_package(ctx, parts):
+    """(the package, what shows it) of the first use in `parts` of a package whose use makes a branch CUDA's: an
+    import of it, a name imported from it, or one of its markers ("CUDAExecutionProvider"); else None."""
+    kb = packages()
+
+    def cuda_path(pkg):
+        return pkg if pkg is not None and pkg.cuda_path else None
+
+    for part in parts:
+        for n in ast.walk(part):
+            if isinstance(n, ast.Import):
+                found = next((p for p in (cuda_path(kb.by_import(a.name)) for a in n.names) if p), None)
+                shown = f"import {n.names[0].name}"
+            elif isinstance(n, ast.ImportFrom) and n.module and not n.level:
+                found, shown = cuda_path(kb.by_import(n.module)), f"from {n.module} import ..."
+            elif isinstance(n, (ast.Name, ast.Attribute)) and isinstance(n.ctx, ast.Load):
+                name = ctx.qualname(n)
+                found, shown = (cuda_path(kb.by_import(name)), name) if name else (None, "")
+            elif isinstance(n, ast.Constant) and isinstance(n.value, str):
+                found, shown = cuda_path(kb.by_marker(n.value)), repr(n.value)
+            else:
+                continue
+            if found is not None:
+                return found, f"line {getattr(n, 'lineno', 0)}: {shown}"
+    return None
