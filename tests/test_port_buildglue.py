@@ -73,3 +73,18 @@ def test_which_files_are_build_files():
 def test_syntax_error_is_reported_not_raised():
     new, findings = glue("from torch.utils.cpp_extension import (\n")
     assert new == "from torch.utils.cpp_extension import (\n" and "syntax error" in findings[0].message
+
+
+def test_a_rename_never_crosses_into_a_function_that_binds_the_name_itself():
+    """issue 30 class 6 (a collect_env.py): `def detect_compute_compatibility(CUDA_HOME, so_file)` keeps its
+    parameter's uses; the module's own import and its reads elsewhere move to MUSA_HOME."""
+    text = ("import os\nfrom torch.utils.cpp_extension import CUDA_HOME\n\n\n"
+            "def detect_compute_compatibility(CUDA_HOME, so_file):\n"
+            "    return os.path.join(CUDA_HOME, 'bin'), so_file\n\n\n"
+            "def local():\n    CUDA_HOME = '/opt'\n    return CUDA_HOME\n\n\n"
+            "def info():\n    return CUDA_HOME, detect_compute_compatibility(CUDA_HOME, 'x.so')\n")
+    new, _ = glue(text, "collect_env.py")
+    assert "def detect_compute_compatibility(CUDA_HOME, so_file):\n    return os.path.join(CUDA_HOME, 'bin')" in new
+    assert "    CUDA_HOME = '/opt'\n    return CUDA_HOME\n" in new
+    assert "import MUSA_HOME" in new and "return MUSA_HOME, detect_compute_compatibility(MUSA_HOME, 'x.so')" in new
+    compile(new, "collect_env.py", "exec")

@@ -21,6 +21,7 @@ from ..core.errors import UsageError
 from ..core import files as tree
 from ..core import edits, parallel, writes
 from ..core.finding import ADVICE, ERROR, FAILED, Finding
+from ..core.pycheck import undefined_after
 from ..core.suppress import Selection
 from ..core.textfile import decode, unified_diff
 from . import config, notebook
@@ -121,6 +122,12 @@ class Converter:
             findings.append(Finding(rel, 1, 1, codes.TP000.id, FAILED, ERROR, message=(
                 f"the converted text does not parse ({problem}); copied unchanged, please report it "
                 "(with the rule file, if one was given)")))
+        else:
+            missing = undefined_after(text.text, new, [(text.text[e.start:e.end], e.text) for e in kept])
+            if missing:  # compiles, but would stop with NameError: the same bug, the same outcome
+                findings.append(Finding(rel, 1, 1, codes.TP000.id, FAILED, ERROR, message=(
+                    f"the converted text reads {', '.join(missing)}, which it does not define; copied unchanged, "
+                    "please report it (with the rule file, if one was given)")))
         return text.encode(new), findings, lines, edits.line_hunks(text.text, kept)
 
     def convert_notebook(self, rel: str, data: bytes, suppressed: Optional[list] = None):

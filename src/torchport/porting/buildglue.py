@@ -15,7 +15,8 @@ import re
 from ..core import codes
 from .native import line_finder
 from ..core import edits as edit_ops
-from ..core.finding import ADVICE, MODIFY, Finding
+from ..core.finding import ADVICE, ERROR, MODIFY, Finding
+from ..core.pycheck import undefined_after
 
 
 CPP_EXTENSION = "torch.utils.cpp_extension"
@@ -79,6 +80,32 @@ def _cmake(rel, text, suffixes, exists):
                                                            key=lambda f: f.line)
 
 
+def _shadowed_names(tree, names: set) -> set:
+    """ids of the Name nodes of `names` that a function binds itself (a parameter, an assignment, a loop variable,
+    an import), so they are not the module's import: a rename must not cross into that scope."""
+    out: set = set()
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        a = fn.args
+        bound = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if p is not None} & names
+        own = list(fn.body) if isinstance(fn.body, list) else [fn.body]
+        stack, nodes = own[:], []
+        while stack:   # the function's own nodes (nested functions decide for themselves)
+            node = stack.pop()
+            nodes.append(node)
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                stack.extend(ast.iter_child_nodes(node))
+        declared_global = {n for node in nodes if isinstance(node, (ast.Global, ast.Nonlocal)) for n in node.names}
+        bound |= {node.id for node in nodes if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
+        bound |= {(al.asname or al.name).split(".")[0] for node in nodes if isinstance(node, (ast.Import, ast.ImportFrom))
+                  for al in node.names}
+        bound = (bound & names) - declared_global
+        if bound:   # every read of them inside, nested functions included unless they bind it again
+            out |= {id(n) for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id in bound}
+    return out
+
+
 def _python(rel, text, port, suffixes, exists):
     line_of = line_finder(text)
     try:
@@ -115,6 +142,7 @@ def _python(rel, text, port, suffixes, exists):
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module == CPP_EXTENSION:
             local.update({a.asname or a.name: a.name for a in node.names if a.name in moving})
+    shadowed = _shadowed_names(tree, set(local))
     base = posixpath.dirname(rel)
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module == CPP_EXTENSION and moving:
@@ -130,8 +158,8 @@ def _python(rel, text, port, suffixes, exists):
                     stmt = (f"from {CPP_EXTENSION} import "
                             f"{', '.join(a.name + (f' as {a.asname}' if a.asname else '') for a in kept)}{joiner}{stmt}")
                 replace(node, stmt, f"{module} builds for {port.title or 'the target'}")
-        elif isinstance(node, ast.Name) and local.get(node.id) == node.id:
-            replace(node, moving[node.id])
+        elif isinstance(node, ast.Name) and local.get(node.id) == node.id and id(node) not in shadowed:
+            replace(node, moving[node.id])   # not a function's own name (a parameter CUDA_HOME stays)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in local:
             for kw in node.keywords:
                 if kw.arg in keywords:
@@ -154,5 +182,10 @@ def _python(rel, text, port, suffixes, exists):
                 if new and ("*" in value or exists(base, value)):
                     swap(node, new, "source file renamed")
     new_text, kept, _ = edit_ops.apply(text, edits)
+    missing = undefined_after(text, new_text, [(text[e.start:e.end], e.text) for e in kept]) if new_text != text else []
+    if missing:   # a rename that would end in NameError: the file stays as it was, and says why
+        return None, sorted(findings + [_finding(rel, line_of, 0, 0, ERROR, rel, message=(
+            f"not ported: the edits would read {', '.join(missing)}, which the file does not define; "
+            "please report it"))], key=lambda f: (f.line, f.col))
     findings += [e.finding for e in kept]
     return (new_text if new_text != text else None), sorted(findings, key=lambda f: (f.line, f.col))
