@@ -189,6 +189,43 @@ def test_converted_device_helpers_pick_the_target(built, target, tmp_path):
                        "all": ["cpu", target], "gpu": True, "indexed": f"{target}:1", "oom_retried": True}
 
 
+def _free_port() -> str:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return str(s.getsockname()[1])
+
+
+@pytest.mark.torch
+@pytest.mark.sim
+@pytest.mark.distributed
+@pytest.mark.parametrize("target", ["cpu", *VENDORS])
+def test_converted_meaning_case_keeps_what_each_cuda_means(built, target, tmp_path):
+    """issue 30, classes 1-5 (golden case meaning.py), converted and executed: an accelerator-name registry keeps
+    its "cuda" together (a "gpu" still counts as accelerated), a profiler column keeps its name, the branches of
+    onnxruntime's CUDA provider and of a Triton kernel keep CUDA's question (the device is "Unsupported" by the
+    project, as before the migration, and no triton import runs), and on the cpu target spawn starts one process
+    per node and DDP gets no device ids through its kwargs dict."""
+    src = ROOT / "tests" / "golden" / "cases" / "meaning.py"
+    assert torchport.convert(src, target, tmp_path / "meaning.py").summary()["errors"] == 0
+    (tmp_path / "spawned").mkdir()
+    command = [sys.executable, str(tmp_path / "meaning.py"), str(tmp_path / "spawned")]
+    if target != "cpu":
+        command = [*TORCHPORT, "sim", "--to", target, "--", *command]
+    p = run(command, env={**os.environ, "MEANING_PORT": _free_port()})
+    assert p.returncode == 0, p.stderr[-2000:]
+    got = json.loads(p.stdout.strip().splitlines()[-1])
+    if target == "cpu":
+        assert got == {"connector": ["plain", "accelerated", "accelerated", "plain"], "trainer": "cpu",
+                       "columns": ["cpu_time_total", "cpu_memory_usage"], "providers": ["CPUExecutionProvider"],
+                       "fused": 4.0, "spawned": 1, "ddp": 2}
+    else:
+        assert got == {"connector": ["accelerated", "accelerated", "accelerated", "plain"], "trainer": target,
+                       "columns": ["cuda_time_total", "cuda_memory_usage"], "providers": "Unsupported device",
+                       "fused": 4.0, "spawned": 1, "ddp": 2}
+
+
 @pytest.fixture(scope="module")
 def ddp_reference(tmp_path_factory):
     def compute():
