@@ -153,6 +153,22 @@ print(torch.zeros(1).device, torch.cuda.LongTensor([1, 2]).dtype)
 
 @pytest.mark.torch
 @pytest.mark.sim
+@pytest.mark.parametrize("target", VENDORS)
+def test_complex_views_and_scripted_indexing_read_as_on_the_cpu(built, target):
+    """A view as another dtype comes back with that dtype (view_as_complex returned float32 data, view_as_real
+    and printing a complex tensor raised), a lazy conjugate is copied without looping (x.conj().resolve_conj()
+    overflowed the stack), and TorchScript's generic `Tensor?[]` index list is read like a typed one (it raised
+    "indices should be either on cpu or on the same device")."""
+    probe = FIXTURES / "sim" / "complex_views.py"
+    reference = run([sys.executable, str(probe), "cpu"])
+    assert reference.returncode == 0, reference.stderr
+    p = run([*TORCHPORT, "sim", "--to", target, "--", sys.executable, str(probe), target])
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert json.loads(p.stdout.splitlines()[-1]) == json.loads(reference.stdout.splitlines()[-1])
+
+
+@pytest.mark.torch
+@pytest.mark.sim
 @pytest.mark.parametrize("target", ["cpu", *VENDORS])
 def test_converted_legacy_tensor_types_run(built, target, tmp_path):
     """Legacy CUDA tensor types, as names and as strings (TP102, TP118), on the target's device (the cpu

@@ -423,6 +423,8 @@ at::Tensor host_alias(const at::Tensor& t) {
                            c10::GetCPUAllocator(), true);   // resizable: an out= kernel may grow it (copied back)
   at::Tensor alias = at::empty({0}, t.options().device(c10::DeviceType::CPU));
   alias.set_(cpu_storage, t.storage_offset(), t.sizes(), t.strides());
+  if (t.is_conj()) alias._set_conj(true);   // a lazy conjugate or negation reads as the device tensor does
+  if (t.is_neg()) alias._set_neg(true);
   return alias;
 }
 
@@ -526,6 +528,17 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
 
 void record_stream(at::Tensor&, c10::Stream) {}  // memory is freed when the last reference goes: nothing to defer
 
+// A lazily conjugated or negated source reaches the device copy as it is (the host copy resolves it): PyTorch's
+// fallback for those bits would resolve it by a clone, which copies through _copy_from again, without end.
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+}
+TORCH_LIBRARY_IMPL(aten, Negative, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("empty.memory_format", empty_memory_format);
   m.impl("record_stream", record_stream);
@@ -584,6 +597,22 @@ std::string op_key(const c10::OperatorName& name) {   // "index.Tensor", "torchv
 
 enum class DeviceCheck { kNone, kExactSame, kNoCheck };
 
+// A `Tensor?[]` argument (index's indices): a typed list, or the generic list TorchScript builds for it
+// (prim::ListConstruct's Optional[Tensor] type is not the C++ one, so isOptionalTensorList() says no).
+std::optional<c10::List<std::optional<at::Tensor>>> optional_tensors(const c10::IValue& v) {
+  if (v.isOptionalTensorList()) return v.toOptionalTensorList();
+  if (!v.isList() || v.isTensorList()) return std::nullopt;
+  const auto& items = v.toListRef();
+  if (items.empty() || !(items[0].isTensor() || items[0].isNone())) return std::nullopt;   // int[] sizes and such
+  c10::List<std::optional<at::Tensor>> out;
+  for (const c10::IValue& e : items) {
+    if (e.isTensor()) out.push_back(e.toTensor());
+    else if (e.isNone()) out.push_back(std::nullopt);
+    else return std::nullopt;
+  }
+  return out;
+}
+
 // The devices of an op's tensor arguments, checked as the codegen'd wrapper of a device kernel checks
 // them (device_check in native_functions.yaml, which vendor codegens follow too): ExactSame checks every
 // positional and out= tensor, 0-dim CPU ones included; NoCheck leaves it to the kernel, whose CUDA
@@ -607,8 +636,8 @@ std::optional<c10::Device> check_devices(const c10::OperatorHandle& op, torch::j
       check(v.toTensor(), args[i], false);
     } else if (v.isTensorList()) {
       for (const at::Tensor& t : v.toTensorList()) check(t, args[i], false);
-    } else if (v.isOptionalTensorList()) {
-      for (std::optional<at::Tensor> t : v.toOptionalTensorList()) if (t) check(*t, args[i], true);
+    } else if (auto list = optional_tensors(v)) {
+      for (std::optional<at::Tensor> t : *list) if (t) check(*t, args[i], true);
     }
   }
   return common && common->is_privateuseone() ? common : first_device;
@@ -631,7 +660,18 @@ c10::IValue on_device(const at::Tensor& t, const std::vector<Aliased>& args, std
     for (const auto& a : args) {
       if (a.host.defined() && data_of(a.host) == data_of(t)) {   // a view of an argument
         if (a.written && t.is_same(a.host)) return a.device;
-        return at::cpu::as_strided_symint(a.device, c10::fromIntArrayRefSlow(t.sizes()), c10::fromIntArrayRefSlow(t.strides()), c10::SymInt(t.storage_offset()));
+        if (t.scalar_type() != a.device.scalar_type()) {   // a view as another dtype (view_as_real, .real, .view(dtype))
+          auto view = at::detail::make_tensor<c10::TensorImpl>(c10::Storage(a.device.storage()), a.device.key_set(),
+                                                               t.dtype());
+          view.unsafeGetTensorImpl()->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
+          view._set_conj(t.is_conj());
+          view._set_neg(t.is_neg());
+          return view;
+        }
+        auto view = at::cpu::as_strided_symint(a.device, c10::fromIntArrayRefSlow(t.sizes()), c10::fromIntArrayRefSlow(t.strides()), c10::SymInt(t.storage_offset()));
+        if (view.is_conj() != t.is_conj()) view._set_conj(t.is_conj());   // conj() / resolve_neg views keep their bits
+        if (view.is_neg() != t.is_neg()) view._set_neg(t.is_neg());
+        return view;
       }
     }
   }
@@ -663,9 +703,9 @@ void run_checked(const c10::OperatorHandle& op, torch::jit::Stack* stack, Device
         hosts.push_back(h);
       }
       v = c10::IValue(hosts);
-    } else if (v.isOptionalTensorList()) {
+    } else if (auto list = optional_tensors(v)) {
       c10::List<std::optional<at::Tensor>> hosts;
-      for (std::optional<at::Tensor> t : v.toOptionalTensorList()) {
+      for (std::optional<at::Tensor> t : *list) {
         if (t && t->defined() && t->is_privateuseone()) {
           args.push_back({*t, host_alias(*t), written});
           hosts.push_back(args.back().host);
