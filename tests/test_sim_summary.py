@@ -10,9 +10,16 @@ def merged(exit_code: int) -> dict:
 def test_no_process_after_a_failure_points_at_the_program_not_the_package():
     line = summary(merged(1))
     assert line.startswith("torchport sim: simulated npu (0 processes), exit 1")
-    assert "failed before it imported torch" in line and "did the program import" not in line
+    assert "failed before it imported torch_npu" in line and "torchport run --simulate" in line
+    assert "did the program import" not in line
 
 
 def test_no_process_after_success_asks_about_the_vendor_package():
     line = summary(merged(0))
     assert "did the program import the vendor package?" in line and "failed" not in line
+
+
+def test_a_process_killed_by_a_signal_is_called_a_crash_not_a_missing_package():
+    """A SIGSEGV left no report (its atexit never ran): it was a crash, even if it ran on the device for a while."""
+    line = summary(merged(-11))
+    assert "killed by SIGSEGV" in line and "crash" in line and "imported" not in line

@@ -127,16 +127,31 @@ def merge(folder: str) -> dict:
             "note": "simulated device: numerics are the CPU's, performance is not the device's"}
 
 
+def _signal_name(number: int) -> str:
+    import signal
+
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
 def summary(merged: dict) -> str:
     ol = merged.get("op_list") or {}
     version = f", op list {ol.get('vendor_version')} for torch {ol.get('torch_version')}" if ol else ""
     line = (f"torchport sim: simulated {merged.get('device') or merged.get('requested') or '?'} ({merged['processes']} process"
             f"{'es' if merged['processes'] != 1 else ''}{version}), exit {merged.get('exit_code')}")
     ops = merged["fallback_ops"]
-    if merged["processes"] == 0 and merged.get("exit_code"):
-        line += ("; no process started the simulated device: the program failed before it imported torch and the "
-                 "vendor package (its error is above; an interpreter without torch? the one that runs it needs "
-                 "torch==2.13.0)")
+    code = merged.get("exit_code")
+    package = f"torch_{merged.get('device') or merged.get('requested') or 'npu'}"
+    if merged["processes"] == 0 and isinstance(code, int) and code < 0:
+        name = _signal_name(-code)
+        line += (f"; killed by {name}, so no process wrote its report: a crash (of the program, a library or the "
+                 "simulator), not a missing device; `python -X faulthandler` shows where")
+    elif merged["processes"] == 0 and code:
+        line += (f"; no process reported the simulated device: the program failed before it imported {package} "
+                 f"(its error is above). A converted program imports it; an unconverted one runs with `torchport run "
+                 f"--simulate`; an interpreter without torch needs torch==2.13.0")
     elif merged["processes"] == 0:
         line += "; no process started the simulated device (did the program import the vendor package?)"
     elif ops:
