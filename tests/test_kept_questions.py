@@ -112,3 +112,30 @@ def test_a_device_type_question_is_kept_before_a_call_the_target_lacks_or_a_cuda
     assert "get_device_capability" in kept[5]
     assert "triton" in kept[12] and "Triton-Ascend" in kept[12]
     assert "onnxruntime" in kept[19] and "CANNExecutionProvider" in kept[19]
+
+
+PATCHED = '''from unittest.mock import patch
+import unittest.mock as um
+import torch
+
+
+def test_x(monkeypatch):
+    with patch('torch.cuda.is_available', return_value=False):
+        assert not torch.cuda.is_available()
+    with um.patch("torch.cuda.device_count", return_value=0):
+        pass
+    monkeypatch.setattr("torch.cuda.is_available", lambda: False)
+    patch("torch.cudaX.is_available")
+'''
+
+
+@pytest.mark.parametrize("target", ["npu", "cpu"])
+def test_a_test_that_patches_a_cuda_api_by_name_patches_what_the_converted_code_calls(target):
+    """skorch's tests `patch('torch.cuda.is_available', ...)` while the converted library asks torch.npu: the mock
+    changed nothing and the test failed ("DID NOT WARN").  The dotted name follows the API map; on cpu the
+    question is CUDA's own, so the name stays."""
+    new, _, _ = Converter(target).convert_text("t.py", PATCHED.encode(), "python")
+    text = new.decode()
+    spelled = "torch.npu" if target == "npu" else "torch.cuda"
+    assert f"patch('{spelled}.is_available'" in text and f'um.patch("{spelled}.device_count"' in text
+    assert f'monkeypatch.setattr("{spelled}.is_available"' in text and 'patch("torch.cudaX.is_available")' in text

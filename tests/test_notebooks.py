@@ -88,7 +88,8 @@ def test_ipython_syntax_is_kept_and_the_python_around_it_converted(tmp_path):
              "x?\nw = torch.zeros(1, device='cuda')",
              "%time y = x.cuda() * 2\n%timeit -n 3 x.sum()",
              "%%bash\nnvidia-smi\necho cuda",
-             "print 'py2'\nz = x.cuda()"]
+             "print 'py2'\nz = x.cuda()",
+             "try:\n    import apex\nexcept ImportError:\n    !pip install apex\nv = x.cuda()"]
     nb = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": c}
                     for c in cells], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     src = tmp_path / "proj" / "ipy.ipynb"
@@ -101,6 +102,7 @@ def test_ipython_syntax_is_kept_and_the_python_around_it_converted(tmp_path):
     assert out[2] == "%time y = x.npu() * 2\n%timeit -n 3 x.sum()"
     assert out[3] == cells[3], "a %%bash cell is not Python: kept whole"
     assert out[4] == cells[4]
+    assert out[5] == cells[5].replace("x.cuda()", "x.npu()"), "an IPython line alone in a block still parses"
     errors = [f for f in result.findings if f.action == "error"]
     assert [f.message.split(":")[0] for f in errors] == ["cell 5"], "unconverted CUDA code is an error"
     assert check([src.parent], "npu").exit_code == 1

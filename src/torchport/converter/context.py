@@ -86,6 +86,7 @@ class FileContext:
         self.parent: Optional[ast.AST] = None  # set by the walker before each check
         self.tree: Optional[ast.Module] = None
         self.parents: Callable[[], dict] = dict  # () -> {id(node): parent}, for the data-flow rules
+        self.nodes_by_type: Callable[[], dict] = dict  # () -> {ast class: [nodes]}, built with the parents
         self.needs_imports: set = set()           # top-level packages a rewrite named but the file lacks
         self.needs_register = False
         self.first_torch_import: Optional[ast.stmt] = None

@@ -21,6 +21,8 @@ from typing import Optional
 from .flow import binding_scope, scope_of, sources
 
 Key = tuple
+# values through which `sources` finds strings or variables (a call's result, an arithmetic value: neither)
+_FLOWING = (ast.IfExp, ast.BoolOp, ast.Tuple, ast.List, ast.Set, ast.Subscript, ast.Call, ast.BinOp)
 
 
 def _self_attribute(node) -> bool:
@@ -36,14 +38,14 @@ class Groups:
         self._up: dict = {}          # union-find over keys
         self.words: dict = {}        # key -> set of strings bound to or tested against it
         self.literals: dict = {}     # id(string constant) -> key of its group
-        self.reads: dict = {}        # key -> [nodes reading it]
+        self._loads: dict = {}       # name or "self.<attr>" -> [nodes reading it] (keys worked out on demand)
         self._members: Optional[dict] = None
         calls: list = []
         for node in ast.walk(tree):
-            if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
-                key = self.key(node)
-                if key is not None:
-                    self.reads.setdefault(key, []).append(node)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                self._loads.setdefault(node.id, []).append(node)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and _self_attribute(node):
+                self._loads.setdefault("self." + node.attr, []).append(node)
             elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                 for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
                     key = self.key(target)
@@ -118,8 +120,11 @@ class Groups:
                 self._union(key, other)
 
     def _bind(self, key: Key, value) -> None:
-        for leaf in sources(self.parents, value) if not isinstance(value, ast.Name) else [value]:
-            self._member(key, leaf)
+        if isinstance(value, (ast.Constant, ast.Name)) or _self_attribute(value):
+            self._member(key, value)
+        elif isinstance(value, _FLOWING):   # only these can hold a string or a variable deeper down
+            for leaf in sources(self.parents, value):
+                self._member(key, leaf)
 
     def _compare(self, node: ast.Compare) -> None:
         left, right, op = node.left, node.comparators[0], node.ops[0]
@@ -158,9 +163,13 @@ class Groups:
             return []
         if self._members is None:   # the groups are complete once built: list each one's variables once
             self._members = {}
-            for k in {*self.reads, *self.literals.values(), *self._up}:
+            for k in {*self.literals.values(), *self._up}:
                 self._members.setdefault(self.find(k), []).append(k)
         return self._members.get(self.find(key), [])
+
+    def reads(self, key: Key) -> list:
+        """The nodes that read a variable."""
+        return [n for n in self._loads.get(key[1], ()) if self.key(n) == key]
 
     def words_of(self, literal) -> set:
         key = self.literals.get(id(literal))
@@ -184,7 +193,7 @@ def role(ctx, literal, device_slot, is_device_word, device_named) -> str:
         return ""
     if any(device_named(name) for _, name in keys):
         return "device"
-    if any(device_slot(read) for key in keys for read in g.reads.get(key, ())):
+    if any(device_slot(read) for key in keys for read in g.reads(key)):
         return "device"
     others = {w for w in g.words_of(literal) if not is_device_word(w)}
     return "name" if others else ""

@@ -23,7 +23,7 @@ _TIMED = re.compile(r"^([ \t]*)(%(?:time|timeit|prun)[ \t]+)(?!-)(.+)$")
 # cell magics whose body is Python; any other (%%bash, %%html, %%writefile...) keeps the whole cell
 PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug"}
 _CELL_MAGIC = re.compile(r"%%(\w+)")
-_MASK = "#torchport-ipython:"
+_MASK = "pass  #torchport-ipython:"   # a statement, so an IPython line alone in a block (`except: !pip ...`) parses
 _TIMED_MASK = "  #torchport-magic:"
 _MARKER = "#torchport-cell:"
 

@@ -131,17 +131,18 @@ class SourceFile:
         return self._bindings
 
     def parents(self) -> dict:
-        """{id(node): parent node} over the whole tree (built on first use: data flow needs it)."""
+        """{id(node): parent node} over the whole tree (built on first use: data flow needs it), with
+        nodes_by_type in the same walk."""
         if self._parents is None:
-            self._parents = _parent_map(self.tree)
+            self._by_type = {}
+            self._parents = _parent_map(self.tree, self._by_type)
         return self._parents
 
     def nodes_by_type(self) -> dict:
         """{ast class: [nodes]} over the whole tree (analyze's advice asks for it), built with the parent map."""
         if self._by_type is None:
-            self._by_type = {}
-            self._parents = _parent_map(self.tree, self._by_type)  # the same map again, in the fast walk
-        return self._by_type
+            self.parents()
+        return self._by_type  # type: ignore[return-value]  # set with the parents
 
     def walk_plan(self, lines: list) -> list:
         key = ("plan", tuple(lines))
@@ -242,7 +243,7 @@ class PythonConverter:
         ctx = FileContext(path, source, self.api, newline, src.line_starts)
         ctx.launch = launch
         ctx.device_env = device_env
-        ctx.tree, ctx.parents = tree, src.parents
+        ctx.tree, ctx.parents, ctx.nodes_by_type = tree, src.parents, src.nodes_by_type
         ctx.user_codes = self.user_codes
         dispatch = self.dispatch_for(src.lowered)
         self._collect_imports(ctx, src)

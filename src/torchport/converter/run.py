@@ -123,7 +123,7 @@ class Converter:
                 f"the converted text does not parse ({problem}); copied unchanged, please report it "
                 "(with the rule file, if one was given)")))
         else:
-            missing = undefined_after(text.text, new, [(text.text[e.start:e.end], e.text) for e in kept])
+            missing = undefined_after(text.text, new, [(e.start, e.end, e.text) for e in kept])
             if missing:  # compiles, but would stop with NameError: the same bug, the same outcome
                 findings.append(Finding(rel, 1, 1, codes.TP000.id, FAILED, ERROR, message=(
                     f"the converted text reads {', '.join(missing)}, which it does not define; copied unchanged, "

@@ -10,30 +10,41 @@ from __future__ import annotations
 
 import builtins
 import io
+import keyword
 import re
 import symtable
 import tokenize
 
 _WORD = re.compile(r"[A-Za-z_]\w*")
+_KEYWORDS = dict.fromkeys(keyword.kwlist, True)
 # module attributes every module has
 _MODULE_NAMES = frozenset({"__file__", "__name__", "__doc__", "__spec__", "__loader__", "__package__",
                            "__builtins__", "__path__", "__annotations__", "__dict__", "__cached__"})
 
 
-def _root_names(text: str) -> set:
-    """Identifiers of a snippet that start a name (not after a dot), outside strings and comments."""
+def _root_names(text: str, after_dot: bool = False) -> set:
+    """Identifiers of a snippet that are read as names: not after a dot (`after_dot`: the snippet itself follows
+    one, as the `npu` of `torch.cuda` -> `torch.npu`), not a keyword argument's name, outside strings and comments."""
     names: set = set()
     try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                  if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT)]
     except (tokenize.TokenError, IndentationError, SyntaxError):
         return {m.group() for m in _WORD.finditer(text)}
-    previous = None
-    for tok in tokens:
-        if tok.type == tokenize.NAME and not (previous is not None and previous.string == "."):
+    for i, tok in enumerate(tokens):
+        dotted = tokens[i - 1].string == "." if i else after_dot
+        keyword = i + 1 < len(tokens) and tokens[i + 1].string == "="
+        if tok.type == tokenize.NAME and not dotted and not keyword and not _KEYWORDS.get(tok.string):
             names.add(tok.string)
-        if tok.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT):
-            previous = tok
     return names
+
+
+_IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w.]+)[ \t]*(?:#.*)?$", re.M)
+
+
+def _imported(snippet: str) -> set:
+    """The names an inserted `import x` line binds (the registration import convert adds): not new reads."""
+    return {m.group(1).split(".")[0] for m in _IMPORT.finditer(snippet)} if "import" in snippet else set()
 
 
 def _unbound_globals(text: str) -> set:
@@ -57,14 +68,25 @@ def _unbound_globals(text: str) -> set:
     return read - bound - set(dir(builtins)) - _MODULE_NAMES
 
 
+def _inside_quotes(text: str, at: int) -> bool:
+    """Is offset `at` inside a string on its line (an odd count of one quote character before it)?  A cheap
+    reading, not a tokenizer: it only spares the symbol table for an edit of a string's content."""
+    line = text[text.rfind("\n", 0, at) + 1:at]
+    return any(line.count(q) % 2 == 1 for q in ("'", '"'))
+
+
 def undefined_after(old_text: str, new_text: str, replaced) -> list:
     """The names the edits bring into `new_text` that it reads without defining (sorted; [] when none).
-    `replaced`: (old snippet, new snippet) of each edit.  An edit of a name the old text did not define either
-    (a user rule's `old_func` -> `new_func`) is the project's business, not a break."""
+    `replaced`: (start, end, new snippet) of each edit in `old_text`.  An edit of a name the old text did not
+    define either (a user rule's `old_func` -> `new_func`) is the project's business, not a break."""
     old_words = set(_WORD.findall(old_text))
     brought: dict = {}   # name -> the root names of the text it replaced
-    for old_snippet, new_snippet in replaced:
-        for name in _root_names(new_snippet) - old_words:
+    for start, end, new_snippet in replaced:
+        if _inside_quotes(old_text, start):   # a string's content ("cuda" -> "npu"): no name
+            continue
+        old_snippet = old_text[start:end]
+        after_dot = old_text[:start].rstrip().endswith(".")
+        for name in _root_names(new_snippet, after_dot) - old_words - _imported(new_snippet):
             brought.setdefault(name, set()).update(_root_names(old_snippet))
     if not brought:
         return []

@@ -182,7 +182,7 @@ def _python(rel, text, port, suffixes, exists):
                 if new and ("*" in value or exists(base, value)):
                     swap(node, new, "source file renamed")
     new_text, kept, _ = edit_ops.apply(text, edits)
-    missing = undefined_after(text, new_text, [(text[e.start:e.end], e.text) for e in kept]) if new_text != text else []
+    missing = undefined_after(text, new_text, [(e.start, e.end, e.text) for e in kept]) if new_text != text else []
     if missing:   # a rename that would end in NameError: the file stays as it was, and says why
         return None, sorted(findings + [_finding(rel, line_of, 0, 0, ERROR, rel, message=(
             f"not ported: the edits would read {', '.join(missing)}, which the file does not define; "

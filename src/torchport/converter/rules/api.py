@@ -359,6 +359,33 @@ def check_reference(ref: Ref, ctx: FileContext) -> None:
         report_unconverted(ctx, ref.node, res, r)
 
 
+# calls that take a dotted name to replace for a test: unittest.mock.patch("torch.cuda.is_available", ...),
+# monkeypatch.setattr("torch.cuda.device_count", ...)
+_PATCHERS = {"unittest.mock.patch", "mock.patch", "patch"}
+
+
+@checker(codes.TP101, nodes=(ast.Call,), triggers=("patch", "setattr"), needs=("cuda",))
+def patched_names(node: ast.Call, ctx: FileContext) -> None:
+    """A test that replaces a CUDA API by its dotted name keeps replacing what the converted code calls:
+    `patch("torch.cuda.is_available", return_value=False)` -> `patch("torch.npu.is_available", ...)`."""
+    func = node.func
+    q = ctx.qualname(func) or ""
+    monkeypatch = isinstance(func, ast.Attribute) and func.attr == "setattr" and \
+        isinstance(func.value, ast.Name) and func.value.id == "monkeypatch"
+    if not (q in _PATCHERS or q.endswith(".mock.patch") or monkeypatch) or not node.args:
+        return
+    target = node.args[0]
+    if not (isinstance(target, ast.Constant) and isinstance(target.value, str) and target.value.startswith("torch.cuda.")):
+        return
+    res = ctx.api.resolve(target.value)
+    if res is None or res.kind != MAP or not res.new:
+        return
+    quote = ctx.text(target)[:1] if ctx.text(target)[:1] in "'\"" else '"'
+    ctx.handled.add(id(target))
+    ctx.replace(target, f"{quote}{res.new}{quote}", rule_for(ctx, res),
+                "the replaced name is the one the converted code calls")
+
+
 def swap_similar(ctx, ref, res) -> bool:
     """convert --similar: an unsupported name with an entry in kb/similar.toml for the target is replaced by
     its similar API (TP123, saying what changes); a call the entry's max_args does not allow is reported as

@@ -55,7 +55,7 @@ def device_count_as_processes(node: ast.Call, ctx: FileContext) -> None:
         return
     given = [k.value for k in node.keywords if k.arg == "nprocs"] or node.args[position:position + 1]
     for value in given:
-        for leaf in sources(ctx.parents(), value):
+        for leaf in _values_through_attributes(ctx, value):
             if isinstance(leaf, ast.Call) and ctx.qualname(leaf.func) in DEVICE_COUNTS and id(leaf) not in ctx.handled:
                 ctx.handled.add(id(leaf))
                 if ctx.target.host:
@@ -67,6 +67,25 @@ def device_count_as_processes(node: ast.Call, ctx: FileContext) -> None:
                     ctx.insert(end, ", 1)", codes.TP214, "at least one process: where there is no accelerator the "
                                                           "count is 0, and spawn would start none", shown="max(..., 1)",
                                anchor=start)
+
+
+def _values_through_attributes(ctx, value) -> list:
+    """flow.sources, and for `self.<attr>` the values its class assigns to it (catalyst keeps the count in
+    `self.num_local_workers` and spawns in another method)."""
+    parents = ctx.parents()
+    out = []
+    for leaf in sources(parents, value):
+        if isinstance(leaf, ast.Attribute) and isinstance(leaf.value, ast.Name) and leaf.value.id == "self":
+            cls = parents.get(id(leaf))
+            while cls is not None and not isinstance(cls, ast.ClassDef):
+                cls = parents.get(id(cls))
+            assigned = [n.value for n in ast.walk(cls) if isinstance(n, ast.Assign) and any(
+                isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+                and t.attr == leaf.attr for t in n.targets)] if cls is not None else []
+            out += [v for a in assigned for v in sources(parents, a)]
+        else:
+            out.append(leaf)
+    return out
 
 
 # Said of a name the target lacks in what a kept question guards (migrate lists it to review: it does not run)
@@ -88,7 +107,9 @@ def guard_keeps_cuda_branch(tree: ast.Module, ctx: FileContext) -> None:
     libraries = _mentions_cuda_path_package(ctx)
     if not left and not libraries:
         return
-    for node in ast.walk(tree):
+    by_type = ctx.nodes_by_type()
+    for node in sorted((n for kind in _QUESTION_NODES for n in by_type.get(kind, ())),
+                       key=lambda n: (n.lineno, n.col_offset)):
         for test, parts, where in _questions_and_what_they_guard(ctx, node):
             blocking = [f for f in left for part in parts if _inside(f, part)]
             package = _cuda_path_package(ctx, parts) if libraries and not blocking else None
@@ -110,16 +131,28 @@ def guard_keeps_cuda_branch(tree: ast.Module, ctx: FileContext) -> None:
                                if f in blocking and KEPT_BRANCH not in f.message else f for f in ctx.findings]
 
 
+_QUESTION_NODES = (ast.If, ast.IfExp, ast.BoolOp)
+# the words of any question whether CUDA is there (an alias of is_available names no "cuda"): a test without one
+# is not read further
+_QUESTION_WORDS = ("cuda", "is_available", "device_count", "is_initialized")
+
+
+def _may_ask(ctx, test) -> bool:
+    text = ctx.text(test)
+    return any(word in text for word in _QUESTION_WORDS)
+
+
 def _questions_and_what_they_guard(ctx, node) -> list:
     """[(a test that asks whether CUDA is there, the nodes that run only when it says yes, how to name them)]:
     an if's or conditional's branch, and in `a and b` the operands after the question (`torch.cuda.is_available()
     and torch.cuda.get_device_capability() >= (8, 0)`: rewriting the question alone would run the CUDA call on
     the target, where before the `and` stopped at the question).  A test whether a device or tensor is CUDA's
     (`device.type == "cuda"`, `x.is_cuda`) is such a question too."""
-    if isinstance(node, (ast.If, ast.IfExp)) and (asks_for_cuda(ctx, node.test) or _asks_cuda_type(node.test)):
+    if isinstance(node, (ast.If, ast.IfExp)) and _may_ask(ctx, node.test) \
+            and (asks_for_cuda(ctx, node.test) or _asks_cuda_type(node.test)):
         return [(node.test, node.body if isinstance(node.body, list) else [node.body], "its branch")]
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
-        asking = next((i for i, v in enumerate(node.values) if asks_for_cuda(ctx, v)), None)
+        asking = next((i for i, v in enumerate(node.values) if _may_ask(ctx, v) and asks_for_cuda(ctx, v)), None)
         if asking is not None and asking + 1 < len(node.values):
             return [(node.values[asking], node.values[asking + 1:], "the `and` after it")]
     return []
