@@ -52,10 +52,10 @@ EXPLAINED: dict = {
         "the simulator's default RNG (host): device ops draw from the CPU generator, so the CPU tests after the "
         "device half see another stream, and this statistical test (kstest, alpha 1e-5, module-level seed) can "
         "fail; with --rng device (a generator per device, as on the hardware) the file passes 134 of 134"),
-    ("pytorch-wavelets", "tests.test_dwt1d::test_equal_double["): (
+    **{("pytorch-wavelets", f"tests.{module}::test_equal_double["): (
         ("npu", "mlu", "musa"),
         "float64 convolutions on the device: refused by the 910B and the MTT S4000 (fidelity rows N-dt-conv-f64, "
-        "U-dt-conv-f64), computed as float32 on the MLU (M-f64)"),
+        "U-dt-conv-f64), computed as float32 on the MLU (M-f64)") for module in ("test_dwt", "test_dwt1d")},
 }
 
 

@@ -160,3 +160,17 @@ def test_a_comparison_with_types_that_name_the_target_already_is_left(target):
     assert f"{{'cpu', 'cuda', '{target}'}}" in out and f"('{target}', 'cpu')" in out
     assert sorted({f.line for f in findings if f.rule != "TP213"}) == [3], findings
     assert [f.line for f in findings if f.rule == "TP213"] == [2], "the file names the target itself"
+
+
+def test_the_host_keeps_a_cuda_device_beside_the_cpu_in_one_list():
+    """torchsde's tests: `[cpu, gpu] = [torch.device('cpu'), torch.device('cuda')]` and `if device == gpu and not
+    torch.cuda.is_available(): skip`.  Rewritten, both were the CPU and the guard skipped the CPU half too."""
+    source = ("import torch\ndevices = [cpu, gpu] = [torch.device('cpu'), torch.device('cuda')]\n"
+              "other = torch.device('cuda')\n")
+    new, findings, _ = Converter("cpu").convert_text("t.py", source.encode(), "python")
+    lines = new.decode().splitlines()
+    assert lines[1] == "devices = [cpu, gpu] = [torch.device('cpu'), torch.device('cuda')]"
+    assert lines[2] == "other = torch.device('cpu')"
+    assert [(f.line, f.rule) for f in findings] == [(2, "TP206"), (3, "TP201")]
+    new, _, _ = Converter("npu").convert_text("t.py", source.encode(), "python")
+    assert "[torch.device('cpu'), torch.device('npu')]" in new.decode()

@@ -285,3 +285,52 @@ def test_imported_before_names_the_package_whose_path_a_line_is_on():
         if expected == "":       # without the module's cupy import: only f's TensorRT path is one
             want = [w if w == "tensorrt" else "" for w in want]
         assert got == want and len(calls) == 4
+
+
+PROBES = '''import torch
+
+
+def a():
+    if hasattr(torch._C, "_cuda_clearCublasWorkspaces"):
+        torch._C._cuda_clearCublasWorkspaces()
+
+
+def b():
+    return not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] >= 8
+
+
+def c(image):
+    return image.is_cuda and torch.cuda.is_current_stream_capturing()
+
+
+def d():
+    saved = torch.cuda.get_rng_state_all()
+    torch.cuda.set_rng_state_all(saved)
+
+
+def e():
+    if not torch.cuda.is_available():
+        return None
+    return torch.cuda.get_device_capability()
+'''
+
+
+def test_guarded_probes_are_no_would_fail_items_on_the_cpu():
+    """issue 30 class 9: a hasattr probe of a CUDA-only binding, the `or` after `not is_available()`, the `and`
+    after `x.is_cuda` short-circuit on the CPU; CPU torch runs get/set_rng_state_all (no device: [])."""
+    from torchport.converter.run import Converter
+
+    _, findings, _ = Converter("cpu").convert_text("p.py", PROBES.encode(), "python")
+    assert [(f.line, f.old) for f in findings if f.action == "unsupported"] == []
+
+
+def test_on_a_vendor_target_the_or_and_the_early_exit_keep_cudas_question():
+    """Rewritten to torch.npu.is_available(), `not q or get_device_capability()` and `if not q: return` would
+    send the NPU into calls torch_npu lacks; kept, they answer no there (TP210)."""
+    from torchport.converter.run import Converter
+
+    new, findings, _ = Converter("npu").convert_text("p.py", PROBES.encode(), "python")
+    text = new.decode()
+    assert "return not torch.cuda.is_available() or torch.cuda.get_device_capability()" in text
+    assert "    if not torch.cuda.is_available():\n        return None" in text
+    assert sorted(f.line for f in findings if f.rule == "TP210") == [10, 23]

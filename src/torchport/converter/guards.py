@@ -2,13 +2,15 @@
 node is reached only when it is.
 
 A *device question* is a call of `is_available`, `device_count` or `is_initialized` (of any device's
-module: `torch.cuda`, convert's own `torch.npu`, `torch.accelerator`); a *device comparison* compares with
+module: `torch.cuda`, convert's own `torch.npu`, `torch.accelerator`), `x.is_cuda`, or a `hasattr` probe of a
+name only a CUDA build has (`hasattr(torch._C, "_cuda_clearCublasWorkspaces")`); a *device comparison* compares with
 "cuda"/"cuda:N" (`device.type == "cuda"`, `"cuda" in str(device)`, `str(d).startswith("cuda")`) or "cpu"
 (`device.type == "cpu"`).  not/and/or combine them: `not cpu and torch.cuda.is_available()` true, and
 `not torch.cuda.is_available() or not flash` false, each mean a device is there.
 
 A node runs only with a device when, within its function, it is in the branch that a test's value meaning
-"a device is there" takes (`if`, conditional expression, `while`; an `else` for a test false), after an early
+"a device is there" takes (`if`, conditional expression, `while`; an `else` for a test false; the operands
+after such a test in `and`, or after its negation in `or`), after an early
 exit taken when there is none, or in a test function skipped without one (`@pytest.mark.skipif(not
 torch.cuda.is_available())`, `@unittest.skipUnless(...)`, on the function, its class, or `pytestmark`):
 
@@ -28,11 +30,14 @@ plain assignment that reaches the test (flow.reaching_value), and when none can 
 from __future__ import annotations
 
 import ast
+import re
 from typing import Callable, Optional
 
 from .flow import reaching_value, statement_lists
 
 QUESTIONS = frozenset({"is_available", "device_count", "is_initialized"})
+# a name only a CUDA build of PyTorch has: probed with hasattr, it asks whether CUDA is there
+_CUDA_NAME = re.compile(r"(?i)cuda|cudnn|nccl")
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _FOLLOW = 8          # the most variables one test is followed through (`a = b`, `b = c`, ...)
@@ -76,6 +81,12 @@ def _base(test) -> Optional[bool]:
     false, one is: `device.type == "cpu"`, `device_count() < 2`), None (nothing)."""
     if _question(test):
         return True
+    if isinstance(test, ast.Attribute) and test.attr == "is_cuda":
+        return True                                            # image.is_cuda
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "hasattr" \
+            and len(test.args) == 2 and isinstance(test.args[1], ast.Constant) \
+            and isinstance(test.args[1].value, str) and _CUDA_NAME.search(test.args[1].value):
+        return True                                            # hasattr(torch._C, "_cuda_clearCublasWorkspaces")
     if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr == "startswith" \
             and len(test.args) == 1 and _device_string(test.args[0]):
         return True                                            # str(device).startswith("cuda")
@@ -103,7 +114,8 @@ def implies_device(test, truth: bool, lookup: Optional[Lookup] = None, _depth: i
         each = [implies_device(v, truth, lookup, _depth) for v in test.values]
         # `a and b` true, or `a or b` false: every operand has that value, so one that tells is enough
         return any(each) if isinstance(test.op, ast.And) == truth else all(each)
-    if isinstance(test, (ast.Name, ast.Attribute)) and lookup is not None and _depth < _FOLLOW:
+    if isinstance(test, (ast.Name, ast.Attribute)) and lookup is not None and _depth < _FOLLOW \
+            and not (isinstance(test, ast.Attribute) and test.attr == "is_cuda"):
         value = lookup(test)
         return value is not None and implies_device(value, truth, lookup, _depth + 1)
     said = _base(test)
@@ -117,6 +129,11 @@ def runs_only_with_device(parents: dict, node) -> bool:
 
     child, parent = node, parents.get(id(node))
     while parent is not None:
+        if isinstance(parent, ast.BoolOp) and child is not parent.values[0]:
+            # `a and b`: b runs only where a is true; `a or b`: only where a is false
+            before = parent.values[:next(i for i, v in enumerate(parent.values) if v is child)]
+            if any(implies_device(v, isinstance(parent.op, ast.And), lookup) for v in before):
+                return True
         if isinstance(parent, (ast.If, ast.IfExp, ast.While)) and child is not parent.test:
             in_body = child is parent.body or (isinstance(parent.body, list) and child in parent.body)
             if in_body and implies_device(parent.test, True, lookup) or \
@@ -176,7 +193,7 @@ def _module_skipped_without_device(module, lookup: Lookup) -> bool:
 def _exits_without_device(before: list, lookup: Lookup) -> bool:
     """Does one of these statements leave the block when there is no device (`if device.type == "cpu":
     return ...`, `if not torch.cuda.is_available(): raise ...`)?"""
-    return any(isinstance(s, ast.If) and not s.orelse and s.body and _exit(s.body[-1])
+    return any(isinstance(s, ast.If) and not s.orelse and s.body and exits(s.body[-1])
                and implies_device(s.test, False, lookup) for s in before)
 
 
@@ -198,7 +215,7 @@ def _sure_import(stmt, which: Callable[[str], str]) -> str:
         return found
     for inner in stmt.body:
         found = _sure_import(inner, which)
-        if found and all(h.body and (_exit(h.body[-1]) or any(_sure_import(x, which) == found for x in h.body))
+        if found and all(h.body and (exits(h.body[-1]) or any(_sure_import(x, which) == found for x in h.body))
                          for h in stmt.handlers):
             return found
     return ""
@@ -223,7 +240,7 @@ def imported_before(parents: dict, node, which: Callable[[str], str]) -> str:
     return ""
 
 
-def _exit(stmt) -> bool:
+def exits(stmt) -> bool:
     """return, raise, continue, break, or a call of sys.exit / exit / quit / os._exit."""
     if isinstance(stmt, _EXITS):
         return True

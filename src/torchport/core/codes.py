@@ -478,6 +478,14 @@ shapes, no other text) and `"cuda" if ... else "cpu"`.""",
 TP206 = _define(
     'TP206', 'device-strings-elsewhere', 'device-string', CONVERT, REPORT,
     what='Exact device strings ("cuda", "cuda:1") outside a known device position: reported, not changed.',
+    why="""\
+A "cuda" is decided with its value group (converter/groups.py): the strings one variable holds and the
+strings and collections it is tested against, joined through assignments, `self.<attr>`, parameters and the
+calls of the file's own functions.  A group never used as a device that holds accelerator names no torch
+device has ("gpu", "tpu": Lightning's `accelerator="cuda"`) keeps every "cuda", reported once; a group used
+as a device has its plain assignments rewritten too, so a flag and the tuple it is tested against stay
+together.  A "cuda" glued into another name (`f"{'cuda' if c else 'cpu'}_time_total"`, a profiler column) is
+not a device and stays without a finding.""",
 )
 
 TP207 = _define(

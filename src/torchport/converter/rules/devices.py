@@ -319,9 +319,29 @@ def device_slot(ctx, expr) -> str:
     return ""
 
 
+def _beside_a_cpu_device(ctx, call) -> bool:
+    """Is `torch.device("cuda")` an element of a list, tuple or set that also holds the CPU
+    (`devices = [torch.device("cpu"), torch.device("cuda")]`, torchsde's tests)?"""
+    literal = ctx.parents().get(id(call))
+    if not isinstance(literal, (ast.List, ast.Tuple, ast.Set)):
+        return False
+
+    def cpu(e):
+        value = e.args[0] if isinstance(e, ast.Call) and ctx.qualname(e.func) == "torch.device" and e.args else e
+        return isinstance(value, ast.Constant) and value.value == "cpu"
+    return any(cpu(e) for e in literal.elts if e is not call)
+
+
 @checker(codes.TP201, nodes=(ast.Call,), triggers=("cuda",))
 def device_arguments(node: ast.Call, ctx: FileContext) -> None:
     r = codes.TP201
+    if ctx.target.host and ctx.qualname(node.func) == "torch.device" and node.args \
+            and holds_device_string(node.args[0]) and _beside_a_cpu_device(ctx, node):
+        ctx.handled.add(id(node.args[0]))   # on the CPU the list would hold the CPU twice, and a guard
+        ctx.report(node, codes.TP206, ADVICE,   # `device == gpu and not torch.cuda.is_available()` skip both
+                   "kept: a CUDA device beside the CPU in one list (the CPU would be there twice, and the "
+                   "project's CUDA guard would skip the CPU's half too); CPU torch has no CUDA device")
+        return
     spec = device_spec(ctx, node)
     if spec is not None:
         pos, keyword = spec

@@ -20,7 +20,8 @@ from ...core import codes
 from ..checkers import Phase, checker
 from .api import REFERENCE_CODES
 from ...kb.packages import packages
-from ..flow import sources
+from ..flow import sources, statement_lists
+from ..guards import exits
 from .devices import PLAIN_DEVICE, asks_for_cuda, is_device_valued
 
 if TYPE_CHECKING:
@@ -148,14 +149,26 @@ def _questions_and_what_they_guard(ctx, node) -> list:
     and torch.cuda.get_device_capability() >= (8, 0)`: rewriting the question alone would run the CUDA call on
     the target, where before the `and` stopped at the question).  A test whether a device or tensor is CUDA's
     (`device.type == "cuda"`, `x.is_cuda`) is such a question too."""
+    if isinstance(node, ast.If) and _negated(node.test) and not node.orelse and node.body \
+            and exits(node.body[-1]) and _may_ask(ctx, node.test) and asks_for_cuda(ctx, node.test):
+        block = next((b for b in statement_lists(ctx.parents().get(id(node))) if node in b), [])
+        after = block[block.index(node) + 1:] if node in block else []   # `if not available: return` ... the rest
+        return [(node.test, after, "the code after its early exit")] if after else []
     if isinstance(node, (ast.If, ast.IfExp)) and _may_ask(ctx, node.test) \
             and (asks_for_cuda(ctx, node.test) or _asks_cuda_type(node.test)):
         return [(node.test, node.body if isinstance(node.body, list) else [node.body], "its branch")]
-    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
-        asking = next((i for i, v in enumerate(node.values) if _may_ask(ctx, v) and asks_for_cuda(ctx, v)), None)
+    if isinstance(node, ast.BoolOp):
+        conjunction = isinstance(node.op, ast.And)   # `q and x`; `not q or x`: x runs only where q is true
+        asking = next((i for i, v in enumerate(node.values) if _negated(v) != conjunction
+                       and _may_ask(ctx, v) and asks_for_cuda(ctx, v)), None)
         if asking is not None and asking + 1 < len(node.values):
-            return [(node.values[asking], node.values[asking + 1:], "the `and` after it")]
+            return [(node.values[asking], node.values[asking + 1:],
+                     f"the `{'and' if conjunction else 'or'}` after it")]
     return []
+
+
+def _negated(test) -> bool:
+    return isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
 
 
 def _asks_cuda_type(test) -> bool:
