@@ -46,6 +46,11 @@ SHIMS = HERE / "corpus_sim" / "shims"
 # mlu's scaled_dot_product_attention runs whole (torch_mlu registers it) instead of torch 2.13's
 # decomposition, which called aten::isneginf.out that mlu's torch 2.4.1 list does not name.
 SIM_OPTIONS: dict = {}
+# The vendor's own switches a project needs on a target, with why (each is what a user sets on the hardware).
+# ultralytics on mlu: its TaskAlignedAssigner scatter_adds int8 counts, which torch_mlu r2.4 refuses ("MLU
+# scatter_add" not implemented for 'Char', fidelity row M-failfb-off); ENABLE_MLU_FAIL_FALLBACK=1 runs it on
+# the CPU with the vendor's warning (M-failfb-on), and the run lists it among the ops that ran on the CPU.
+VENDOR_SWITCHES = {("ultralytics", "mlu"): {"ENABLE_MLU_FAIL_FALLBACK": "1"}}
 # projects whose distributed paths run with 2 processes on every target, and who starts them:
 # "torchrun" (compared with the cpu tree's 2 processes on gloo), or "own", the project's own launcher.
 # yolox.core.launch (mp.spawn) trains every rank on the same batch, so it is compared with the cpu tree's
@@ -74,7 +79,8 @@ def run_driver(project: str, tree: Path, target: str, launcher: str = "") -> tup
     if target != "cpu":
         command = [sys.executable, "-m", "torchport", "sim", "--to", target, "--devices", "2" if launcher else "1",
                    "--report", str(report), *SIM_OPTIONS.get(target, []), "--", *command]
-    env = {**os.environ, "TREE": str(tree), "DEV": target, "SHIMS": str(SHIMS), "OMP_NUM_THREADS": "1",
+    env = {**os.environ, **VENDOR_SWITCHES.get((project, target), {}),
+           "TREE": str(tree), "DEV": target, "SHIMS": str(SHIMS), "OMP_NUM_THREADS": "1",
            "PROCESSES": "2" if launcher == "own" else "1"}
     if project in REAL_TORCHVISION:   # in every process the driver's processes start, too
         path = os.pathsep.join([str(tree), str(HERE / "corpus_sim" / "site"), os.environ.get("PYTHONPATH", "")])

@@ -166,6 +166,14 @@ def _switched_off(rules: dict, environ) -> bool:
     return raw in rules.get("off_values", ())
 
 
+def fail_fallback_text(target: str, environ) -> str:
+    """The warning of the vendor's switch that runs an op failing on the device on the CPU instead (torch_mlu's
+    ENABLE_MLU_FAIL_FALLBACK, off by default), when the environment turns it on; else ""."""
+    rules = vendor_fallback(target)
+    on = rules.get("fail_env") and environ.get(rules["fail_env"]) in rules.get("fail_values", ())
+    return rules.get("fail_warning", "") if on else ""
+
+
 def fallback_mode(t, ops, *, cpu_fallback: bool = False, strict_ops: bool = False, environ=None) -> tuple:
     """What an op the target lacks does, as (mode, text, once per overload, raises NotImplementedError):
     mode "raise" (torchport's error, naming the op list), "warn" (warn with `text`, count, run on the CPU)
@@ -255,7 +263,7 @@ def _start(t, count: int, fallback: tuple, rng_mode: str, torch_version: Optiona
         sim.tracker = ForwardModules()
     ext.set_op_sets(no_check_ops(), foreign_ops(t, ops))   # before set_operators, which reads these sets
     limits = dtypes.for_device(t.name, chip.name) if ops is not None else []
-    ext.set_dtype_limits(limits)
+    ext.set_dtype_limits(limits, fail_fallback_text(t.name, os.environ))
     unknown = ext.set_operators(host_kernels(ops), limited_composites(ops, limits), ops is not None, sim.on_fallback if mode == "warn" else None,
                                 _lacking_note(t, ops, mode))
     ext.set_fallback(mode, text, per_overload, not_implemented)

@@ -768,6 +768,28 @@ struct DtypeLimit {
 };
 std::unordered_map<std::string, DtypeLimit> g_dtype_limits;   // by "name.overload", "name.default" or "name"
 
+// The vendor's switch that runs an op that fails on the device on the CPU instead (torch_mlu's
+// ENABLE_MLU_FAIL_FALLBACK): its warning, once per op name; empty when off.
+std::string g_fail_fallback_text;
+std::mutex g_fail_warned_lock;
+std::unordered_set<std::string> g_fail_warned;
+
+// Whether a limited op's failure falls back to the CPU instead (warning once per op name, as the vendor does).
+bool fails_over(const std::string& op) {
+  if (g_fail_fallback_text.empty()) return false;
+  bool first;
+  {
+    std::lock_guard<std::mutex> lock(g_fail_warned_lock);
+    first = g_fail_warned.insert(op).second;
+  }
+  if (first) TORCH_WARN(with_op(g_fail_fallback_text, "aten::" + op));
+  if (g_on_fallback) {   // counted with the ops the target lacks: both ran on the CPU
+    py::gil_scoped_acquire gil;
+    (*g_on_fallback)(op);
+  }
+  return true;
+}
+
 // Raise the limit's message when `type` is not allowed.
 void check_limit(const DtypeLimit& limit, c10::ScalarType type, const std::string& op) {
   if (limit.allowed.test(static_cast<size_t>(type))) return;
@@ -780,7 +802,9 @@ void check_own_limit(const std::string& key, std::initializer_list<std::pair<con
   auto limit = g_dtype_limits.find(key);
   if (limit == g_dtype_limits.end()) return;
   for (const auto& [name, tensor] : args)
-    if (limit->second.argument == name && tensor->defined()) check_limit(limit->second, tensor->scalar_type(), key);
+    if (limit->second.argument == name && tensor->defined() &&
+        !limit->second.allowed.test(static_cast<size_t>(tensor->scalar_type())) && !fails_over(key))
+      check_limit(limit->second, tensor->scalar_type(), key);   // else it runs on the host, as it does anyway
 }
 
 class LimitedKernel final : public c10::OperatorKernel {
@@ -789,9 +813,11 @@ class LimitedKernel final : public c10::OperatorKernel {
       : limit_(std::move(limit)), mode_(mode), index_(index), composite_(composite) {}
   void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack) {
     const auto& v = (*stack)[stack->size() - op.schema().arguments().size() + index_];
-    if (v.isTensor() && v.toTensor().defined()) {
-      const std::string& name = op.schema().name();
-      check_limit(limit_, v.toTensor().scalar_type(), name.rfind("aten::", 0) == 0 ? name.substr(6) : name);
+    if (v.isTensor() && v.toTensor().defined() && !limit_.allowed.test(static_cast<size_t>(v.toTensor().scalar_type()))) {
+      const std::string& full = op.schema().name();
+      std::string name = full.rfind("aten::", 0) == 0 ? full.substr(6) : full;
+      if (fails_over(name)) return run_checked(op, stack, DeviceCheck::kNone);   // at::native::cpu_fallback
+      check_limit(limit_, v.toTensor().scalar_type(), name);
     }
     // a composite: its CompositeExplicitAutograd kernel (what the CPU key holds), whose ops dispatch on the device
     if (composite_) return op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
@@ -1035,9 +1061,12 @@ void set_fallback(const std::string& mode, const std::string& text, bool per_ove
   g_vendor_error_not_implemented = not_implemented;
 }
 
-// The vendor kernels' dtype limits: (op key or name, argument, allowed ScalarType names, message, not_implemented).
+// The vendor kernels' dtype limits: (op key or name, argument, allowed ScalarType names, message, not_implemented),
+// and the warning of the vendor's switch that runs a failing op on the CPU instead ("": off).
 // Set before set_operators, which registers a limited kernel for each op that has one.
-void set_dtype_limits(std::vector<std::tuple<std::string, std::string, std::vector<std::string>, std::string, bool>> limits) {
+void set_dtype_limits(std::vector<std::tuple<std::string, std::string, std::vector<std::string>, std::string, bool>> limits,
+                      std::string fail_fallback_text) {
+  g_fail_fallback_text = fail_fallback_text;
   g_dtype_limits.clear();
   for (const auto& [key, argument, allowed, message, not_implemented] : limits) {
     DtypeLimit limit{argument, {}, message, not_implemented};
