@@ -484,9 +484,9 @@ def keep_name(ctx, literal) -> None:
     if root in said:
         return
     said.add(root)
-    first = min((n for n in ast.walk(ctx.tree) if g.literals.get(id(n)) is not None and g.find(g.literals[id(n)]) == root
-                 and isinstance(n.value, str) and PLAIN_DEVICE.match(n.value)), key=lambda n: (n.lineno, n.col_offset))
-    literal = first
+    literal = min((n for n in ast.walk(ctx.tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                   and PLAIN_DEVICE.match(n.value) and id(n) in g.literals and g.find(g.literals[id(n)]) == root),
+                  key=lambda n: (n.lineno, n.col_offset))   # said at the group's first "cuda"
     others = sorted(w for w in g.words_of(literal) if not _device_word(w))
     ctx.report(literal, codes.TP206, ADVICE,
                f"kept: here \"cuda\" names an accelerator, not a device (it goes with {', '.join(map(repr, others[:4]))} "

@@ -151,7 +151,7 @@ def _questions_and_what_they_guard(ctx, node) -> list:
     (`device.type == "cuda"`, `x.is_cuda`) is such a question too."""
     if isinstance(node, ast.If) and _negated(node.test) and not node.orelse and node.body \
             and exits(node.body[-1]) and _may_ask(ctx, node.test) and asks_for_cuda(ctx, node.test):
-        block = next((b for b in statement_lists(ctx.parents().get(id(node))) if node in b), [])
+        block: list = next((b for b in statement_lists(ctx.parents().get(id(node))) if node in b), [])
         after = block[block.index(node) + 1:] if node in block else []   # `if not available: return` ... the rest
         return [(node.test, after, "the code after its early exit")] if after else []
     if isinstance(node, (ast.If, ast.IfExp)) and _may_ask(ctx, node.test) \
