@@ -151,8 +151,13 @@ def test_same_findings_as_analyze(source):
         assert len(result.findings) == len(expected) > 0, target
         assert sorted(f.to_dict().items() for f in result.findings) == sorted(f.to_dict().items() for f in expected)
         counts = Counter(f.action for f in expected)
-        assert len(result.problems) == sum(counts[a] for a in ("insert", "modify", "delete", "unsupported"))
-        assert len(result.notes) == counts["advice"]
+        # what does not fail on a normal path is to review, as migrate lists it: unknown names, kept questions,
+        # names on a path that does not run on the target
+        review = [f for f in result.findings if f.action == "unsupported" and (
+            f.rule in ("TP117", "TP210") or "a CUDA-only package imported above" in f.message
+            or "guarded by a CUDA question convert kept" in f.message)]
+        assert len(result.problems) == sum(counts[a] for a in ("insert", "modify", "delete", "unsupported")) - len(review)
+        assert len(result.notes) == counts["advice"] + len(review)
         assert result.exit_code == 1
 
 
@@ -238,7 +243,8 @@ def test_sarif_validates_against_the_official_schema(tmp_path):
     assert len(set(prints)) == len(prints)
     for r in results:
         assert driver["rules"][r["ruleIndex"]]["id"] == r["ruleId"]
-        assert r["level"] == ("note" if r["properties"]["action"] == "advice" else "error")
+        reviewed = r["properties"]["action"] == "unsupported" and r["ruleId"] in ("TP117", "TP210")
+        assert r["level"] == ("note" if r["properties"]["action"] == "advice" or reviewed else "error")
         loc = r["locations"][0]["physicalLocation"]
         assert loc["artifactLocation"]["uriBaseId"] == "%SRCROOT%"
         uri = loc["artifactLocation"]["uri"]

@@ -529,3 +529,23 @@ def test_a_file_that_already_handles_the_target_is_to_review(tmp_path):
     cli("migrate", proj, "--to", "mlu", "-o", tmp_path / "out_mlu")
     data = json.loads((tmp_path / "out_mlu" / "torchport-report" / "migrate.json").read_text())
     assert not [r for r in data["whats_left"] if r["kind"] == "own-target"]
+
+
+@pytest.mark.subprocess
+def test_migrate_and_check_exit_alike_when_only_review_items_remain(tmp_path):
+    """issue 30 class 8: a CUDA question kept as CUDA's (its branch is a CUDA-only library's path) and a torch.cuda
+    name no list knows are "to review" in migrate's What's left; check failed on them (exit 1) where migrate said 0.
+    Both now exit 0, with the same counts; an API the target lacks on a normal path fails both."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "m.py").write_text("import torch\n\n\ndef add(x, y):\n    if x.is_cuda:\n        import triton\n"
+                               "        return triton\n    return x + y\n\n\ntorch.cuda._no_such_helper()\n")
+    code, stdout, _ = cli("migrate", proj, "--to", "npu", "-o", tmp_path / "out")
+    data = json.loads((tmp_path / "out" / "torchport-report" / "migrate.json").read_text())
+    assert {r["kind"] for r in data["whats_left"]} >= {"kept-question", "unknown-api"}
+    checked, _, _ = cli("check", tmp_path / "out", "--to", "npu")
+    assert code == checked == 0, stdout
+    (proj / "m.py").write_text((proj / "m.py").read_text() + "print(torch.cuda.get_device_capability())\n")
+    code, _, _ = cli("migrate", proj, "--to", "npu", "-o", tmp_path / "out", "--force")
+    checked, _, _ = cli("check", tmp_path / "out", "--to", "npu")
+    assert code == checked == 1

@@ -254,9 +254,10 @@ class MigrateResult:
         return {"items": len(self.items), "by_risk": {r: by_risk[r] for r in RISKS},
                 "by_source": dict(sorted(collections.Counter(i.source for i in self.items).items())),
                 # the same numbers `torchport check OUT --to T` reports
-                "check": {"problems": sum(1 for i in checked if i.action != ADVICE),
+                "check": {"problems": sum(1 for i in checked if i.risk == "fail"),
                           "changes": sum(actions[a] for a in CHANGES), "unsupported": actions[UNSUPPORTED],
-                          "errors": actions[ERROR], "notes": actions[ADVICE], "to_review": actions[ADVICE]}}
+                          "errors": actions[ERROR], "notes": sum(1 for i in checked if i.risk != "fail"),
+                          "to_review": sum(1 for i in checked if i.risk != "fail")}}
 
     @property
     def exit_code(self) -> int:
