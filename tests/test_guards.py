@@ -326,11 +326,24 @@ def test_guarded_probes_are_no_would_fail_items_on_the_cpu():
 
 def test_on_a_vendor_target_the_or_and_the_early_exit_keep_cudas_question():
     """Rewritten to torch.npu.is_available(), `not q or get_device_capability()` and `if not q: return` would
-    send the NPU into calls torch_npu lacks; kept, they answer no there (TP210)."""
+    send the NPU into calls torch_npu lacks; kept, they answer no there (TP210), as a hasattr probe of a CUDA-only
+    binding does: what they guard is listed to review, not as would-fail."""
     from torchport.converter.run import Converter
 
     new, findings, _ = Converter("npu").convert_text("p.py", PROBES.encode(), "python")
     text = new.decode()
     assert "return not torch.cuda.is_available() or torch.cuda.get_device_capability()" in text
     assert "    if not torch.cuda.is_available():\n        return None" in text
-    assert sorted(f.line for f in findings if f.rule == "TP210") == [10, 23]
+    assert sorted(f.line for f in findings if f.rule == "TP210") == [5, 10, 23]   # the hasattr probe: a CUDA build's
+    assert not [f for f in findings if f.action == "unsupported" and f.rule != "TP210"
+                and "guarded by a CUDA question convert kept" not in f.message], "every call behind them: to review"
+
+
+def test_a_hasattr_probe_of_an_api_is_no_cuda_question():
+    """`hasattr(torch.cuda, "nccl")` asks whether an API is there (every build has torch.cuda.nccl): its rewrite to
+    the target's namespace stays, unlike a probe of torch._C's CUDA-only bindings."""
+    from torchport.converter.run import Converter
+
+    source = 'import torch\nif hasattr(torch.cuda, "nccl"):\n    print(torch.cuda.get_device_capability())\n'
+    new, findings, _ = Converter("npu").convert_text("p.py", source.encode(), "python")
+    assert 'hasattr(torch.npu, "nccl")' in new.decode() and not [f for f in findings if f.rule == "TP210"]

@@ -37,11 +37,20 @@ from .flow import reaching_value, statement_lists
 
 QUESTIONS = frozenset({"is_available", "device_count", "is_initialized"})
 # a name only a CUDA build of PyTorch has: probed with hasattr, it asks whether CUDA is there
-_CUDA_NAME = re.compile(r"(?i)cuda|cudnn|nccl")
+CUDA_BUILD_NAME = re.compile(r"(?i)cuda|cudnn|nccl")
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _FOLLOW = 8          # the most variables one test is followed through (`a = b`, `b = c`, ...)
 Lookup = Callable[[ast.AST], Optional[ast.expr]]
+
+
+def cuda_build_probe(node) -> bool:
+    """`hasattr(torch._C, "_cuda_clearCublasWorkspaces")`: a probe of a binding only a CUDA build of PyTorch has
+    (of torch's C module; `hasattr(torch.cuda, "nccl")` asks about an API, which every build has)."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "hasattr" \
+        and len(node.args) == 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str) \
+        and isinstance(node.args[0], ast.Attribute) and node.args[0].attr == "_C" \
+        and CUDA_BUILD_NAME.search(node.args[1].value) is not None
 
 
 def _question(node) -> bool:
@@ -83,9 +92,7 @@ def _base(test) -> Optional[bool]:
         return True
     if isinstance(test, ast.Attribute) and test.attr == "is_cuda":
         return True                                            # image.is_cuda
-    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "hasattr" \
-            and len(test.args) == 2 and isinstance(test.args[1], ast.Constant) \
-            and isinstance(test.args[1].value, str) and _CUDA_NAME.search(test.args[1].value):
+    if cuda_build_probe(test):
         return True                                            # hasattr(torch._C, "_cuda_clearCublasWorkspaces")
     if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr == "startswith" \
             and len(test.args) == 1 and _device_string(test.args[0]):

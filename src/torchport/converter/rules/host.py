@@ -21,7 +21,7 @@ from ..checkers import Phase, checker
 from .api import REFERENCE_CODES
 from ...kb.packages import packages
 from ..flow import sources, statement_lists
-from ..guards import exits
+from ..guards import cuda_build_probe, exits
 from .devices import PLAIN_DEVICE, asks_for_cuda, is_device_valued
 
 if TYPE_CHECKING:
@@ -172,11 +172,13 @@ def _negated(test) -> bool:
 
 
 def _asks_cuda_type(test) -> bool:
-    """Does a test ask whether a device or tensor is CUDA's: `x.is_cuda`, `device.type == "cuda"`,
-    `"cuda" in str(device)`?"""
+    """Does a test ask whether a device or tensor is CUDA's (`x.is_cuda`, `device.type == "cuda"`,
+    `"cuda" in str(device)`), or whether this is a CUDA build (a hasattr probe of a CUDA-only name)?"""
     for n in ast.walk(test):
         if isinstance(n, ast.Attribute) and n.attr == "is_cuda":
             return True
+        if cuda_build_probe(n):
+            return True   # hasattr(torch._C, "_cuda_clearCublasWorkspaces"): only a CUDA build says yes
         if isinstance(n, ast.Compare):
             operands = [n.left, *n.comparators]
             if any(isinstance(o, ast.Constant) and isinstance(o.value, str) and PLAIN_DEVICE.match(o.value)
