@@ -12,10 +12,23 @@ call results, other files): a name bound in a way not seen here just has fewer k
 from __future__ import annotations
 
 import ast
-from typing import Optional
+from typing import Optional, TypeGuard
 
 SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+def is_self_attribute(node) -> TypeGuard[ast.Attribute]:
+    """`self.<attr>`."""
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
+def enclosing_class(parents: dict, node):
+    """The innermost class holding `node`, or None."""
+    cls = parents.get(id(node))
+    while cls is not None and not isinstance(cls, ast.ClassDef):
+        cls = parents.get(id(cls))
+    return cls
 
 
 def scope_of(parents: dict, node):

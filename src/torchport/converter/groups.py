@@ -18,15 +18,11 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .flow import binding_scope, scope_of, sources
+from .flow import binding_scope, enclosing_class, is_self_attribute, scope_of, sources
 
 Key = tuple
 # values through which `sources` finds strings or variables (a call's result, an arithmetic value: neither)
 _FLOWING = (ast.IfExp, ast.BoolOp, ast.Tuple, ast.List, ast.Set, ast.Subscript, ast.Call, ast.BinOp)
-
-
-def _self_attribute(node) -> bool:
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
 class Groups:
@@ -44,7 +40,7 @@ class Groups:
         for node in ast.walk(tree):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 self._loads.setdefault(node.id, []).append(node)
-            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and _self_attribute(node):
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and is_self_attribute(node):
                 self._loads.setdefault("self." + node.attr, []).append(node)
             elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                 for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
@@ -92,10 +88,8 @@ class Groups:
             else:
                 scope = scope_of(self.parents, node)
             return (id(scope if scope is not None else self.tree), node.id)
-        if _self_attribute(node):
-            cls = self.parents.get(id(node))
-            while cls is not None and not isinstance(cls, ast.ClassDef):
-                cls = self.parents.get(id(cls))
+        if is_self_attribute(node):
+            cls = enclosing_class(self.parents, node)
             return (id(cls), "self." + node.attr) if cls is not None else None
         return None
 
@@ -120,7 +114,7 @@ class Groups:
                 self._union(key, other)
 
     def _bind(self, key: Key, value) -> None:
-        if isinstance(value, (ast.Constant, ast.Name)) or _self_attribute(value):
+        if isinstance(value, (ast.Constant, ast.Name)) or is_self_attribute(value):
             self._member(key, value)
         elif isinstance(value, _FLOWING):   # only these can hold a string or a variable deeper down
             for leaf in sources(self.parents, value):
@@ -145,11 +139,8 @@ class Groups:
         """The strings of a literal collection, or of the collection a class attribute (`self.<attr>`) is bound to."""
         if isinstance(collection, (ast.Tuple, ast.List, ast.Set)):
             return [e for e in collection.elts if isinstance(e, ast.Constant)]
-        if _self_attribute(collection):   # a class attribute: SUPPORTED = (...) in the class body
-            cls = self.parents.get(id(collection))
-            while cls is not None and not isinstance(cls, ast.ClassDef):
-                cls = self.parents.get(id(cls))
-            for stmt in getattr(cls, "body", ()):
+        if is_self_attribute(collection):   # a class attribute: SUPPORTED = (...) in the class body
+            for stmt in getattr(enclosing_class(self.parents, collection), "body", ()):
                 if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == collection.attr
                                                         for t in stmt.targets):
                     return self._elements(stmt.value)

@@ -264,8 +264,8 @@ def _start(t, count: int, fallback: tuple, rng_mode: str, torch_version: Optiona
     ext.set_op_sets(no_check_ops(), foreign_ops(t, ops))   # before set_operators, which reads these sets
     limits = dtypes.for_device(t.name, chip.name) if ops is not None else []
     ext.set_dtype_limits(limits, fail_fallback_text(t.name, os.environ))
-    unknown = ext.set_operators(host_kernels(ops), limited_composites(ops, limits), ops is not None, sim.on_fallback if mode == "warn" else None,
-                                _lacking_note(t, ops, mode))
+    unknown = ext.set_operators(host_kernels(ops), limited_composites(ops, limits), ops is not None,
+                                sim.on_fallback if mode == "warn" else None, _lacking_note(t, ops, mode))
     ext.set_fallback(mode, text, per_overload, not_implemented)
     ext.set_sparse_operators(sparse_ops(t, ops), vendor_fallback(t.name).get("sparse_error", "") if ops else "")
     kernels.register(ops.ops if ops else None)

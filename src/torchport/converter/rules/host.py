@@ -20,7 +20,7 @@ from ...core import codes
 from ..checkers import Phase, checker
 from .api import REFERENCE_CODES
 from ...kb.packages import packages
-from ..flow import sources, statement_lists
+from ..flow import enclosing_class, is_self_attribute, sources, statement_lists
 from ..guards import cuda_build_probe, exits
 from .devices import PLAIN_DEVICE, asks_for_cuda, is_device_valued
 
@@ -76,13 +76,10 @@ def _values_through_attributes(ctx, value) -> list:
     parents = ctx.parents()
     out = []
     for leaf in sources(parents, value):
-        if isinstance(leaf, ast.Attribute) and isinstance(leaf.value, ast.Name) and leaf.value.id == "self":
-            cls = parents.get(id(leaf))
-            while cls is not None and not isinstance(cls, ast.ClassDef):
-                cls = parents.get(id(cls))
+        if is_self_attribute(leaf):
+            cls = enclosing_class(parents, leaf)
             assigned = [n.value for n in ast.walk(cls) if isinstance(n, ast.Assign) and any(
-                isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
-                and t.attr == leaf.attr for t in n.targets)] if cls is not None else []
+                is_self_attribute(t) and t.attr == leaf.attr for t in n.targets)] if cls is not None else []
             out += [v for a in assigned for v in sources(parents, a)]
         else:
             out.append(leaf)
