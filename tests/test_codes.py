@@ -10,7 +10,7 @@ import pytest
 import torchport
 from torchport.analyze.api import analyze
 from torchport.converter.rules import builtin_checkers
-from torchport.converter.rules_doc import convert_example, rule_text, rules_markdown
+from torchport.converter.rules_doc import EXAMPLE_OPTIONS, convert_example, rule_text, rules_markdown
 from torchport.converter.run import Converter
 from torchport.core import codes
 from torchport.core.codes import CODES
@@ -61,6 +61,8 @@ FIXTURES = {
               {"launch": "a.py", "specify_device": "NPU_CALCULATE_DEVICE"}),
     "TP123": ("convert", "npu", {"a.py": "import torch\nwith torch.cuda.nvtx.range('fwd'):\n    pass\n"},
               {"similar": True}),
+    "TP003": ("convert", "npu", {"a.py": "import torch\nif __name__ == '__main__':\n    print(torch.ones(2).cuda())\n"},
+              {"runtime_shim": True}),
     **{c: ("analyze", "npu", NATIVE, {}) for c in ("TP901", "TP902", "TP903", "TP904", "TP905", "TP906", "TP907",
                                                    "TP908", "TP909", "TP910")},
     **{c: ("port", "musa", EXTENSION, {"maps": ["map.json"]}) for c in ("TP950", "TP951", "TP952", "TP955", "TP956")},
@@ -162,7 +164,7 @@ def test_every_code_is_emitted_on_its_fixture(cid, tmp_path, monkeypatch):
 @pytest.mark.parametrize("cid", sorted(c.id for c in CODES.values() if c.example))
 def test_documented_example_holds(cid):
     before, after = CODES[cid].example
-    out, _ = convert_example(before, "npu", shell=cid.startswith("TP8"))
+    out, _ = convert_example(before, "npu", shell=cid.startswith("TP8"), options=EXAMPLE_OPTIONS.get(cid))
     drop_register = [line for line in out.splitlines(True) if not line.startswith("import torch_npu")]
     assert "".join(drop_register) == "".join(line for line in after.splitlines(True)
                                              if not line.startswith("import torch_npu"))

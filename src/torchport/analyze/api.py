@@ -39,6 +39,9 @@ from ..kb.packages import packages
 from ..porting.native import NATIVE_SUFFIXES, NativeScan
 from .advice import COLUMNS as ADVICE_COLUMNS
 from .advice import project_rows
+from ..converter.project import device_names, python_texts
+from .libraries import LibraryScan, local_names
+from .libraries import scan as scan_libraries
 from .scan import OPTIONAL, guarded_scan, init_worker
 
 SCHEMA_VERSION = 1
@@ -66,11 +69,12 @@ class Readiness:
     advice_review: int = 0           # of review: convert's advice findings (package imports aside)
     native_review: int = 0           # of review: C++ items to look at (TP904-906) and the CUDA-torch pin (TP910)
     not_read: int = 0                # files that could not be read or parsed: the grade counts without them
+    library_paths: int = 0           # names from installed libraries the project calls that run CUDA code
 
     @property
     def manual(self) -> int:
-        return self.unsupported + self.package_swaps + (0 if self.kernels_blocked or self.kernels_optional
-                                                        else self.kernels)
+        return self.unsupported + self.package_swaps + self.library_paths + \
+            (0 if self.kernels_blocked or self.kernels_optional else self.kernels)
 
     @property
     def blocked(self) -> int:
@@ -91,6 +95,7 @@ class Readiness:
         kernels = self.kernels if not self.kernels_optional else 0
         rows = [(self.unsupported, "unsupported APIs (manual)", 1.0),
                 (self.package_swaps, "CUDA-only packages to replace (manual)", 1.0),
+                (self.library_paths, "installed libraries' functions that run CUDA code (manual)", 1.0),
                 (0 if self.kernels_blocked else kernels, "CUDA kernels a tool ports (manual)", 1.0),
                 (kernels if self.kernels_blocked else 0, "CUDA kernels to rewrite (blocked)", 10.0),
                 (0 if self.kernels_optional else self.ptx, "inline PTX sites (blocked)", 10.0),
@@ -112,6 +117,7 @@ class Readiness:
         return {"automatic": self.automatic, "manual": self.manual, "review": self.review, "blocked": self.blocked,
                 "unsupported_apis": self.unsupported, "package_swaps": self.package_swaps,
                 "blocked_packages": self.blocked_packages, "optional_packages": self.optional_packages,
+                "library_paths": self.library_paths,
                 "cuda_kernels": self.kernels,
                 "kernels_optional": self.kernels_optional, "inline_ptx": self.ptx,
                 "effort": round(self.effort, 2), "effort_unit": EFFORT_UNIT,
@@ -129,6 +135,7 @@ class AnalysisResult:
     readiness: dict = field(default_factory=dict)        # target -> Readiness
     data: dict = field(default_factory=dict)             # target -> versions of the data used
     output: Optional[str] = None
+    libraries: Optional[LibraryScan] = None              # installed libraries the project calls (libraries.py)
     elapsed: float = 0.0
     started: str = ""
     _touchpoints: Optional[list] = field(default=None, repr=False)
@@ -210,6 +217,7 @@ class AnalysisResult:
             "exported_ops": len(self.native.pybind_ops) + sum(len(v) for v in self.native.library_ops.values()),
             "extension_call_sites": sum(1 for s in self.files for f in s.common if f.rule == codes.TP907.id),
             "readiness": {t: r.to_dict() for t, r in self.readiness.items()},
+            "libraries": self.libraries.summary() if self.libraries is not None else None,
             "advice": {t: len(self.advice(t)) for t in self.targets},
             # what `convert --to t` would report for the same tree (its summary's words and numbers)
             "convert": {t: self.convert_counts(t) for t in self.targets},
@@ -235,6 +243,7 @@ class AnalysisResult:
                 "pybind_ops": sorted(self.native.pybind_ops),
                 "library_ops": {ns: sorted(ops) for ns, ops in sorted(self.native.library_ops.items())},
             },
+            "libraries": self.libraries.to_dict() if self.libraries is not None else None,
             "per_target": {t: {"readiness": self.readiness[t].to_dict(),
                                "findings": [f.to_dict() for f in self.target_findings(t)],
                                "advice": [dict(zip((c.lower() for c in ADVICE_COLUMNS), row))
@@ -262,8 +271,10 @@ def _weight(entry) -> int:
 
 
 def analyze(path, targets=None, *, torch_version: Optional[str] = None, output=None, jobs: Optional[int] = None,
-            exclude=(), write_reports: bool = True, force: bool = False, progress=None) -> AnalysisResult:
-    """Assess `path` (file or folder) for `targets` (names or a comma list; default: every target)."""
+            exclude=(), write_reports: bool = True, force: bool = False, progress=None,
+            python: Optional[str] = None) -> AnalysisResult:
+    """Assess `path` (file or folder) for `targets` (names or a comma list; default: every target); the
+    installed libraries it calls are looked up on `python`'s path (default: this interpreter's)."""
     src = Path(path)
     if not src.exists():
         raise UsageError(f"input not found: {src}")
@@ -287,12 +298,15 @@ def analyze(path, targets=None, *, torch_version: Optional[str] = None, output=N
             _merge(native, s.native)
     library = tuple((ns, tuple(sorted(ops))) for ns, ops in sorted(native.library_ops.items()) if ops)
     rest = [e for e in entries if not is_native(e)]
-    init_args = (tuple(names), tuple(sorted(native.pybind_ops)), library, tree.own_packages(entries), False, True)
+    init_args = (tuple(names), tuple(sorted(native.pybind_ops)), library, tree.own_packages(entries), False, True,
+                 None, *(device_names(python_texts(entries)) if src.is_dir() else (frozenset(), frozenset())))
     scans = native_scans + parallel.run(rest, init_worker, init_args, guarded_scan, jobs or parallel.default_jobs(),
                                         _weight, progress)
     scans.sort(key=lambda s: s.path)
     result = AnalysisResult(str(src), names, torch_version, scans, native=native,
                             output=str(out) if write_reports else None, started=time.strftime("%Y-%m-%dT%H:%M:%S"))
+    result.libraries = scan_libraries([u for s in scans for u in s.uses], names, python,
+                                      frozenset(local_names([e.rel for e in entries if e.kind == "file"])))
     for name in names:
         target = load_target(name)
         result.readiness[name] = _readiness(result, target)
@@ -325,6 +339,8 @@ def _readiness(result: AnalysisResult, target) -> Readiness:
             r.review += 1
             r.advice_review += 1
     r.not_read = len({f.file for f in result.common if f.rule == codes.TP000.id and f.action == ERROR})
+    if result.libraries is not None:
+        r.library_paths = len({reach.name for reach in result.libraries.reaches.get(target.name, [])})
     sites = [f for f in result.common if f.rule == codes.TP907.id and f.file.endswith(".py")]
     if sites and all(OPTIONAL in f.message for f in sites):
         r.kernels_optional = True  # the project runs without its kernels: porting them is review, not a block

@@ -25,6 +25,7 @@ from ..core.textfile import decode
 from ..kb.packages import packages
 from . import advice as perf
 from .deps import dependency_findings, is_dependency_file
+from .libraries import imports_libraries, project_uses
 from ..porting.native import NATIVE_SUFFIXES, NativeScan, line_finder, scan_native
 
 _EXT_RECEIVER = re.compile(r"(?:^|_)(?:C|ext|ext_module|cuda|cuda_ext|ops|lib)$", re.IGNORECASE)
@@ -138,6 +139,7 @@ class FileScan(FileResult):
     entry: bool = False                               # the file has a `__main__` guard
     mentions: frozenset = frozenset()                 # advice rules' `unless_mentioned` words the file holds
     suppressed: dict = field(default_factory=dict)    # target -> [Finding] left out (core/suppress.py)
+    uses: list = field(default_factory=list)          # [libraries.Use] of installed libraries (analyze only)
 
     @property
     def common(self) -> list:
@@ -154,8 +156,10 @@ class Analyzer:
     project's C++ extensions export (found first, so Python call sites can be matched here)."""
 
     def __init__(self, targets: tuple, ext_ops: tuple = (), library_ops: tuple = (), own: tuple = (),
-                 keep_edits: bool = False, advice: bool = False, selection=None):
-        self.converters = {t: Converter(t, own_packages=own, selection=selection) for t in targets}
+                 keep_edits: bool = False, advice: bool = False, selection=None, device_names=frozenset(),
+                 device_users=frozenset()):
+        self.converters = {t: Converter(t, own_packages=own, selection=selection, device_names=device_names,
+                                        device_users=device_users) for t in targets}
         self.keep_edits = keep_edits  # `torchport check --format sarif` turns convert's edits into fixes
         self.advice = perf.rules_for(targets) if advice else ()  # performance advice (analyze, not check)
         self.packages = packages()
@@ -248,13 +252,16 @@ class Analyzer:
                 sites = [replace(f, message=f"{f.message}; {OPTIONAL}") if f.old.split(".")[0] in optional else f
                          for f in sites]
             result.common += sites
-        if self.advice:
+        if self.advice:   # analyze: the file is parsed for its advice, and read for its library uses too
             try:
                 result.advice, result.entry = perf.file_hits(src, self.advice)
+                if imports_libraries(source, self.own):
+                    result.uses = project_uses(rel, src.tree, self.own)
             except (SyntaxError, ValueError, RecursionError):
                 pass  # not parsable: reported below when convert would look at it
-        python = next(iter(self.converters.values())).python
-        if not python.wants(src.lowered):
+        first = next(iter(self.converters.values()))
+        python = first.python
+        if not python.wants(src.lowered) and rel not in first.options.device_users:
             result.status = "clean"
             return
         try:
@@ -267,7 +274,9 @@ class Analyzer:
             return
         for t, conv in self.converters.items():
             _new, kept, result.per_target[t] = conv.python.convert(rel, source, text.newline, src=src, wanted=True,
-                                                                   suppressed=result.suppressed.setdefault(t, []))
+                                                                   suppressed=result.suppressed.setdefault(t, []),
+                                                                   device_names=conv.device_names_of(rel),
+                                                                   register=rel in conv.options.device_users)
             if self.keep_edits:
                 result.edits[t] = kept
         if python.imports_cuda_package(src.lowered):
@@ -300,8 +309,10 @@ _ANALYZER: dict = {}
 
 
 def init_worker(targets: tuple, ext_ops: tuple = (), library_ops: tuple = (), own: tuple = (),
-                keep_edits: bool = False, advice: bool = False, selection=None) -> None:
-    _ANALYZER["a"] = Analyzer(targets, ext_ops, library_ops, own, keep_edits, advice, selection)
+                keep_edits: bool = False, advice: bool = False, selection=None, device_names=frozenset(),
+                device_users=frozenset()) -> None:
+    _ANALYZER["a"] = Analyzer(targets, ext_ops, library_ops, own, keep_edits, advice, selection, device_names,
+                              device_users)
 
 
 def scan_entry(entry) -> FileScan:

@@ -121,6 +121,10 @@ def _section(cls, table: dict):
     return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in table.items()})
 
 
+# The run-time mapping `migrate --runtime-shim` adds to entry scripts, unless a target names its vendor's own.
+RUNTIME_SHIM = "import torchport.auto"
+
+
 @dataclass(frozen=True)
 class Target:
     name: str
@@ -131,6 +135,7 @@ class Target:
     device: str = ""                    # "npu"; empty when device_expr is used
     device_expr: str = ""               # expression naming the device type; {torch} = the module's torch alias
     register: str = ""                  # module to import so the device exists ("torch_npu")
+    runtime_shim: str = RUNTIME_SHIM    # migrate --runtime-shim: the import that maps CUDA calls at run time
     backend: str = "gloo"               # collective backend replacing nccl
     backend_expr: str = ""              # or an expression choosing it at run time ({torch} as above)
     visible_devices_env: str = ""
@@ -388,6 +393,8 @@ word = pattern(r"[A-Za-z_][A-Za-z0-9_]*", "a plain word (ASCII letters, digits, 
 env_name = pattern(r"[A-Za-z_][A-Za-z0-9_]*", "an environment variable name (ASCII letters, digits, _)")
 label = pattern(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*", "a name of ASCII letters, digits, _ . + -")
 program = pattern(r"[A-Za-z0-9_.+/-]+", "a program name or path without spaces")
+import_statement = pattern(r"(?:import [A-Za-z_][\w.]*|from [A-Za-z_][\w.]* import [A-Za-z_]\w*)",
+                           "one import statement (`import x.y` or `from x import y`)")
 
 
 def one_of(*choices):
@@ -551,6 +558,7 @@ def _doctor_need(value) -> None:
 _TARGET_KEYS = {
     "name": label, "title": text, "description": text, "torch_install": text,
     "namespace": dotted_name, "register": optional(module_name), "device_guard": optional(dotted_name),
+    "runtime_shim": import_statement,
     "device": optional(word), "device_expr": optional(torch_expression),
     "backend": optional(word), "backend_expr": optional(torch_expression),
     "tensor_method": optional(identifier), "is_attr": optional(identifier),
@@ -615,6 +623,7 @@ def _parse(path: Path) -> Target:
         aliases=tuple(a.lower() for a in data.get("aliases", ())),
         device=data.get("device", ""), device_expr=data.get("device_expr", ""),
         register=data.get("register", ""), backend=data.get("backend", "gloo"),
+        runtime_shim=data.get("runtime_shim", RUNTIME_SHIM),
         backend_expr=data.get("backend_expr", ""),
         visible_devices_env=data.get("visible_devices_env", ""), smi=data.get("smi", ""),
         tensor_method=data.get("tensor_method", ""), is_attr=data.get("is_attr", ""),

@@ -24,7 +24,7 @@ def run(args) -> int:
         raise UsageError("analyze needs an INPUT file or folder")
     result = analyze(path, args.to, torch_version=args.torch_version, output=args.output, jobs=args.jobs,
                      exclude=args.exclude or (), force=args.force,
-                     progress=None if args.json else progress())
+                     progress=None if args.json else progress(), python=args.python)
     if args.json:
         json.dump(result.to_dict(), sys.stdout, indent=1, ensure_ascii=False)
         sys.stdout.write("\n")
@@ -49,6 +49,11 @@ def run(args) -> int:
             print(f"  convert --to {t}: {counted(n['changes'], 'change')}, {n['unsupported']} unsupported, "
                   f"{n['to_review']} to review")
         print("  performance advice: " + ", ".join(f"{t} {n}" for t, n in s["advice"].items()))
+        lib = result.libraries
+        if lib is not None and (lib.read or lib.missing):
+            print(f"  installed libraries: {len(lib.read)} read" + (f", {len(lib.missing)} not installed here"
+                                                                   if lib.missing else "")
+                  + "; uses reaching CUDA code: " + ", ".join(f"{t} {len(r)}" for t, r in lib.reaches.items()))
         if result.output:
             print(f"  report: {printable(os.path.join(result.output, 'analysis.md'))} (+ report.html, analysis.json, "
                   "cuda_op_list.csv, unknown_api.csv, <target>/unsupported_api.csv, <target>/advice.csv)")
@@ -79,6 +84,8 @@ def add(sub) -> None:
     a.add_argument("-o", "--output", metavar="OUT", help="report folder (default: <name>_analysis)")
     a.add_argument("-e", "--exclude", action="append", metavar="GLOB", help="skip matching files; repeatable")
     a.add_argument("-j", "--jobs", type=jobs, metavar="N", help="worker processes (default: CPU count)")
+    a.add_argument("--python", metavar="PATH", help="the interpreter whose installed libraries the project uses "
+                   "(default: this one): their CUDA code on the paths the project calls is reported")
     a.add_argument("--fail-on", choices=FAIL_LEVELS, help="exit 1 when any target has blocked / manual+ / review+ items")
     a.add_argument("--force", action="store_true", help="write into an existing report folder")
     a.add_argument("--json", action="store_true", help="print analysis.json to stdout")

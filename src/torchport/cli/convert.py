@@ -35,7 +35,7 @@ def run(args) -> int:
                      progress=None if args.json or args.diff or to_stdout else progress(), distributed=args.distributed,
                      main=args.main, model_var=args.model_var, loader_var=args.loader_var,
                      specify_device=(args.device_env or "NPU_CALCULATE_DEVICE") if args.specify_device else None,
-                     similar=args.similar)
+                     similar=args.similar, runtime_shim=args.runtime_shim)
     errors = [f for f in result.findings if f.action == "error"]
     settings.print_warnings(result.findings)
     if to_stdout:
@@ -139,6 +139,10 @@ def add(sub) -> None:
                         "--distributed")
     c.add_argument("--device-env", metavar="NAME",
                    help="the variable -s reads (default: NPU_CALCULATE_DEVICE, 0 when unset)")
+    c.add_argument("--runtime-shim", action="store_true",
+                   help="entry scripts (a `__main__` block) import the target's run-time mapping first, for the "
+                        "CUDA code of the libraries the project calls (TP003: import torchport.auto; on npu "
+                        "from torch_npu.contrib import transfer_to_npu)")
     c.add_argument("-sim", "--similar", action="store_true",
                    help="replace some APIs the target does not support by APIs of a similar function, as Ascend's "
                         "migration tool's -sim does; each swap is reported (TP123) with what changes, e.g. "

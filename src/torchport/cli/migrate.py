@@ -28,7 +28,7 @@ def run(args) -> int:
         print(f"  | {printable(line)}", file=sys.stderr)
 
     result = migrate(args.input, args.to, args.output, force=args.force, verify=program, jobs=args.jobs,
-                     echo=echo if not args.quiet else None)
+                     echo=echo if not args.quiet else None, python=args.python, runtime_shim=args.runtime_shim)
     out = printable(result.output)
     a, c, k = result.analysis.summary(), result.convert.summary(), result.check.summary()
     print(f"torchport migrate --to {printable(result.target)}: {printable(result.input)} -> {out} "
@@ -149,7 +149,8 @@ def _simulated(target: str) -> bool:
 
 def add(sub) -> None:
     m = sub.add_parser("migrate", help="analyze, convert, port-ext and check a project into one tree and one report",
-                       usage="torchport migrate PROJECT --to TARGET [-o OUT] [--force] [--verify -- COMMAND ...]",
+                       usage="torchport migrate PROJECT --to TARGET [-o OUT] [--force] [--python PATH] [--runtime-shim] "
+                             "[--verify -- COMMAND ...]",
                        description="Migrate a CUDA project folder for TARGET: analyze it, convert it into OUT "
                                    "(default: <name>_<target> beside it, as convert does), port its C++/CUDA "
                                    "sources there (musa) or list the kernels to rewrite (npu, mlu), check the "
@@ -161,6 +162,11 @@ def add(sub) -> None:
                    help="npu, mlu, musa, xpu, mps, cpu, accelerator, or a target .toml file")
     m.add_argument("-o", "--output", metavar="OUT", help="output folder (default: <name>_<target> next to PROJECT)")
     m.add_argument("--force", action="store_true", help="write into an existing output folder")
+    m.add_argument("--python", metavar="PATH", help="the interpreter whose installed libraries the project uses "
+                   "(default: this one): their CUDA code on the paths the project calls goes into What's left")
+    m.add_argument("--runtime-shim", action="store_true",
+                   help="entry scripts import the target's run-time mapping first (import torchport.auto; on npu "
+                        "Ascend's transfer_to_npu), for the CUDA code of the libraries the project calls")
     m.add_argument("--verify", action="store_true", help="run the command after -- in OUT and report its result")
     m.add_argument("-q", "--quiet", action="store_true", help="do not echo the verify command's output")
     m.add_argument("-j", "--jobs", type=jobs, metavar="N", help="worker processes (default: CPU count)")

@@ -17,6 +17,7 @@ from ..core.finding import ADVICE, CHANGES, ERROR, UNSUPPORTED
 from ..core.parallel import default_jobs
 from ..core.pipeline import Mode
 from ..core.suppress import Selection
+from .project import device_names, python_texts
 from .run import FAILED, Converter, Options, run_jobs, timer
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # convert -s: what --device-env may name
@@ -140,7 +141,7 @@ def convert(path, target: str, output=None, *, rules: Sequence[str] = (), exclud
             write_reports: Optional[bool] = None, progress=None, distributed: bool = False,
             main: Optional[str] = None, model_var: str = "model", loader_var: Optional[str] = None,
             specify_device: Optional[str] = None, selection: Optional[Selection] = None,
-            similar: bool = False) -> ConvertResult:
+            similar: bool = False, runtime_shim: bool = False) -> ConvertResult:
     """Convert a file or directory for `target` (a bundled target name or a .toml file).
 
     Default: a mirrored tree `<name>_<target>` next to the input and reports in
@@ -152,6 +153,8 @@ def convert(path, target: str, output=None, *, rules: Sequence[str] = (), exclud
     `selection`: the codes reported and changed (--select/--ignore, core/suppress.py); `# torchport: ignore`
     comments are always honoured: what they suppress is left as written and counted in `suppressed`.
     `similar`: replace the unsupported APIs of kb/similar.toml by their similar APIs (Ascend's `-sim`; TP123).
+    `runtime_shim`: each entry script imports the target's run-time mapping first (TP003), for the CUDA code
+    of the libraries the project calls.
     """
     mode = Mode.of(in_place, diff, dry_run)
     src = Path(path)
@@ -191,7 +194,7 @@ def convert(path, target: str, output=None, *, rules: Sequence[str] = (), exclud
 
     with tree.hold_output(src, out, mode, force):
         options = Options(rule_files=tuple(rules), launch=launch_rel, device_env=specify_device or "",
-                          selection=selection, similar=similar)
+                          selection=selection, similar=similar, runtime_shim=runtime_shim)
         return _convert(src, user.paths, target, target_name, mode, out, reports, multi, options, exclude, jobs,
                         progress, force)
 
@@ -218,7 +221,8 @@ def _convert(src, rule_paths, target, target_name, mode, out, reports, multi, op
         jobs_list.append((e, dst, bak, multi.source if multi and e.rel == multi.rel else None))
     target_ref = str(target) if str(target).endswith(".toml") else target_name
     roots = (src if src.is_dir() else src.parent, (out if src.is_dir() else out.parent) if out else None, backup)
-    options = replace(options, own_packages=tuple(tree.own_packages(entries)))
+    names, users = device_names(python_texts(entries)) if tree_input else (frozenset(), frozenset())
+    options = replace(options, own_packages=tuple(tree.own_packages(entries)), device_names=names, device_users=users)
     results = run_jobs(jobs_list, target_ref, options, mode, jobs or default_jobs(), progress, roots)
     if multi is not None:
         results.append(multi.finish(results, mode))

@@ -175,6 +175,15 @@ def groups(ctx) -> Groups:
     return found
 
 
+def exported(ctx, literal) -> bool:
+    """Is the literal's group that of a module-level name another file of the project uses as a device
+    (converter/project.py)?"""
+    if not ctx.device_names:
+        return False
+    g = groups(ctx)
+    return any(scope == id(g.tree) and name in ctx.device_names for scope, name in g.group_keys(literal))
+
+
 def role(ctx, literal, device_slot, is_device_word, device_named) -> str:
     """"device", "name" or "" for the group of a string literal (see the module's docstring).  The callers'
     notions of a device position and a device word are passed in (converter/rules/devices.py owns them)."""
@@ -182,7 +191,7 @@ def role(ctx, literal, device_slot, is_device_word, device_named) -> str:
     keys = g.group_keys(literal)
     if not keys:
         return ""
-    if any(device_named(name) for _, name in keys):
+    if any(device_named(name) for _, name in keys) or exported(ctx, literal):
         return "device"
     if any(device_slot(read) for key in keys for read in g.reads(key)):
         return "device"

@@ -228,7 +228,8 @@ class PythonConverter:
 
     def convert(self, path: str, source: str, newline: str = "\n", launch: bool = False,
                 src: Optional[SourceFile] = None, wanted: bool = False, device_env: str = "",
-                suppressed: Optional[list] = None):
+                suppressed: Optional[list] = None, shim: bool = False, device_names: frozenset = frozenset(),
+                register: bool = False):
         """Return (new_source, kept_edits, findings); raises SyntaxError on unparsable input.
 
         `src` may be passed in when several targets look at one file: what it computes
@@ -237,11 +238,14 @@ class PythonConverter:
         `self.selection` suppress are not reported and their changes not made; they
         are appended to `suppressed` when it is given (core/suppress.py)."""
         src = src if src is not None else SourceFile(path, source)
-        if not (launch or wanted or self.wants(src.lowered)):
+        if not (launch or shim or register or wanted or self.wants(src.lowered)):
             return source, [], []
         tree = src.tree
         ctx = FileContext(path, source, self.api, newline, src.line_starts)
         ctx.launch = launch
+        ctx.shim = shim
+        ctx.device_names = device_names
+        ctx.needs_register = register   # it uses a name another file binds to the target's device
         ctx.device_env = device_env
         ctx.tree, ctx.parents, ctx.nodes_by_type = tree, src.parents, src.nodes_by_type
         ctx.user_codes = self.user_codes

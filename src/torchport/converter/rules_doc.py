@@ -1,7 +1,10 @@
 """Views of the code catalogue (core.codes): the `torchport rules` table, one code in full, docs/rules.md."""
 from __future__ import annotations
 
+from typing import Optional
+
 from ..backends import available_targets, load_target
+from ..core import codes
 from ..core.codes import CODES, FAMILIES, FIXES, TP000, Code
 
 
@@ -14,11 +17,15 @@ def rules_table() -> list:
 EXAMPLE_PRELUDE = "import os\nimport torch\nimport torch.distributed as dist\nfrom torch.utils.cpp_extension import load\n"
 
 
-def convert_example(before: str, target: str, shell: bool = False) -> tuple:
+# The run options a code's example needs (its code acts only when the option is given).
+EXAMPLE_OPTIONS = {codes.TP003.id: {"runtime_shim": True}}
+
+
+def convert_example(before: str, target: str, shell: bool = False, options: Optional[dict] = None) -> tuple:
     """(converted text, findings) of an example snippet for `target`, without the prelude."""
     from .run import Converter
 
-    conv = Converter(target)
+    conv = Converter(target, **(options or {}))
     if shell:
         new, findings, _ = conv.convert_text("example.sh", before.encode(), "shell")
         return (new or before.encode()).decode(), findings
@@ -33,7 +40,8 @@ def convert_example(before: str, target: str, shell: bool = False) -> tuple:
 
 def example_after(code: Code, target: str) -> str:
     """The code's example converted for `target`."""
-    return convert_example(code.example[0], target, shell=code.id.startswith("TP8"))[0]
+    return convert_example(code.example[0], target, shell=code.id.startswith("TP8"),
+                           options=EXAMPLE_OPTIONS.get(code.id))[0]
 
 
 def rule_text(code: Code) -> str:

@@ -58,6 +58,9 @@ class Options:
     device_env: str = ""                     # convert -s: the launch script's device index comes from this variable
     selection: Optional[Selection] = None    # --select/--ignore, [tool.torchport] (core/suppress.py)
     similar: bool = False                    # --similar: unsupported APIs swapped for similar ones (TP123)
+    runtime_shim: bool = False               # --runtime-shim: entry scripts import the run-time mapping (TP003)
+    device_names: frozenset = frozenset()    # (file, name): module-level names other files use as devices (project.py)
+    device_users: frozenset = frozenset()    # the files that use them so: they get the registration import
 
 
 class Converter:
@@ -90,6 +93,10 @@ class Converter:
                              f"(C++ extensions: torchport port-ext --to {loaded.name})")
         return loaded, load_rule_files(rule_files, loaded.name)
 
+    def device_names_of(self, rel: str) -> frozenset:
+        """The module-level names of `rel` that other files of the project use as devices."""
+        return frozenset(name for file, name in self.options.device_names if file == rel)
+
     def convert_text(self, rel: str, data: bytes, kind: str):
         """(new bytes or None if unchanged, findings, line count); raises on syntax errors."""
         new, findings, lines, _hunks = self.convert_file(rel, data, kind)
@@ -113,7 +120,10 @@ class Converter:
         launch = rel == self.options.launch
         new, kept, findings = self.python.convert(rel, text.text, text.newline, launch=launch, src=src,
                                                   device_env=self.options.device_env if launch else "",
-                                                  suppressed=suppressed)
+                                                  suppressed=suppressed,
+                                                  shim=self.options.runtime_shim and is_entry(rel, src),
+                                                  device_names=self.device_names_of(rel),
+                                                  register=rel in self.options.device_users)
         if new == text.text:
             return None, findings, lines, None
         problem = broken_spans(text.text, new, edits.changed_spans(kept, src.statement_spans(), src.line_starts,
@@ -175,6 +185,25 @@ def _with_triggers(r, words):
 
     return replace(r, triggers=tuple(sorted(set(r.triggers) | set(words))),
                    needs=tuple(sorted(set(r.needs) | set(words))))
+
+
+def is_entry(rel: str, src: SourceFile) -> bool:
+    """An entry script: a `__main__.py`, a file with a top-level `if __name__ == "__main__":` block, or a script
+    that does its work at the top level (a call, a loop or a `with` there, not only definitions)."""
+    if rel.rsplit("/", 1)[-1] == "__main__.py":
+        return True
+    try:
+        body = src.tree.body
+    except (SyntaxError, ValueError):
+        return False
+    for s in body:
+        if isinstance(s, ast.If) and isinstance(s.test, ast.Compare) and len(s.test.comparators) == 1 and \
+                {getattr(s.test.left, "id", None), getattr(s.test.comparators[0], "value", None)} \
+                == {"__name__", "__main__"}:
+            return True
+        if isinstance(s, (ast.For, ast.While, ast.With)) or isinstance(s, ast.Expr) and isinstance(s.value, ast.Call):
+            return True
+    return False
 
 
 def kind_of(rel: str) -> str:

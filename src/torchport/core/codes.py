@@ -151,6 +151,29 @@ remove an import that nothing seems to use.  Targets built into PyTorch (xpu, mp
              'x = torch.ones(2).npu()\n'),
 )
 
+TP003 = _define(
+    'TP003', 'runtime-shim', 'import', CONVERT, REWRITE,
+    what=("`migrate --runtime-shim` (`convert --runtime-shim`): the target's run-time mapping imported first in each "
+          "entry script (`import torchport.auto`; on npu Ascend's `from torch_npu.contrib import transfer_to_npu`)."),
+    why="""\
+Convert rewrites the project's own code; a library it calls can still run CUDA code
+(a `device="cuda"` default, a `.cuda()` inside a helper) that `analyze` lists under
+"Installed libraries".  The run-time mapping sends those calls to the target too.  An
+entry script is a file with a top-level `if __name__ == "__main__":` block, or a
+`__main__.py`.  The import goes first, after the docstring and `__future__` imports, so
+it runs before anything imports torch; a file that already has it is left alone.
+`import torchport.auto` needs torchport installed where the project runs, and picks
+the target from TORCHPORT_TARGET, else the installed vendor stack.""",
+    example=('import torch\n'
+             'if __name__ == "__main__":\n'
+             '    print(torch.ones(2).cuda())\n',
+             'from torch_npu.contrib import transfer_to_npu  # noqa: F401 (torchport --runtime-shim)\n'
+             'import torch\n'
+             'import torch_npu  # noqa: F401\n'
+             'if __name__ == "__main__":\n'
+             '    print(torch.ones(2).npu())\n'),
+)
+
 TP002 = _define(
     'TP002', 'missing-imports', 'import', CONVERT, REWRITE,
     what='Add `import torch` (or another package) when a rewrite names it and the file does not import it.',
@@ -484,8 +507,11 @@ strings and collections it is tested against, joined through assignments, `self.
 calls of the file's own functions.  A group never used as a device that holds accelerator names no torch
 device has ("gpu", "tpu": Lightning's `accelerator="cuda"`) keeps every "cuda", reported once; a group used
 as a device has its plain assignments rewritten too, so a flag and the tuple it is tested against stay
-together.  A "cuda" glued into another name (`f"{'cuda' if c else 'cpu'}_time_total"`, a profiler column) is
-not a device and stays without a finding.""",
+together.  A module-level name another file of the project imports and uses as a device (config.py's
+`BACKEND = "cuda"`, read as `device=BACKEND` in train.py: converter/project.py) is a device in its own file
+too, rewritten there on every target, and the file that uses it gets the registration import.  A "cuda"
+glued into another name (`f"{'cuda' if c else 'cpu'}_time_total"`, a profiler column) is not a device and
+stays without a finding.""",
 )
 
 TP207 = _define(
@@ -496,10 +522,14 @@ TP207 = _define(
 `for prefix in "cuda:", "none": device = device.replace(prefix, "")` (ultralytics), within
 one function (see converter/flow.py for what local data flow follows).  An exact device string in a
 branch of a CUDA availability test (`if torch.cuda.is_available(): return "cuda"`) follows the
-test, which is rewritten too.  So does a "cuda" among other device choices (`["cpu", "cuda"]` in a
-parametrize list, `choices=` and its default, `for d in ("cpu", "cuda")`), in a `pytest.param` whose
-marks ask for CUDA, or compared beside that question (`param == "cuda" and not
-torch.cuda.is_available()`), on device targets (on cpu a list would hold "cpu" twice: reported, TP206).""",
+test, which is rewritten too (on cpu the test keeps its words, CPU torch answers no, and the answer
+is "cpu" as well, as `"cuda" if torch.cuda.is_available() else "cpu"` becomes: a cpu tree picks the
+CPU on a machine with CUDA too).  So does a "cuda" among other device choices (`["cpu", "cuda"]` in a
+parametrize list, `choices=` and its default), in a `pytest.param` whose marks ask for CUDA, or
+compared beside that question (`param == "cuda" and not torch.cuda.is_available()`), on device
+targets (on cpu a list of choices would hold "cpu" twice: reported, TP206).  A list looped over by a
+name used as a device (`for d in ("cpu", "cuda"): torch.zeros(1, device=d)`) is rewritten on every
+target: on cpu its CPU case runs twice, where a kept "cuda" would fail.""",
     example=('def pick(i):\n'
              '    arg = f"cuda:{i}"\n'
              '    return torch.device(arg)\n'

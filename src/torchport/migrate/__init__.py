@@ -94,6 +94,7 @@ KINDS = {
     "optional-package": ("review", "small", "a CUDA-only package imported only under try/except ImportError: the "
                          "project runs without it on {target}", "{message}"),
     "cuda-torch": ("review", "small", "a CUDA build of PyTorch is pinned: it is not {target}'s", "{message}"),
+    "verify-traced": ("fail", "small", "the verify failed through this line: {message}", "{what}"),
     "known-error": ("fail", "medium", "the verify output holds a known error: {message}", "{what}"),
     "verify-unused": ("review", "small", "the verify command never started the simulated {target} device, so the "
                       "run proves nothing about it", "import the target's package in the entry script (convert "
@@ -104,6 +105,13 @@ KINDS = {
     "optional-native": ("review", "medium", "an optional extension: every Python import of it is under try/except "
                         "ImportError and the project runs without it, but its CUDA code does not build for {target}",
                         "{message}; or leave it off on {target} (its fallback runs)"),
+    "library": ("fail", "medium", "an installed library the project calls runs CUDA code on that path: on {target} "
+                "it fails there, or runs on the CPU ({message})", "pass the device where the call takes one, or "
+                "run migrate with --runtime-shim (entry scripts import the run-time mapping), or convert the "
+                "library itself"),
+    "library-shimmed": ("review", "small", "an installed library the project calls runs CUDA code on that path "
+                        "({message}); the run-time mapping --runtime-shim added to the entry scripts maps it on "
+                        "{target}", "run the project on {target} (--verify) to confirm the mapping covers it"),
     "mentions-cuda": ("review", "small", "a file convert does not rewrite (docs, Dockerfile, config) mentions CUDA",
                       "read it and change what concerns the device"),
     "advice": ("advice", "small", "performance on {target}", "{message}"),
@@ -244,6 +252,7 @@ class MigrateResult:
     verify: Optional[Verify] = None
     items: list = field(default_factory=list)
     merged: int = 0                   # items found twice (analyze and convert/check/port-ext), counted once
+    runtime_shim: bool = False        # entry scripts import the run-time mapping (--runtime-shim)
     elapsed: float = 0.0
     started: str = ""
 
@@ -287,9 +296,12 @@ class MigrateResult:
 
 # ------------------------------------------------------------------ the run
 def migrate(path, target: str, output=None, *, force: bool = False, verify: Optional[list] = None,
-            jobs: Optional[int] = None, echo: Optional[Callable[[str], None]] = None) -> MigrateResult:
+            jobs: Optional[int] = None, echo: Optional[Callable[[str], None]] = None, python: Optional[str] = None,
+            runtime_shim: bool = False) -> MigrateResult:
     """Migrate the project at `path` for `target` into `output` (default: convert's, `<name>_<target>` beside
-    it); `verify`: a command (argv) to run in the output afterwards; `echo` gets its output lines as they come."""
+    it); `verify`: a command (argv) to run in the output afterwards; `echo` gets its output lines as they come;
+    `python`: the interpreter whose installed libraries the project uses (default: this one);
+    `runtime_shim`: entry scripts import the target's run-time mapping (for those libraries' CUDA code)."""
     from ..analyze.api import analyze
     from ..backends import load_target
     from ..check.api import check
@@ -311,11 +323,11 @@ def migrate(path, target: str, output=None, *, force: bool = False, verify: Opti
                          "report; choose another output")
     start = time.perf_counter()
     started = time.strftime("%Y-%m-%dT%H:%M:%S")
-    analysis = analyze(src, [t.name], jobs=jobs, write_reports=False)
-    converted = convert(src, t.name, output, force=force, jobs=jobs, write_reports=False)
+    analysis = analyze(src, [t.name], jobs=jobs, write_reports=False, python=python)
+    converted = convert(src, t.name, output, force=force, jobs=jobs, write_reports=False, runtime_shim=runtime_shim)
     out = Path(converted.output or output or "")
     result = MigrateResult(t.name, t.title, str(src), str(out), str(out / REPORT_FOLDER), analysis, converted,
-                           started=started)
+                           started=started, runtime_shim=runtime_shim)
     if force:
         _drop_earlier_renames(out)
     _port(result, t, jobs)
@@ -547,6 +559,12 @@ def whats_left(result: MigrateResult, t) -> tuple:
             message = f"CUDA kernels: {t.kernel_advice}; meanwhile keep a PyTorch fallback for the ops it backs"
         items.append(_item(kind, t, f.file, f.line, _one_line(f.old), f.rule, "analyze", message=message,
                            input_line=f.line))
+    libraries = result.analysis.libraries
+    for reach in libraries.reaches.get(t.name, []) if libraries is not None else []:
+        items.append(_item("library-shimmed" if result.runtime_shim else "library", t, reach.file,
+                           lines.get(reach.file, {}).get(reach.line, reach.line), reach.name,
+                           reach.touches[0].rule, "analyze", message=f"{reach.name}: {reach.describe()}",
+                           input_line=reach.line))
     for file, line, rule, advice, source in result.analysis.advice(t.name):
         items.append(_item("advice", t, file, lines.get(file, {}).get(line, line), rule, rule, "advice",
                            message=advice, name=rule, cite=source, input_line=line))
@@ -566,9 +584,10 @@ def whats_left(result: MigrateResult, t) -> tuple:
                            message=f"exit {v.exit_code}" + (f": {last.strip()}" if last else "")))
         if v.verdict == "failed":
             items += _known_errors(t, v.output)
+            items += _traced(result, t, v.output, lines, items)
     seen, unique = set(), []
     for n, i in enumerate(items):  # check's own rows are each one of its findings (two on one line stay two)
-        key = (i.file, i.line, i.rule, i.item) if i.source != "check" else n
+        key = (i.file, i.line, i.rule, i.item, i.kind == "verify-traced") if i.source != "check" else n
         if key in seen:
             merged += 1
             continue
@@ -576,6 +595,50 @@ def whats_left(result: MigrateResult, t) -> tuple:
         unique.append(i)
     unique.sort(key=lambda i: (RISKS.index(i.risk), i.file, i.line, i.rule))
     return unique, merged
+
+
+def _traced(result: MigrateResult, t, output: str, lines: dict, items: list) -> list:
+    """Items for the migrated lines a failed verify went through (trace.py): each one convert edited, and the
+    line the run stopped on when neither an edit nor an earlier item names any of them."""
+    from .trace import exception_line, lines_through
+
+    through = lines_through(output, Path(result.output))
+    if not through:
+        return []
+    edits: dict = {}
+    for f in result.convert.findings:
+        if f.action in CHANGES:
+            edits.setdefault((f.file, lines.get(f.file, {}).get(f.line, f.line)), []).append(f)
+    stop = through[0]
+    failure = _one_line(exception_line(output)) or "a traceback"
+    named: dict = {}
+    for i in items:
+        if i.source != "verify" and i.file and i.line:
+            named.setdefault((i.file, i.line), i)
+    out = []
+    for ln in through:
+        how = "the run stopped on it" if ln is stop else "the run went through it" if ln.how == "frame" else \
+            f"it gives {ln.name}, read at {ln.frame}"
+        for f in edits.get((ln.file, ln.line), []):
+            out.append(_item("verify-traced", t, ln.file, ln.line, f"{_one_line(f.old)} -> {_one_line(f.new)}",
+                             f.rule, "verify", message=f"{failure}; {how}",
+                             what=f"convert wrote `{_one_line(f.new)}` for `{_one_line(f.old)}` here ({f.rule}): if "
+                                  "this value is not a device, keep it with `# torchport: ignore` on the project's "
+                                  f"line (`torchport rules {f.rule}`)"))
+        earlier = named.get((ln.file, ln.line))
+        if earlier is not None and (ln.file, ln.line) not in edits:
+            out.append(_item("verify-traced", t, ln.file, ln.line, earlier.item, earlier.rule, "verify",
+                             message=f"{failure}; {how}",
+                             what=f"the row for this line ({earlier.rule or earlier.kind}) says what to do: "
+                                  f"{earlier.fix}"))
+    if not out:
+        origins = ", ".join(f"{ln.where} ({ln.name})" for ln in through if ln.how == "origin")
+        out.append(_item("verify-traced", t, stop.file, stop.line, _one_line(stop.file), "verify", "verify",
+                         message=f"{failure}; the run stopped on it" + (f"; the names it reads come from {origins}"
+                                                                         if origins else ""),
+                         what="nothing convert wrote and no other item names this path: read the traceback "
+                              "(verify.log); `torchport explain --file` matches known error messages"))
+    return out
 
 
 def _one_line(text: str) -> str:

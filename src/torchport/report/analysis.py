@@ -71,6 +71,27 @@ def readiness_rows(result) -> list:
 READINESS_HEADER = ("Target", "Grade", "Automatic", "Manual", "Review", "Blocked", "Effort")
 
 
+def library_section(scan, targets) -> list:
+    """Markdown lines: the installed libraries the project calls and the CUDA code on those paths."""
+    if scan is None or not (scan.read or scan.missing):
+        return []
+    out = ["## Installed libraries the project calls", "",
+           f"Looked up on `{printable(scan.interpreter)}`'s path (`--python PATH` for another interpreter): read "
+           f"{', '.join(scan.read) or 'none'}" + (f"; not installed there: {', '.join(scan.missing)}"
+                                                   if scan.missing else "")
+           + (f"; {scan.unread} modules not read" if scan.unread else "") + ".", ""]
+    rows = []
+    for t in targets:
+        for r in scan.reaches.get(t, []):
+            rows.append((t, f"{printable(r.file)}:{r.line}", r.name, r.describe()))
+    if rows:
+        out += _table(("Target", "Used at", "Name", "CUDA code on its path (what convert would write there)"),
+                      rows[:300]) + [""]
+    else:
+        out += ["No CUDA code on the paths the project calls.", ""]
+    return out
+
+
 def markdown(result) -> str:
     from ..analyze.api import TOUCHPOINT_GROUPS
 
@@ -120,6 +141,7 @@ def markdown(result) -> str:
             per_target = "; ".join(f"{t}: {pkg.targets[t]['instead']}" for t in result.targets if t in pkg.targets)
             rows.append((name, pkg.kind, len(uses), pkg.instead + (f" | per target: {per_target}" if per_target else "")))
         out += _table(("Package", "Kind", "Uses", "Instead"), rows) + [""]
+    out += library_section(result.libraries, result.targets)
     out += ["## Performance advice per target", "",
             "What to change so the code runs well on the target (DataLoader settings, environment variables, "
             "dynamic shapes, copies, the vendor's fused APIs, TF32/HF32, memory format): `<target>/advice.csv`, "

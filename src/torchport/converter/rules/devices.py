@@ -711,13 +711,16 @@ def other_device_strings(node: ast.Constant, ctx: FileContext) -> None:
     if role == "name":
         keep_name(ctx, node)
         return
-    if role == "device" and not ctx.target.host and isinstance(parent, (ast.Assign, ast.AnnAssign, ast.IfExp, ast.BoolOp)):
-        rewrite_device(ctx, node, codes.TP207)   # bound to a variable its group uses as a device
+    if role == "device" and isinstance(parent, (ast.Assign, ast.AnnAssign, ast.IfExp, ast.BoolOp)) \
+            and (not ctx.target.host or groups.exported(ctx, node)):
+        rewrite_device(ctx, node, codes.TP207)   # bound to a variable its group (or another file) uses as a device
         return
     if under_cuda_question(ctx, node):
-        if not ctx.target.host:  # the question is rewritten: its answer follows
-            rewrite_device(ctx, node, codes.TP207)
-        return  # on the host the question keeps its words and CPU torch answers no: the branch never runs
+        # the question is rewritten, and its answer follows; on the host the question keeps its words (CPU torch
+        # answers no) and the answer is the CPU too, as in `"cuda" if torch.cuda.is_available() else "cpu"` (TP205):
+        # a cpu tree picks the CPU on a machine with CUDA as well
+        rewrite_device(ctx, node, codes.TP207)
+        return
     if not ctx.target.host and (device_choice(ctx, node) or asked_beside(ctx, node)):
         rewrite_device(ctx, node, codes.TP207)  # on the host a list of choices would hold "cpu" twice: reported
         return

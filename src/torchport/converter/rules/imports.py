@@ -213,6 +213,20 @@ def add_registration_import(tree: ast.Module, ctx: FileContext) -> None:
         _insert_after(ctx, first, text, r, message, NOQA)
 
 
+@checker(codes.TP003, phase=Phase.FILE)
+def add_runtime_shim(tree: ast.Module, ctx: FileContext) -> None:
+    """--runtime-shim: the target's run-time mapping, first in an entry script (the run passes ctx.shim)."""
+    shim = ctx.target.runtime_shim
+    if not ctx.shim or not shim:
+        return
+    words = shim.split()
+    module = words[1] if words[0] == "import" else f"{words[1]}.{words[3]}"
+    if any(b.qualname == module or b.qualname.startswith(module + ".") for b in ctx.all_bindings()):
+        return
+    _insert_at_top(ctx, tree, shim, codes.TP003, "maps the CUDA calls of the libraries the project calls, at run "
+                   "time", NOQA + " (torchport --runtime-shim)")
+
+
 @checker(codes.TP404, phase=Phase.FILE)
 def device_from_env(tree: ast.Module, ctx: FileContext) -> None:
     """convert -s: the launch script sets the current device from an environment variable, after its top-level

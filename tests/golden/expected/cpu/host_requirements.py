@@ -8,7 +8,7 @@ def worker(n_gpus):
     if not torch.cuda.is_available():
         raise RuntimeError("this script needs a GPU")
     if torch.cuda.is_available():
-        return "cuda"
+        return "cpu"
     return "cpu"
 
 
