@@ -1,8 +1,8 @@
-"""Proof by execution on real projects: converted timm, yolox and ultralytics train on the simulated
-npu/mlu/musa devices.
+"""Proof by execution on real projects: migrated timm, yolox, ultralytics, pytorch-tabnet, stable-baselines3
+and ctgan train on the simulated npu/mlu/musa devices.
 
-For each project (PyPI sdist, downloaded once into .corpus-cache/ by pypi_cache), `torchport convert`
-writes a cpu tree and one per vendor target.  A driver (bench/corpus_sim/<project>_driver.py) builds
+For each project (PyPI sdist, downloaded once into .corpus-cache/ by pypi_cache), `torchport migrate`
+writes a cpu tree and one per vendor target, each with its "What's left".  A driver (bench/corpus_sim/<project>_driver.py) builds
 models with the project's own code, trains a few steps on synthetic data, evaluates the EMA model
 (running statistics) and uses the project's device helpers; it runs on the cpu tree directly and on
 each vendor tree under `torchport sim`.  Each vendor run must train on its device with the cpu run's
@@ -12,7 +12,12 @@ the CPU.  timm's distributed path (init_distributed_device, DDP, reduce_tensor) 
 (BaseTrainer._setup_ddp, DDP) also run with 2 processes under torchrun on each target with its backend
 (hccl, cncl, mccl), against the cpu tree with gloo; yolox's (yolox.core.launch: mp.spawn, its Trainer's
 device and DDP) and ultralytics' (train(device="0,1") starting its own DDP command) run under the
-project's own launcher (see DISTRIBUTED).  PyPI's torchvision builds do not load their C ops against this
+project's own launcher (see DISTRIBUTED).  pytorch-tabnet (define_device("auto"), its fit loop with
+pin_memory), stable-baselines3 (get_device("auto"), PPO/A2C/DQN, save/load) and ctgan (enable_gpu=True and
+the deprecated cuda=True, save/load) were added as projects this repository had never used (issue 30).
+A run that fails is read back (torchport.migrate.trace): the migrated lines its traceback went through, and
+the origins of the names they read; when "What's left" names none of them the failure is silent, and the
+silent failures are counted per project and target (the target is 0).  PyPI's torchvision builds do not load their C ops against this
 machine's CPU torch: yolox gets bench/corpus_sim/shims/ (nms and friends in plain torch), timm and
 ultralytics the real package with the harness in corpus_sim/site/sitecustomize.py (in every process).
 Exit 1 on any failure.
@@ -36,9 +41,10 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "src"))
 from pypi_cache import sdist  # noqa: E402
 
-import torchport  # noqa: E402
+from torchport.api import migrate  # noqa: E402
 
-PROJECTS = {"timm": "1.0.31", "yolox": "0.3.0", "ultralytics": "8.4.190"}
+PROJECTS = {"timm": "1.0.31", "yolox": "0.3.0", "ultralytics": "8.4.190", "pytorch-tabnet": "4.1.0",
+            "stable-baselines3": "2.9.2", "ctgan": "0.12.1"}
 TARGETS = ("npu", "mlu", "musa")
 SHIMS = HERE / "corpus_sim" / "shims"
 # Options per target.  None now: an op a target lacks does what the hardware does (npu and mlu run it on
@@ -63,6 +69,7 @@ OWN_REFERENCE = {"yolox": "cpu", "ultralytics": "targets"}
 # projects that import the real torchvision get the harness in corpus_sim/site/sitecustomize.py
 REAL_TORCHVISION = {"timm", "ultralytics"}
 BACKEND = {"npu": "hccl", "mlu": "cncl", "musa": "mccl"}
+FAILED_OUTPUT: dict = {}   # (tree, launcher) -> the stderr of a run that failed, read back by silent()
 # PyTorch's exit race (see tests/conftest.py, docs/sim.md): a run that dies of it runs again, at most 3 times
 EXIT_RACE = "terminate called without an active exception"
 
@@ -96,6 +103,7 @@ def run_driver(project: str, tree: Path, target: str, launcher: str = "") -> tup
     line = next((x for x in p.stdout.splitlines() if x.startswith("RESULT ")), None)
     if p.returncode != 0 or line is None:
         tail = (p.stderr.strip().splitlines() or ["(no output)"])[-3:]
+        FAILED_OUTPUT[(str(tree), launcher)] = p.stderr
         return None, took, " | ".join(tail)
     result = json.loads(line[len("RESULT "):])
     if report.is_file():
@@ -105,6 +113,21 @@ def run_driver(project: str, tree: Path, target: str, launcher: str = "") -> tup
         result["processes_on_device"] = {d: sum(1 for peaks in merged["peak_memory"].values() if peaks.get(d))
                                          for d in sorted(used)}
     return result, took, ""
+
+
+def silent(tree: Path, launcher: str, items: list) -> str:
+    """For a failed run: "" when What's left names a line its traceback went through (or the origin of a name
+    such a line reads), "silent: <where>" when it names none, "outside the tree" when no frame is in it."""
+    from torchport.migrate.trace import lines_through
+
+    output = FAILED_OUTPUT.get((str(tree), launcher), "")
+    through = lines_through(output, tree)
+    if not through:
+        return "outside the tree" if output else ""
+    named = {(i.file, i.line) for i in items}
+    if any((ln.file, ln.line) in named for ln in through):
+        return ""
+    return "silent: " + ", ".join(ln.where for ln in through[:3])
 
 
 def close(a, b, rel: float) -> bool:
@@ -135,9 +158,10 @@ def compare(project: str, ref: dict, got: dict, target: str) -> list:
     return problems
 
 
-def distributed_runs(project: str, launcher: str, trees: dict, ref: dict, targets: list) -> int:
-    """Run the project's distributed path with `launcher` on each target; print and count the failures."""
-    failures, first = 0, None
+def distributed_runs(project: str, launcher: str, trees: dict, ref: dict, targets: list, left: dict) -> tuple:
+    """Run the project's distributed path with `launcher` on each target; print and count the failures and the
+    silent ones."""
+    failures, quiet, first = 0, 0, None
     against = {"torchrun": "cpu, 2 processes on gloo", "own": "cpu, 1 process"}[launcher]
     dref, derr = ref, ""
     if launcher == "torchrun":
@@ -162,10 +186,13 @@ def distributed_runs(project: str, launcher: str, trees: dict, ref: dict, target
                     problems.append(f"losses {got['losses']} vs {first[0]} {first[1]['losses']}")
             else:
                 problems += compare(project, dref, got, target)
+        said = silent(trees[target], launcher, left[target]) if err else ""
         print(f"{'FAIL' if problems else 'ok  '} {project} {target}, 2 processes, {launcher} launcher + "
-              f"{BACKEND[target]} vs {against} ({took:.0f} s)" + "".join(f"\n       {p}" for p in problems))
+              f"{BACKEND[target]} vs {against} ({took:.0f} s)" + "".join(f"\n       {p}" for p in problems)
+              + (f"\n       {said}" if said else ""))
         failures += bool(problems)
-    return failures
+        quiet += said.startswith("silent")
+    return failures, quiet
 
 
 def main() -> int:
@@ -179,31 +206,37 @@ def main() -> int:
         for project in args.projects:
             sdist(project, PROJECTS[project])
         return 0
-    failures = 0
+    failures, quiet = 0, 0
     with tempfile.TemporaryDirectory(prefix="torchport-corpus-sim-") as tmp:
         for project in args.projects:
             src = sdist(project, PROJECTS[project])
-            trees = {}
+            trees, left = {}, {}
             for target in ["cpu", *args.targets]:
                 trees[target] = Path(tmp) / f"{project}_{target}"
-                torchport.convert(src, target, trees[target])
+                left[target] = migrate(src, target, trees[target], jobs=1).items
             ref, took, err = run_driver(project, trees["cpu"], "cpu")
             if ref is None:
-                print(f"FAIL {project} cpu: {err}")
+                said = silent(trees["cpu"], "", left["cpu"])
+                print(f"FAIL {project} cpu: {err}" + (f"\n       {said}" if said else ""))
                 failures += 1
+                quiet += said.startswith("silent")
                 continue
             print(f"ok   {project} cpu ({took:.0f} s)")
             for target in args.targets:
                 got, took, err = run_driver(project, trees[target], target)
                 problems = [err] if got is None else compare(project, ref, got, target)
+                said = silent(trees[target], "", left[target]) if got is None else ""
                 fell = f"; ran on the CPU: {', '.join(got['fallback_ops'])}" if got and got.get("fallback_ops") else ""
                 print(f"{'FAIL' if problems else 'ok  '} {project} {target} ({took:.0f} s{fell})"
-                      + "".join(f"\n       {p}" for p in problems))
+                      + "".join(f"\n       {p}" for p in problems) + (f"\n       {said}" if said else ""))
                 failures += bool(problems)
+                quiet += said.startswith("silent")
             for launcher in DISTRIBUTED.get(project, []):
-                failures += distributed_runs(project, launcher, trees, ref, args.targets)
-    print(f"corpus_sim: {failures} failure(s)")
-    return 1 if failures else 0
+                n, k = distributed_runs(project, launcher, trees, ref, args.targets, left)
+                failures, quiet = failures + n, quiet + k
+    print(f"corpus_sim: {failures} failure(s), {quiet} silent (a failing run whose traceback's lines What's left "
+          "does not name)")
+    return 1 if failures or quiet else 0
 
 
 if __name__ == "__main__":
