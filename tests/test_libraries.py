@@ -192,3 +192,14 @@ def test_the_shimmed_project_runs_where_the_unshimmed_one_fails(tmp_path, target
         assert p.returncode == 0, p.stderr[-2000:]
         line = next(ln for ln in p.stdout.splitlines() if ln.startswith("RESULT"))
         assert line.split()[-1] == target, line
+
+
+def test_a_namespace_package_is_read_through_its_folders(tmp_path, monkeypatch):
+    site = tmp_path / "site"
+    (site / "nspkg" / "mix").mkdir(parents=True)    # nspkg has no __init__.py
+    (site / "nspkg" / "mix" / "__init__.py").write_text("def go(x, device='cuda'):\n    return x.to(device)\n")
+    monkeypatch.syspath_prepend(str(site))
+    uses = libraries.project_uses("a.py", ast.parse("from nspkg.mix import go\ngo(1)\n"), set())
+    scan = libraries.scan(uses, ["npu"])
+    assert scan.read == ["nspkg"] and [(r.line, [t.default_of for t in r.touches]) for r in scan.reaches["npu"]] \
+        == [(2, ["device"])]

@@ -39,7 +39,8 @@ from ..kb.packages import packages
 from ..porting.native import NATIVE_SUFFIXES, NativeScan
 from .advice import COLUMNS as ADVICE_COLUMNS
 from .advice import project_rows
-from ..converter.project import device_names, python_texts
+from ..converter.project import Facts
+from ..converter.project import facts as project_facts
 from .libraries import LibraryScan, local_names
 from .libraries import scan as scan_libraries
 from .scan import OPTIONAL, guarded_scan, init_worker
@@ -299,7 +300,7 @@ def analyze(path, targets=None, *, torch_version: Optional[str] = None, output=N
     library = tuple((ns, tuple(sorted(ops))) for ns, ops in sorted(native.library_ops.items()) if ops)
     rest = [e for e in entries if not is_native(e)]
     init_args = (tuple(names), tuple(sorted(native.pybind_ops)), library, tree.own_packages(entries), False, True,
-                 None, *(device_names(python_texts(entries)) if src.is_dir() else (frozenset(), frozenset())))
+                 None, project_facts(entries) if src.is_dir() else Facts())
     scans = native_scans + parallel.run(rest, init_worker, init_args, guarded_scan, jobs or parallel.default_jobs(),
                                         _weight, progress)
     scans.sort(key=lambda s: s.path)

@@ -181,6 +181,10 @@ class Modules:
                     break
         return self._found[module]
 
+    def namespace(self, top: str) -> bool:
+        """Is `top` a namespace package here (a folder without __init__.py: google, nvidia)?"""
+        return any((root / top).is_dir() for root in self.roots)
+
     def mentions_cuda(self, top: str) -> frozenset:
         """The files of top-level package `top` whose text mentions CUDA: only paths into them can reach any."""
         if top not in self._mentions:
@@ -188,13 +192,15 @@ class Modules:
             files: set = set()
             if found is not None:
                 path, _ = found
-                candidates = path.parent.rglob("*.py") if path.name == "__init__.py" else [path]
-                for f in candidates:
-                    try:
-                        if f.stat().st_size <= MAX_BYTES and b"cuda" in f.read_bytes().lower():
-                            files.add(f)
-                    except OSError:
-                        continue
+                candidates: list = list(path.parent.rglob("*.py")) if path.name == "__init__.py" else [path]
+            else:   # a namespace package: its folders on every root
+                candidates = [f for root in self.roots if (root / top).is_dir() for f in (root / top).rglob("*.py")]
+            for f in candidates:
+                try:
+                    if f.stat().st_size <= MAX_BYTES and b"cuda" in f.read_bytes().lower():
+                        files.add(f)
+                except OSError:
+                    continue
             self._mentions[top] = frozenset(files)
         return self._mentions[top]
 
@@ -494,7 +500,7 @@ def scan(uses: list, targets: list, python: Optional[str] = None, local: frozens
         return result
     modules = Modules(roots)
     tops = sorted({u.name.split(".")[0] for u in uses})
-    result.read = [t for t in tops if modules.find(t) is not None]
+    result.read = [t for t in tops if modules.find(t) is not None or modules.namespace(t)]
     result.missing = [t for t in tops if t not in result.read]
     reacher = Reacher(modules, targets)
     for target in targets:

@@ -18,6 +18,7 @@ from ..core.pipeline import FileResult, guarded
 from ..converter import config
 from ..converter.python import SourceFile
 from ..core.words import trie_pattern
+from ..converter.project import Facts
 from ..converter.run import Converter, kind_of
 from ..core import files as tree
 from ..core.finding import ADVICE, ERROR, Finding
@@ -156,10 +157,10 @@ class Analyzer:
     project's C++ extensions export (found first, so Python call sites can be matched here)."""
 
     def __init__(self, targets: tuple, ext_ops: tuple = (), library_ops: tuple = (), own: tuple = (),
-                 keep_edits: bool = False, advice: bool = False, selection=None, device_names=frozenset(),
-                 device_users=frozenset()):
-        self.converters = {t: Converter(t, own_packages=own, selection=selection, device_names=device_names,
-                                        device_users=device_users) for t in targets}
+                 keep_edits: bool = False, advice: bool = False, selection=None,
+                 project: Optional[Facts] = None):
+        self.converters = {t: Converter(t, own_packages=own, selection=selection, project=project or Facts())
+                           for t in targets}
         self.keep_edits = keep_edits  # `torchport check --format sarif` turns convert's edits into fixes
         self.advice = perf.rules_for(targets) if advice else ()  # performance advice (analyze, not check)
         self.packages = packages()
@@ -261,7 +262,7 @@ class Analyzer:
                 pass  # not parsable: reported below when convert would look at it
         first = next(iter(self.converters.values()))
         python = first.python
-        if not python.wants(src.lowered) and rel not in first.options.device_users:
+        if not python.wants(src.lowered) and rel not in first.options.project.device_users:
             result.status = "clean"
             return
         try:
@@ -275,8 +276,7 @@ class Analyzer:
         for t, conv in self.converters.items():
             _new, kept, result.per_target[t] = conv.python.convert(rel, source, text.newline, src=src, wanted=True,
                                                                    suppressed=result.suppressed.setdefault(t, []),
-                                                                   device_names=conv.device_names_of(rel),
-                                                                   register=rel in conv.options.device_users)
+                                                                   facts=conv.options.project)
             if self.keep_edits:
                 result.edits[t] = kept
         if python.imports_cuda_package(src.lowered):
@@ -309,10 +309,9 @@ _ANALYZER: dict = {}
 
 
 def init_worker(targets: tuple, ext_ops: tuple = (), library_ops: tuple = (), own: tuple = (),
-                keep_edits: bool = False, advice: bool = False, selection=None, device_names=frozenset(),
-                device_users=frozenset()) -> None:
-    _ANALYZER["a"] = Analyzer(targets, ext_ops, library_ops, own, keep_edits, advice, selection, device_names,
-                              device_users)
+                keep_edits: bool = False, advice: bool = False, selection=None,
+                project: Optional[Facts] = None) -> None:
+    _ANALYZER["a"] = Analyzer(targets, ext_ops, library_ops, own, keep_edits, advice, selection, project)
 
 
 def scan_entry(entry) -> FileScan:

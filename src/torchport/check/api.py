@@ -29,7 +29,7 @@ from ..core import codes
 from ..core.words import counted
 from ..core.version import __version__
 from ..analyze.scan import guarded_scan, init_worker
-from ..converter.project import device_names, python_texts
+from ..converter.project import facts
 from ..backends import load_target
 from ..converter import config
 from ..converter.run import kind_of
@@ -328,8 +328,7 @@ def check(inputs, target: str, *, exclude: Sequence[str] = (), root: Optional[st
     top = find_root(inputs, root)
     entries = collect(inputs, top, exclude)
     own = _own_packages(top, [p for p in inputs if os.path.isdir(p)])
-    names, users = device_names(python_texts(entries))   # names one file binds and another uses as a device
-    scans = parallel.run(entries, init_worker, ((ref,), (), (), own, keep_edits, False, selection, names, users),
+    scans = parallel.run(entries, init_worker, ((ref,), (), (), own, keep_edits, False, selection, facts(entries)),
                          guarded_scan, jobs or parallel.default_jobs(), _weight, progress)
     found = [f for s in scans for f in s.per_target.get(ref, []) + [c for c in s.common
                                                                      if c.action == ERROR or c.rule == codes.TP000.id]]

@@ -17,7 +17,8 @@ from ..core.finding import ADVICE, CHANGES, ERROR, UNSUPPORTED
 from ..core.parallel import default_jobs
 from ..core.pipeline import Mode
 from ..core.suppress import Selection
-from .project import device_names, python_texts
+from .project import Facts
+from .project import facts as project_facts
 from .run import FAILED, Converter, Options, run_jobs, timer
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # convert -s: what --device-env may name
@@ -221,8 +222,8 @@ def _convert(src, rule_paths, target, target_name, mode, out, reports, multi, op
         jobs_list.append((e, dst, bak, multi.source if multi and e.rel == multi.rel else None))
     target_ref = str(target) if str(target).endswith(".toml") else target_name
     roots = (src if src.is_dir() else src.parent, (out if src.is_dir() else out.parent) if out else None, backup)
-    names, users = device_names(python_texts(entries)) if tree_input else (frozenset(), frozenset())
-    options = replace(options, own_packages=tuple(tree.own_packages(entries)), device_names=names, device_users=users)
+    options = replace(options, own_packages=tuple(tree.own_packages(entries)),
+                      project=project_facts(entries) if tree_input else Facts())
     results = run_jobs(jobs_list, target_ref, options, mode, jobs or default_jobs(), progress, roots)
     if multi is not None:
         results.append(multi.finish(results, mode))

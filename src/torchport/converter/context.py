@@ -95,6 +95,7 @@ class FileContext:
         self.launch = False                      # the launch script always gets the registration import
         self.shim = False                        # --runtime-shim, in an entry script: the run-time mapping
         self.device_names: frozenset = frozenset()   # module-level names other files use as devices (project.py)
+        self.device_params: dict = {}            # callee as written here -> (position, keyword): another file's
         self.device_env = ""                     # convert -s: the launch script takes its device from this variable
         self.user_codes: dict = {}               # id -> Code of a user rule file
         self.memo: dict = {}                     # what a rule works out once per file (rules/methods.py)

@@ -22,6 +22,7 @@ from ..kb.apimap import ApiMap
 from .checkers import Phase
 from .context import Binding, FileContext
 from .flow import CHILD_FIELDS, child_fields
+from .project import Facts
 
 _IMPORT_WORD = re.compile(r"import\b")
 _IMPORT_LINE = re.compile(r"[ \t]*(?:from|import)[ \t]+(\w+)")  # on a lowercased line: the module's first name
@@ -228,8 +229,7 @@ class PythonConverter:
 
     def convert(self, path: str, source: str, newline: str = "\n", launch: bool = False,
                 src: Optional[SourceFile] = None, wanted: bool = False, device_env: str = "",
-                suppressed: Optional[list] = None, shim: bool = False, device_names: frozenset = frozenset(),
-                register: bool = False):
+                suppressed: Optional[list] = None, shim: bool = False, facts: Optional[Facts] = None):
         """Return (new_source, kept_edits, findings); raises SyntaxError on unparsable input.
 
         `src` may be passed in when several targets look at one file: what it computes
@@ -238,14 +238,16 @@ class PythonConverter:
         `self.selection` suppress are not reported and their changes not made; they
         are appended to `suppressed` when it is given (core/suppress.py)."""
         src = src if src is not None else SourceFile(path, source)
+        register = facts is not None and path in facts.device_users
         if not (launch or shim or register or wanted or self.wants(src.lowered)):
             return source, [], []
         tree = src.tree
         ctx = FileContext(path, source, self.api, newline, src.line_starts)
         ctx.launch = launch
         ctx.shim = shim
-        ctx.device_names = device_names
-        ctx.needs_register = register   # it uses a name another file binds to the target's device
+        if facts is not None:
+            ctx.device_names, ctx.device_params = facts.names_of(path), facts.params_of(path)
+            ctx.needs_register = register   # it uses a name another file binds to the target's device
         ctx.device_env = device_env
         ctx.tree, ctx.parents, ctx.nodes_by_type = tree, src.parents, src.nodes_by_type
         ctx.user_codes = self.user_codes

@@ -26,6 +26,7 @@ from ..core.suppress import Selection
 from ..core.textfile import decode, unified_diff
 from . import config, notebook
 from ..kb.apimap import ApiMap
+from .project import Facts
 from .python import PythonConverter, SourceFile
 from .checkers import Phase
 from .rules import builtin_checkers
@@ -59,8 +60,7 @@ class Options:
     selection: Optional[Selection] = None    # --select/--ignore, [tool.torchport] (core/suppress.py)
     similar: bool = False                    # --similar: unsupported APIs swapped for similar ones (TP123)
     runtime_shim: bool = False               # --runtime-shim: entry scripts import the run-time mapping (TP003)
-    device_names: frozenset = frozenset()    # (file, name): module-level names other files use as devices (project.py)
-    device_users: frozenset = frozenset()    # the files that use them so: they get the registration import
+    project: Facts = Facts()                 # what the project's other files say about each file (project.py)
 
 
 class Converter:
@@ -93,10 +93,6 @@ class Converter:
                              f"(C++ extensions: torchport port-ext --to {loaded.name})")
         return loaded, load_rule_files(rule_files, loaded.name)
 
-    def device_names_of(self, rel: str) -> frozenset:
-        """The module-level names of `rel` that other files of the project use as devices."""
-        return frozenset(name for file, name in self.options.device_names if file == rel)
-
     def convert_text(self, rel: str, data: bytes, kind: str):
         """(new bytes or None if unchanged, findings, line count); raises on syntax errors."""
         new, findings, lines, _hunks = self.convert_file(rel, data, kind)
@@ -122,8 +118,7 @@ class Converter:
                                                   device_env=self.options.device_env if launch else "",
                                                   suppressed=suppressed,
                                                   shim=self.options.runtime_shim and is_entry(rel, src),
-                                                  device_names=self.device_names_of(rel),
-                                                  register=rel in self.options.device_users)
+                                                  facts=self.options.project)
         if new == text.text:
             return None, findings, lines, None
         problem = broken_spans(text.text, new, edits.changed_spans(kept, src.statement_spans(), src.line_starts,

@@ -431,8 +431,10 @@ TP201 = _define(
 Also defaults of lookups by a device-named key (`getattr(args, "device", "cuda")`,
 `cfg.get("device", "cuda")`), `torch.autocast("cuda")`, `torch.amp.GradScaler("cuda")`, `torch.set_default_device`,
 `torch.Generator(device=...)`, the first argument of `torch.cuda.*` calls, and any
-keyword named like a device (`device_type=`, `output_device=`, `pin_memory_device=`).
-In a `map_location` dict only the values change: the keys name where the
+keyword named like a device (`device_type=`, `output_device=`, `pin_memory_device=`), and the
+arguments of a function or class of another file of the project that uses that parameter as a
+device (`Engine("cuda")` where engines.py does `self._device = device` ... `.to(self._device)`:
+converter/project.py).  In a `map_location` dict only the values change: the keys name where the
 checkpoint was saved.  On the cpu target a bare device index (`.to(0)`, `device=0`,
 `torch.device(0)`) becomes "cpu": an index means the accelerator's device, and there is none.""",
     example=('dev = torch.device("cuda", args.local_rank)\n'

@@ -18,7 +18,7 @@ import string
 from functools import lru_cache
 
 from ...core.finding import ADVICE
-from ..flow import lookups, loop_slot, reads, scope_of, sources, use_site
+from ..flow import dotted, lookups, loop_slot, reads, scope_of, sources, use_site
 from ...backends import device_types
 from ...core import codes
 from ..checkers import checker
@@ -275,6 +275,8 @@ def device_spec(ctx, call):
         spec = (0, "device")
     if spec is None and isinstance(call.func, ast.Attribute) and call.func.attr == "to" and q is None:
         spec = (0, "device")
+    if spec is None and ctx.device_params:   # a callable of another file of the project (converter/project.py)
+        spec = ctx.device_params.get(dotted(call.func) or "")
     return spec
 
 
