@@ -174,3 +174,18 @@ def test_the_host_keeps_a_cuda_device_beside_the_cpu_in_one_list():
     assert [(f.line, f.rule) for f in findings] == [(2, "TP206"), (3, "TP201")]
     new, _, _ = Converter("npu").convert_text("t.py", source.encode(), "python")
     assert "[torch.device('cpu'), torch.device('npu')]" in new.decode()
+
+
+@pytest.mark.parametrize("target", ["npu", "cpu"])
+def test_a_partial_of_a_device_call_takes_its_device_argument(target):
+    """vector-quantize-pytorch 1.32.0 finite_scalar_quantization.py:277: `partial(autocast, 'cuda', enabled=False)`
+    is the fp32 guard of its codebook math; kept as "cuda", it guards nothing once the project's autocast is the
+    target's."""
+    text = ("import torch\nfrom functools import partial\nfrom torch import autocast\n"
+            "guard = partial(autocast, 'cuda', enabled=False)\nmove = partial(torch.Tensor.to, 'cuda')\n"
+            "other = partial(print, 'cuda')\n")
+    new, findings, _ = Converter(target).convert_text("a.py", text.encode(), kind_of("a.py"))
+    out = new.decode()
+    device = "npu" if target == "npu" else "cpu"
+    assert f"guard = partial(autocast, '{device}', enabled=False)" in out
+    assert "other = partial(print, 'cuda')" in out, "print takes no device"

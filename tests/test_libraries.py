@@ -203,3 +203,22 @@ def test_a_namespace_package_is_read_through_its_folders(tmp_path, monkeypatch):
     scan = libraries.scan(uses, ["npu"])
     assert scan.read == ["nspkg"] and [(r.line, [t.default_of for t in r.touches]) for r in scan.reaches["npu"]] \
         == [(2, ["device"])]
+
+
+def test_a_class_named_through_a_variable_is_followed_and_a_guarded_branch_is_no_cpu_item(tmp_path, monkeypatch):
+    """vector-quantize-pytorch 1.32.0: `codebook_class = Codebook; self._codebook = codebook_class(...)`; and on the
+    cpu target a CUDA branch under `torch.cuda.is_available()` never runs (pytorch-metric-learning's
+    use_cuda_if_available), so it is no item there, while on npu the library then runs on the CPU."""
+    site = tmp_path / "site"
+    (site / "vqlib").mkdir(parents=True)
+    (site / "vqlib" / "__init__.py").write_text(
+        "import torch\n\n\nclass Codebook:\n    def __init__(self):\n        self.x = torch.zeros(1).cuda()\n\n\n"
+        "class Outer:\n    def __init__(self):\n        codebook_class = Codebook\n        self.cb = codebook_class()\n\n\n"
+        "def pick():\n    return torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n")
+    monkeypatch.syspath_prepend(str(site))
+    uses = libraries.project_uses("a.py", ast.parse("import vqlib\nvqlib.Outer()\nvqlib.pick()\n"), set())
+    scan = libraries.scan(uses, ["npu", "cpu"])
+    npu = {(r.line, t.line) for r in scan.reaches["npu"] for t in r.touches}
+    cpu = {(r.line, t.line) for r in scan.reaches["cpu"] for t in r.touches}
+    assert (2, 6) in npu and (2, 6) in cpu, "Codebook's .cuda() through the variable"
+    assert (3, 16) in npu and (3, 16) not in cpu, "the guarded answer: a CPU on cpu, the CPU instead of the NPU on npu"

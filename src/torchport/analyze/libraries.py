@@ -395,16 +395,49 @@ def _inside(line: int, col: int, node) -> bool:
     return not (line == node.end_lineno and col >= node.end_col_offset)
 
 
+def _references(node) -> list:
+    """[(name or attribute chain, the call it is the callee of, or None)]: what a definition calls, and the
+    names it reads without calling (`codebook_class = Codebook`, a class passed on: followed too)."""
+    calls = {id(n.func): n for n in ast.walk(node) if isinstance(n, ast.Call)}
+    inner = set()
+    out = []
+    for n in ast.walk(node):
+        if id(n) in inner or not isinstance(n, (ast.Name, ast.Attribute)) or not isinstance(n.ctx, ast.Load):
+            continue
+        value = n
+        while isinstance(value, ast.Attribute):
+            value = value.value
+            inner.add(id(value))
+        out.append((n, calls.get(id(n))))
+    return out
+
+
+def guarded_lines(tree: ast.Module) -> set:
+    """Lines that run only when a CUDA question says yes: an `if` body (or conditional expression) whose test asks
+    `torch.cuda.is_available()` / `device_count()`."""
+    lines: set = set()
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.If, ast.IfExp)):
+            test = ast.unparse(n.test)
+            if "cuda" in test and ("is_available" in test or "device_count" in test):
+                body = n.body if isinstance(n, ast.If) else [n.body]
+                lines.update(range(body[0].lineno, body[-1].end_lineno + 1))
+    return lines
+
+
 class Reacher:
     """The CUDA code each use reaches, for the targets given."""
 
     def __init__(self, modules: Modules, targets: list):
+        from ..backends import load_target
         from ..converter.run import Converter
 
         self.modules = modules
         self.converters = {t: Converter(t) for t in targets}
+        self.host = {t for t in targets if load_target(t).host}   # CPU torch: a guarded CUDA branch never runs
         self._findings: dict = {}
         self._reached: dict = {}
+        self._guarded: dict = {}
 
     def findings(self, path: Path, root: Path, target: str) -> list:
         """Convert's changes and unsupported findings in one library module (cached)."""
@@ -420,6 +453,12 @@ class Reacher:
                 self.modules.unread += 1
         return self._findings[key]
 
+    def guarded(self, path: Path) -> set:
+        if path not in self._guarded:
+            tree = self.modules.tree(path)
+            self._guarded[path] = guarded_lines(tree) if tree is not None else set()
+        return self._guarded[path]
+
     def reached(self, start: Definition) -> list:
         """[(Definition, the Arguments of the call that reached it, or None)]: `start`, then what it calls in
         its package (CALL_DEPTH calls deep, MAX_REACHED definitions at most)."""
@@ -432,8 +471,8 @@ class Reacher:
         for _ in range(CALL_DEPTH):
             below = []
             for d in level:
-                for call in (n for n in ast.walk(d.node) if isinstance(n, ast.Call)):
-                    dotted = _dotted(call.func)
+                for node, call in _references(d.node):
+                    dotted = _dotted(node)
                     if not dotted or dotted.startswith(("self.", "cls.")) or len(out) >= MAX_REACHED:
                         continue
                     found = self.modules.in_module(d.module, d.path, dotted.split("."), 0)
@@ -442,7 +481,7 @@ class Reacher:
                     where = (found.path, found.node.lineno)
                     if where not in seen:
                         seen.add(where)
-                        out.append((found, Arguments.of(call)))
+                        out.append((found, Arguments.of(call) if call is not None else None))
                         below.append(found)
             level = below
         self._reached[key] = out
@@ -461,8 +500,9 @@ class Reacher:
             path, root = found
             defaults = _defaults(d.node)
             node = d.node
+            guarded = self.guarded(path) if target in self.host else set()
             for f in self.findings(path, root, target):
-                if not node.lineno <= f.line <= node.end_lineno:
+                if not node.lineno <= f.line <= node.end_lineno or f.line in guarded:
                     continue
                 which = next((name for name, pos, default in defaults if _inside(f.line, f.col, default)), None)
                 if which is not None:

@@ -78,9 +78,13 @@ def next_step(result) -> str:
             return f"fix the known error{'s' if len(known) > 1 else ''} the verify hit ({', '.join(known)}; " \
                    f"cause and fix in {report}), then run migrate with --verify again"
         return f"torchport explain --file {shlex.quote(os.path.join(result.report_dir, 'verify.log'))}"
-    if any(i.risk == "fail" for i in result.items):
-        ran = "verify passed, so they are on paths it did not run: " if v is not None and v.verdict == "passed" \
-            else ""
+    failing = [i for i in result.items if i.risk == "fail"]
+    passed = v is not None and v.verdict == "passed"
+    if failing and passed and all(i.kind == "library" for i in failing):
+        return (f"verify passed, but the installed libraries' CUDA code it went through may have run on the CPU or "
+                f"unguarded ({report}): add --runtime-shim, or convert those calls")
+    if failing:
+        ran = "verify passed, so they are on paths it did not run: " if passed else ""
         return f"{ran}fix the items that would fail (report: {report}), then: torchport check {out} --to {target}"
     command = shlex.join(v.command) if v is not None else f"python {shlex.quote(_entry_script(result.output))}"
     if v is None or v.verdict == "unverified":

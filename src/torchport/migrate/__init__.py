@@ -106,12 +106,13 @@ KINDS = {
                         "ImportError and the project runs without it, but its CUDA code does not build for {target}",
                         "{message}; or leave it off on {target} (its fallback runs)"),
     "library": ("fail", "medium", "an installed library the project calls runs CUDA code on that path: on {target} "
-                "it fails there, or runs on the CPU ({message})", "pass the device where the call takes one, or "
+                "it fails there, runs on the CPU, or guards nothing (an `autocast('cuda', enabled=False)` around "
+                "fp32 math) ({message})", "pass the device where the call takes one, or "
                 "run migrate with --runtime-shim (entry scripts import the run-time mapping), or convert the "
                 "library itself"),
     "library-shimmed": ("review", "small", "an installed library the project calls runs CUDA code on that path "
                         "({message}); the run-time mapping --runtime-shim added to the entry scripts maps it on "
-                        "{target}", "run the project on {target} (--verify) to confirm the mapping covers it"),
+                        "{target}", "nothing, where a run on {target} (--verify) went through it"),
     "mentions-cuda": ("review", "small", "a file convert does not rewrite (docs, Dockerfile, config) mentions CUDA",
                       "read it and change what concerns the device"),
     "advice": ("advice", "small", "performance on {target}", "{message}"),

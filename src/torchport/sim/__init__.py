@@ -407,6 +407,9 @@ def stand_in(package: str, namespace: dict) -> None:
                 sys.modules.setdefault(f"{package}.{sub}", module)
     namespace["__version__"] = f"{sim.op_list.vendor_version if sim.op_list else ''}+torchport.simulated"
     namespace["_torchport_simulated"] = True
+    from .comm import register as register_comm
+
+    register_comm(sim.chip, t.device)   # DataParallel's copies, where the vendor registers them (kb/sim/chips.toml)
     if "formats" in sim.chip.rules:   # torch_npu.npu_format_cast, get_npu_format, Format
         from . import formats
 

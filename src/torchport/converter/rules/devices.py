@@ -267,8 +267,14 @@ def lookup_default(call):
     return default if named else None
 
 
+PARTIALS = {"functools.partial"}   # partial(torch.autocast, "cuda", ...): the wrapped callable's arguments, shifted
+
+
 def device_spec(ctx, call):
     """(positional index, keyword) of a call's device argument, or None."""
+    if call.args and ctx.qualname(call.func) in PARTIALS and not isinstance(call.args[0], ast.Starred):
+        inner = device_spec(ctx, ast.Call(func=call.args[0], args=[], keywords=[]))
+        return (inner[0] + 1, inner[1]) if inner else None
     q = ctx.qualname(call.func)
     spec = DEVICE_CALLS.get(q) if q else None
     if spec is None and q and q.startswith("torch.cuda."):
