@@ -222,3 +222,18 @@ def test_a_class_named_through_a_variable_is_followed_and_a_guarded_branch_is_no
     cpu = {(r.line, t.line) for r in scan.reaches["cpu"] for t in r.touches}
     assert (2, 6) in npu and (2, 6) in cpu, "Codebook's .cuda() through the variable"
     assert (3, 16) in npu and (3, 16) not in cpu, "the guarded answer: a CPU on cpu, the CPU instead of the NPU on npu"
+
+
+def test_a_string_a_library_compares_with_is_no_use_of_cuda(tmp_path, monkeypatch):
+    """onnxruntime 1.x onnxruntime_inference_collection.py:25-27: `if device_type == "cuda": return
+    C.OrtDevice.cuda()`, a table of its own device names, reached from InferenceSession: a question, no item."""
+    site = tmp_path / "site"
+    (site / "ortlike").mkdir(parents=True)
+    (site / "ortlike" / "__init__.py").write_text(
+        "def kind(device_type):\n    if device_type == 'cuda':\n        return 1\n    return 0\n\n\n"
+        "def session(device_type='cpu'):\n    return kind(device_type)\n\n\n"
+        "def place(x):\n    return x.to('cuda')\n")
+    monkeypatch.syspath_prepend(str(site))
+    uses = libraries.project_uses("a.py", ast.parse("import ortlike\nortlike.session()\nortlike.place(1)\n"), set())
+    scan = libraries.scan(uses, ["npu"])
+    assert [(r.line, [t.line for t in r.touches]) for r in scan.reaches["npu"]] == [(3, [12])]

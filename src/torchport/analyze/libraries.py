@@ -412,6 +412,20 @@ def _references(node) -> list:
     return out
 
 
+def compared_strings(tree: ast.Module) -> set:
+    """{line: [(start, end) columns]} of the one-line strings a comparison tests a value against (`device_type ==
+    "cuda"` in a table of names, onnxruntime's get_ort_device_type): a question, which runs anywhere, not a use
+    of CUDA."""
+    spans: dict = {}
+    for c in ast.walk(tree):
+        if isinstance(c, ast.Compare):
+            for side in (c.left, *c.comparators):
+                for n in ast.walk(side):
+                    if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.lineno == n.end_lineno:
+                        spans.setdefault(n.lineno, []).append((n.col_offset, n.end_col_offset))
+    return spans
+
+
 def guarded_lines(tree: ast.Module) -> set:
     """Lines that run only when a CUDA question says yes: an `if` body (or conditional expression) whose test asks
     `torch.cuda.is_available()` / `device_count()`."""
@@ -438,6 +452,7 @@ class Reacher:
         self._findings: dict = {}
         self._reached: dict = {}
         self._guarded: dict = {}
+        self._compared: dict = {}
 
     def findings(self, path: Path, root: Path, target: str) -> list:
         """Convert's changes and unsupported findings in one library module (cached)."""
@@ -458,6 +473,12 @@ class Reacher:
             tree = self.modules.tree(path)
             self._guarded[path] = guarded_lines(tree) if tree is not None else set()
         return self._guarded[path]
+
+    def compared(self, path: Path) -> dict:
+        if path not in self._compared:
+            tree = self.modules.tree(path)
+            self._compared[path] = compared_strings(tree) if tree is not None else {}
+        return self._compared[path]
 
     def reached(self, start: Definition) -> list:
         """[(Definition, the Arguments of the call that reached it, or None)]: `start`, then what it calls in
@@ -501,8 +522,10 @@ class Reacher:
             defaults = _defaults(d.node)
             node = d.node
             guarded = self.guarded(path) if target in self.host else set()
+            compared = self.compared(path)
             for f in self.findings(path, root, target):
-                if not node.lineno <= f.line <= node.end_lineno or f.line in guarded:
+                if not node.lineno <= f.line <= node.end_lineno or f.line in guarded or \
+                        any(a <= f.col < b for a, b in compared.get(f.line, ())):
                     continue
                 which = next((name for name, pos, default in defaults if _inside(f.line, f.col, default)), None)
                 if which is not None:
