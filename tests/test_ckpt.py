@@ -132,3 +132,31 @@ def test_an_existing_output_needs_force(project):
     assert code == 2 and "--force" in err and (tmp / "out.pt").read_bytes() == b"mine"
     code, _out, err = cli("fix", "cuda.pt", "-o", "out.pt", "--force", cwd=tmp)
     assert code == 0 and torch.load(tmp / "out.pt", weights_only=True)["epoch"] == 3
+
+
+@pytest.mark.parametrize("spelling", ["cuda.pt", "nosuch/../cuda.pt", "./cuda.pt", "link.pt"])
+def test_fix_never_writes_over_its_input_however_it_is_spelled(project, spelling):
+    """issue 31 item 3: `-o nosuchdir/../in.pt` overwrote the input (the folder did not exist, so the paths were
+    not compared); a link to the input is the input too."""
+    from torchport.ckpt import fix
+    from torchport.core.errors import UsageError
+
+    tmp, _net = project
+    (tmp / "link.pt").symlink_to(tmp / "cuda.pt")
+    before = (tmp / "cuda.pt").read_bytes()
+    with pytest.raises(UsageError, match="never|new file"):
+        fix(tmp / "cuda.pt", tmp / spelling, force=True)
+    assert (tmp / "cuda.pt").read_bytes() == before and not (tmp / "nosuch").exists()
+
+
+def test_export_never_writes_over_the_checkpoint_or_the_model_source(project):
+    from torchport.core.errors import UsageError
+    from torchport.export import export_onnx
+
+    tmp, _net = project
+    source = (tmp / "models.py").read_text()
+    with pytest.raises(UsageError, match="model's source"):
+        export_onnx(f"{tmp / 'models.py'}:build", tmp / "nosuch" / ".." / "models.py", [(1, 4)])
+    with pytest.raises(UsageError, match="checkpoint it reads"):
+        export_onnx("models:build", tmp / "nosuch" / ".." / "cuda.pt", [(1, 4)], checkpoint=tmp / "cuda.pt")
+    assert (tmp / "models.py").read_text() == source and not (tmp / "nosuch").exists()

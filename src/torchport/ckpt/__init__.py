@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..core.errors import UsageError
+from ..core.files import same_file
 
 PREFIXES = {"module.": "saved from DataParallel/DistributedDataParallel",
             "_orig_mod.": "saved from a torch.compile'd model"}
@@ -225,7 +226,7 @@ def fix(path, output, strip=(), allow=(), check_model: Optional[str] = None, for
     (first) model state dict into factory()'s model, strictly."""
     torch = _torch()
     src, out = Path(path), Path(output)
-    if out.exists() and src.exists() and out.resolve() == src.resolve():
+    if same_file(out, src):
         raise UsageError("-o must name a new file: torchport does not overwrite the checkpoint it reads")
     if out.exists() and not force:
         raise UsageError(f"{out} exists (use --force to replace it)")

@@ -44,6 +44,37 @@ def is_within(path: Path, root: Path) -> bool:
         return False
 
 
+def inside(root: Path, rel: str) -> Optional[Path]:
+    """`root / rel` when `rel` is a relative path with no `..` whose every existing part below `root` is a real
+    folder or file, not a link (a manifest's path, reached without following links); else None."""
+    parts = rel.replace("\\", "/").split("/")
+    if not rel or rel.startswith("/") or os.path.isabs(rel) or any(p in ("", ".", "..") for p in parts):
+        return None
+    path = Path(root)
+    for part in parts:
+        path = path / part
+        try:
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                return None
+        except FileNotFoundError:
+            break
+        except OSError:
+            return None
+    return Path(root, *parts)
+
+
+def same_file(a, b) -> bool:
+    """Would writing `a` replace `b`?  Compared lexically (`nosuch/../in.pt` is in.pt once nosuch is made),
+    resolved, and by inode where both exist."""
+    a, b = Path(a), Path(b)
+    if os.path.abspath(a) == os.path.abspath(b) or a.resolve() == b.resolve():
+        return True
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
 def default_output(src: Path, target: str) -> Path:
     src = Path(os.path.abspath(src))  # `convert .`: named after the folder, beside it
     if src.is_dir():

@@ -14,9 +14,10 @@ import json
 import os
 import time
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from . import writes
+from .files import inside
 
 NAME = "output_files.json"
 FORMAT = 1
@@ -87,15 +88,8 @@ def _load(record: Path, output: Path) -> dict:
 
 def _inside(output: Path, rel: str) -> bool:
     """A relative path that stays in output through real folders (no `..`, no symlinked folder on the way)."""
-    p = PurePosixPath(rel)
-    if p.is_absolute() or not p.parts or ".." in p.parts:
-        return False
-    folder = output
-    for part in p.parts[:-1]:
-        folder = folder / part
-        if folder.is_symlink() or not folder.is_dir():
-            return False
-    return True
+    path = inside(output, rel)
+    return path is not None and path.parent.is_dir()
 
 
 def settle(output, report_dir, written, since: int) -> Settled:

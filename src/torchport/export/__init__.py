@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..core.errors import UsageError
+from ..core.files import same_file
 
 DEFAULT_OPSET = 11      # the guide's example: "ATC工具目前仅支持opset_version=11"
 OPSETS = (7, 20)        # torch 2.13 torch/onnx/_constants.py: ONNX_MIN_OPSET, ONNX_TORCHSCRIPT_EXPORTER_MAX_OPSET
@@ -114,9 +115,11 @@ def export_onnx(model: str, output, shapes, checkpoint=None, dtypes=(), opset: i
     out = Path(output)
     if out.exists() and not force:
         raise UsageError(f"{out} exists (use --force to replace it)")
-    if checkpoint is not None and out.exists() and Path(checkpoint).exists() and \
-            out.resolve() == Path(checkpoint).resolve():
+    if checkpoint is not None and same_file(out, checkpoint):
         raise UsageError("-o must name a new file: torchport does not overwrite the checkpoint it reads")
+    source = model.rsplit(":", 1)[0]
+    if source.endswith(".py") and same_file(out, source):
+        raise UsageError("-o must name a new file: torchport does not overwrite the model's source")
     if not shapes:
         raise UsageError("--input-shape is needed, once per input of the model (1,3,224,224)")
     if not OPSETS[0] <= opset <= OPSETS[1]:

@@ -357,11 +357,11 @@ def _drop_earlier_renames(out: Path) -> None:
     except (OSError, ValueError, AttributeError):
         return
     for entry in renamed:
-        if not isinstance(entry, dict) or not isinstance(entry.get("to"), str) or ".." in entry["to"].split("/"):
+        if not isinstance(entry, dict) or not isinstance(entry.get("to"), str):
             continue
-        path = out / entry["to"]
+        path = tree.inside(out, entry["to"])   # inside OUT, no link on the way: else not torchport's to remove
         try:
-            if path.is_file() and not path.is_symlink() and \
+            if path is not None and path.is_file() and not path.is_symlink() and \
                     hashlib.sha256(path.read_bytes()).hexdigest() == entry.get("sha256"):
                 path.unlink()
         except OSError:
@@ -441,17 +441,12 @@ def run_verify(t, argv: list, out: Path, echo=None) -> Verify:
     start = time.perf_counter()
     lines: list = []
     try:
-        try:
+        try:   # its own process group: what it leaves running in the background ends with it
             child = subprocess.Popen(command, cwd=out, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, text=True, errors="replace")
+                                     stdin=subprocess.DEVNULL, text=True, errors="replace", start_new_session=True)
         except OSError as e:
             raise UsageError(f"cannot start {command[0]}: {e.strerror}") from None
-        assert child.stdout is not None
-        for line in child.stdout:
-            lines.append(line)
-            if echo is not None:
-                echo(line.rstrip("\n"))
-        code = child.wait()
+        code = _wait_for(child, lines, echo)
         merged = launch.merge(folder) if folder else None
     finally:
         if folder:
@@ -460,6 +455,56 @@ def run_verify(t, argv: list, out: Path, echo=None) -> Verify:
                   processes=merged["processes"] if merged else None,
                   fallback_ops=merged["fallback_ops"] if merged else [], seconds=time.perf_counter() - start,
                   off_target=not simulated and not t.host)
+
+
+GROUP_GRACE = 2.0      # seconds the verify command's leftover processes get between SIGTERM and SIGKILL
+
+
+def _wait_for(child, lines: list, echo) -> int:
+    """The verify command's exit status, once it exits (not once every process it started has closed its output);
+    its output is read meanwhile.  Then its process group is ended; SIGINT or SIGTERM to torchport end it too."""
+    import signal
+    import threading
+
+    def pump():
+        assert child.stdout is not None
+        for line in child.stdout:
+            lines.append(line)
+            if echo is not None:
+                echo(line.rstrip("\n"))
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        def stop(signum, frame):
+            raise KeyboardInterrupt
+        previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        return child.wait()
+    finally:
+        _end_group(child.pid)
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+        reader.join(timeout=5)
+
+
+def _end_group(pgid: int) -> None:
+    """SIGTERM to a process group, SIGKILL to what is left of it after GROUP_GRACE."""
+    import signal
+
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(pgid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        deadline = time.monotonic() + GROUP_GRACE
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(pgid, 0)
+            except (ProcessLookupError, PermissionError):
+                return
+            time.sleep(0.05)
 
 
 # ------------------------------------------------------------------ What's left

@@ -11,10 +11,11 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
+from ..core import files as tree
 from ..core import writes
+from ..core.errors import UsageError
 from ..core.files import REPORT_MARKER
 from ..core.names import md_code, printable
 from ..core.words import counted
@@ -22,12 +23,41 @@ from . import _table, write_all
 from .port import write_port
 
 
+# What a migrate run writes in its report folder: these files, and the two folders of the steps' own reports.
+OWN_FILES = ("migrate.json", "migrate.md", "migrate.html", "verify.log")
+OWN_DIRS = ("convert", "port-ext")
+
+
+def clear_earlier(folder: Path) -> None:
+    """--force over an earlier migrate's report: remove what it wrote (the files its marker lists; for a marker
+    that lists none, OWN_FILES and the files of OWN_DIRS), nothing a user saved beside them, nothing behind a
+    link."""
+    marker = folder / REPORT_MARKER
+    try:
+        listed = [ln for ln in marker.read_text(encoding="utf-8").splitlines()[1:] if ln.strip()]
+    except (OSError, UnicodeError):
+        return
+    if not listed:   # written before the marker listed its files
+        listed = list(OWN_FILES) + [f"{d}/{p.relative_to(folder / d).as_posix()}" for d in OWN_DIRS
+                                    if tree.inside(folder, d) is not None and (folder / d).is_dir()
+                                    for p in (folder / d).rglob("*") if p.is_file() and not p.is_symlink()]
+    for rel in listed:
+        path = tree.inside(folder, rel)
+        if path is not None and path.is_file() and not path.is_symlink():
+            path.unlink()
+    for d in OWN_DIRS:
+        if tree.inside(folder, d) is not None and (folder / d).is_dir():
+            writes.remove_empty_dirs(folder / d)
+
+
 def write_migrate(result, folder: Path) -> None:
     folder = Path(folder)
-    if (folder / REPORT_MARKER).is_file():  # a report of an earlier run (--force): replaced whole
-        shutil.rmtree(folder)
+    if folder.is_symlink():
+        raise UsageError(f"{folder} is a link: migrate writes its report only into a folder of its own")
+    if (folder / REPORT_MARKER).is_file():  # a report of an earlier run (--force): what it wrote is replaced
+        clear_earlier(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    writes.write_text(folder / REPORT_MARKER, "written by torchport\n")
+    writes.write_text(folder / REPORT_MARKER, "written by torchport; its files:\n")   # listed once written
     write_all(result.convert, folder / "convert")
     if result.port is not None:
         write_port(result.port, folder / "port-ext")
@@ -38,6 +68,10 @@ def write_migrate(result, folder: Path) -> None:
     from .html import MIGRATE_NAME, migrate_html
 
     writes.write_text(folder / MIGRATE_NAME, migrate_html(result))
+    written = [name for name in OWN_FILES if (folder / name).is_file()] + \
+        [p.relative_to(folder).as_posix() for d in OWN_DIRS if (folder / d).is_dir()
+         for p in sorted((folder / d).rglob("*")) if p.is_file() and not p.is_symlink()]
+    writes.write_text(folder / REPORT_MARKER, "written by torchport; its files:\n" + "".join(f"{w}\n" for w in written))
 
 
 def markdown(result) -> str:

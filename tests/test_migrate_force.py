@@ -1,0 +1,77 @@
+"""`migrate --force` over an earlier output removes only what that run wrote (issue 31 items 1 and 2): a manifest
+(migrate.json `renamed`) names paths inside OUT only, reached without following links; the report folder keeps
+what the user saved there; a symlinked report folder is refused, not followed."""
+import contextlib
+import hashlib
+import io
+import json
+import os
+
+
+from torchport.cli import main
+
+
+def cli(*args) -> tuple:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in args])
+    return code, out.getvalue(), err.getvalue()
+
+
+def project(tmp_path):
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "train.py").write_text("import torch\nx = torch.ones(1).cuda()\n")
+    return proj
+
+
+def forge(out, entries) -> None:
+    record = out / "torchport-report" / "migrate.json"
+    data = json.loads(record.read_text())
+    data["renamed"] = entries
+    record.write_text(json.dumps(data))
+
+
+def sha(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_forged_manifest_deletes_nothing_outside_the_output(tmp_path):
+    proj, out = project(tmp_path), tmp_path / "out"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    (tmp_path / "elsewhere").mkdir()
+    linked = tmp_path / "elsewhere" / "x.mu"
+    linked.write_text("also precious")
+    assert cli("migrate", proj, "--to", "npu", "-o", out)[0] in (0, 1)
+    os.symlink(tmp_path / "elsewhere", out / "linkdir")
+    forge(out, [{"from": "train.py", "to": str(victim), "sha256": sha(victim)},
+                {"from": "train.py", "to": "../victim.txt", "sha256": sha(victim)},
+                {"from": "train.py", "to": "linkdir/x.mu", "sha256": sha(linked)}])
+    code, _, err = cli("migrate", proj, "--to", "npu", "-o", out, "--force")
+    assert code in (0, 1), err
+    assert victim.read_text() == "precious" and linked.read_text() == "also precious"
+
+
+def test_force_keeps_what_the_user_saved_in_the_report_folder(tmp_path):
+    proj, out = project(tmp_path), tmp_path / "out"
+    cli("migrate", proj, "--to", "npu", "-o", out)
+    notes = out / "torchport-report" / "my-notes.md"
+    notes.write_text("what I found")
+    (out / "torchport-report" / "convert" / "mine.txt").write_text("mine too")
+    code, _, err = cli("migrate", proj, "--to", "npu", "-o", out, "--force")
+    assert code in (0, 1), err
+    assert notes.read_text() == "what I found"
+    assert (out / "torchport-report" / "convert" / "mine.txt").read_text() == "mine too"
+    assert (out / "torchport-report" / "migrate.md").is_file()
+
+
+def test_a_symlinked_report_folder_is_refused(tmp_path):
+    proj, out = project(tmp_path), tmp_path / "out"
+    cli("migrate", proj, "--to", "npu", "-o", out)
+    real = tmp_path / "real-report"
+    (out / "torchport-report").rename(real)
+    os.symlink(real, out / "torchport-report")
+    code, _, err = cli("migrate", proj, "--to", "npu", "-o", out, "--force")
+    assert code == 2 and err.count("\n") == 1 and "link" in err, err
+    assert (real / "migrate.json").is_file(), "nothing behind the link was removed"

@@ -1,0 +1,29 @@
+"""`migrate --verify` returns when its command exits, not when every process the command left in the background
+has closed its output, and ends what it left running (issue 31 item 6)."""
+import contextlib
+import io
+import os
+import subprocess
+import time
+
+import pytest
+
+from torchport.cli import main
+
+
+@pytest.mark.subprocess
+def test_a_background_child_neither_holds_verify_nor_outlives_it(tmp_path):
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "train.py").write_text("import torch\nx = torch.ones(1).cuda()\n")
+    marker = f"sleep 45.{os.getpid()}{time.monotonic_ns() % 100000}"   # a duration no other process has
+    start = time.monotonic()
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["migrate", str(proj), "--to", "cpu", "-o", str(tmp_path / "out"), "-q", "--verify", "--",
+                     "sh", "-c", f"{marker} & echo done"])
+    took = time.monotonic() - start
+    assert took < 20, f"verify waited {took:.0f} s for a background child"
+    assert "exit 0" in out.getvalue(), out.getvalue() + err.getvalue()
+    left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
+    assert left.stdout.strip() == "", "the background child was left running"
