@@ -3,6 +3,7 @@ DataParallel `module.` prefix is inspected without running pickled code, and fix
 into the plain model with weights_only=True on this CPU machine."""
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -160,3 +161,28 @@ def test_export_never_writes_over_the_checkpoint_or_the_model_source(project):
     with pytest.raises(UsageError, match="checkpoint it reads"):
         export_onnx("models:build", tmp / "nosuch" / ".." / "cuda.pt", [(1, 4)], checkpoint=tmp / "cuda.pt")
     assert (tmp / "models.py").read_text() == source and not (tmp / "nosuch").exists()
+
+
+class _Payload:
+    def __init__(self, func, arg):
+        self.func, self.arg = func, arg
+
+    def __reduce__(self):
+        return (self.func, (self.arg,))
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("func", [eval, os.system])
+def test_a_pickle_that_runs_code_is_named_and_never_allowed(project, func):
+    """issue 31 item 4: for a pickle that calls eval, torchport suggested `--allow eval`, and the payload then ran.
+    It names the global, says loading would run code, and --allow of such a callable is refused."""
+    tmp, _net = project
+    witness = tmp / "ran"
+    arg = f"open({str(witness)!r}, 'w').write('x')" if func is eval else f"touch {witness}"
+    torch.save({"model": build().state_dict(), "evil": _Payload(func, arg)}, tmp / "evil.pt")
+    code, _, err = cli("inspect", "evil.pt", cwd=tmp)
+    name = "builtins.eval" if func is eval else f"{os.name == 'posix' and 'posix' or 'nt'}.system"
+    assert code == 2 and name in err and "run code" in err and "--allow" not in err, err
+    code, _, err = cli("inspect", "evil.pt", "--allow", name, cwd=tmp)
+    assert code == 2 and "runs code" in err, err
+    assert not witness.exists(), "the payload ran"

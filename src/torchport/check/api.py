@@ -226,7 +226,7 @@ def collect(inputs: Sequence[str], root: str, exclude: Sequence[str] = ()) -> li
     """The Python and shell files under the inputs as scanner entries whose `rel` is relative to root;
     `-e GLOB` matches paths relative to the folder given or to the root, or file names."""
     patterns = tuple(exclude)
-    entries, seen = [], set()
+    entries, seen, excluded = [], set(), 0
     for given in inputs:
         src = Path(given)
         base = os.path.relpath(os.path.abspath(given), root)
@@ -239,9 +239,13 @@ def collect(inputs: Sequence[str], root: str, exclude: Sequence[str] = ()) -> li
             if rel in seen or not checked and e.kind != "unreadable":  # a folder it cannot list may hold some
                 continue
             if e.excluded or tree._excluded(rel, patterns):
+                excluded += 1
                 continue
             seen.add(rel)
             entries.append(tree.Entry(rel, e.src, e.kind, problem=e.problem))
+    if not entries and excluded:   # a pass that checked nothing is no pass
+        raise UsageError(f"every file to check ({excluded}) is excluded (`exclude` in [tool.torchport] or -e): "
+                         "nothing was checked")
     return sorted(entries, key=lambda e: e.rel)
 
 

@@ -29,7 +29,9 @@ from ..core.files import same_file
 
 PREFIXES = {"module.": "saved from DataParallel/DistributedDataParallel",
             "_orig_mod.": "saved from a torch.compile'd model"}
-UNSUPPORTED_GLOBAL = re.compile(r"Unsupported global: GLOBAL ([\w.]+)")  # in torch.load's refusal
+# in torch.load's refusals: "Unsupported global: GLOBAL eval was not an allowed global", "Trying to load unsupported
+# GLOBAL posix.system whose module posix is blocked" (a bare name is a builtin)
+UNSUPPORTED_GLOBAL = re.compile(r"[Uu]nsupported (?:global: )?GLOBAL ([\w.]+)")
 SCALER_KEYS = {"scale", "growth_factor", "backoff_factor", "growth_interval", "_growth_tracker"}
 
 
@@ -80,6 +82,10 @@ def load(path, allow=()) -> tuple:
         locations[location] += 1
         return storage
 
+    dangerous = [name for name in allow if runs_code(name)]
+    if dangerous:
+        raise UsageError(f"--allow {dangerous[0]}: a pickle that calls it runs code or reaches the system; torchport "
+                         "never loads such a checkpoint (open it with torch.load yourself only if you wrote it)")
     trusted = [_global(name) for name in allow]
     try:
         with torch.serialization.safe_globals(trusted):
@@ -87,6 +93,10 @@ def load(path, allow=()) -> tuple:
     except Exception as e:  # noqa: BLE001 - the unpickler's refusals come as several types
         text = str(e)
         names = sorted(set(_unsupported_globals(text)))
+        code = [n for n in names if runs_code(n)]
+        if code:
+            raise UsageError(f"{path}: the checkpoint calls {', '.join(code)} when it is loaded: loading it would run "
+                             "code; torchport does not load it") from None
         if names:
             raise UsageError(f"{path}: the checkpoint pickles objects that are not tensors or plain values "
                              f"({', '.join(names)}); if you trust them, add --allow {' --allow '.join(names)}") from None
@@ -95,9 +105,27 @@ def load(path, allow=()) -> tuple:
     return obj, locations
 
 
+# Globals that run code or reach the system when a pickle calls them: never suggested, never allowed (--allow).
+CODE_RUNNING_MODULES = frozenset({"os", "posix", "nt", "subprocess", "sys", "importlib", "pickle", "shutil", "socket",
+                                  "runpy", "code", "codeop", "ctypes", "multiprocessing", "pty", "marshal", "types",
+                                  "webbrowser", "urllib", "http", "ftplib", "smtplib", "tempfile", "io",
+                                  "asyncio", "signal", "threading", "_thread", "gc", "inspect",
+                                  "operator", "torch.hub", "torch.jit", "torch.package"})
+CODE_RUNNING_BUILTINS = frozenset({"eval", "exec", "compile", "open", "__import__", "getattr", "setattr", "delattr",
+                                   "globals", "locals", "vars", "input", "breakpoint", "help", "memoryview"})
+
+
+def runs_code(name: str) -> bool:
+    """Does the global `module.Name` execute code or touch the system when a pickle calls it?"""
+    module, _, attr = name.rpartition(".")
+    if module in ("builtins", "__builtin__"):
+        return attr in CODE_RUNNING_BUILTINS
+    return any(module == m or module.startswith(m + ".") for m in CODE_RUNNING_MODULES)
+
+
 def _unsupported_globals(text: str) -> list:
-    """The `module.Name` globals a weights_only load refused, from torch's message."""
-    return UNSUPPORTED_GLOBAL.findall(text)
+    """The `module.Name` globals a weights_only load refused, from torch's message (a bare name: builtins')."""
+    return [name if "." in name else f"builtins.{name}" for name in UNSUPPORTED_GLOBAL.findall(text)]
 
 
 def _global(name: str):

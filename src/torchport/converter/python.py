@@ -25,6 +25,8 @@ from .flow import CHILD_FIELDS, child_fields
 from .project import Facts
 
 _IMPORT_WORD = re.compile(r"import\b")
+# Imports a conversion adds for its own changes: with every change suppressed, nothing needs them.
+DEPENDENT_IMPORTS = frozenset({codes.TP001.id, codes.TP002.id})
 _IMPORT_LINE = re.compile(r"[ \t]*(?:from|import)[ \t]+(\w+)")  # on a lowercased line: the module's first name
 _NEWLINES = re.compile(r"\r\n|\r|\n")
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -257,8 +259,15 @@ class PythonConverter:
         self._walk(ctx, src, lines, dispatch)
         for r in dispatch.get(Phase.FILE, ()):
             r.check(tree, ctx)
-        suppress.take(ctx, *suppress.python_comments(src.source, src.tree, {c.upper() for c in self.user_codes}),
-                      self.selection, suppressed)
+        before = list(ctx.edits)
+        table, warnings = suppress.python_comments(src.source, src.tree, {c.upper() for c in self.user_codes})
+        suppress.take(ctx, table, warnings, self.selection, suppressed)
+        kept_ids = {id(e) for e in ctx.edits}
+        taken = [e.finding for e in before if id(e) not in kept_ids and e.finding is not None]
+        if taken and all(suppress.suppressed_by(table, f.rule, f.line) for f in taken) and ctx.edits \
+                and not (ctx.launch or ctx.needs_register or ctx.shim) and \
+                all(e.finding is not None and e.finding.rule in DEPENDENT_IMPORTS for e in ctx.edits):
+            ctx.edits = []   # the changes a `# torchport: ignore` took wanted these imports: they go with them
         new_source, kept, dropped = edit_ops.apply(source, ctx.edits)
         findings = [e.finding for e in kept if e.finding is not None] + ctx.findings
         findings += [conflict_finding(ctx, e, kept) for e in edit_ops.conflicts(kept, dropped)]

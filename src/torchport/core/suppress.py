@@ -29,7 +29,8 @@ from . import codes
 from .finding import ADVICE, CHANGES, Finding
 
 # `torchport: ignore` and an optional [codes] list, anywhere in a comment (`# noqa  # torchport: ignore[TP201]`)
-_DIRECTIVE = re.compile(r"#.*?\btorchport:\s*ignore\b(?:\s*\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
+_DIRECTIVE = re.compile(r"#.*?\btorchport:\s*ignore\b(?:\s*\[(?P<codes>[^\]]*)\]|(?P<open>\s*\[))?", re.IGNORECASE)
+MALFORMED = "a `# torchport: ignore[` whose list is never closed with `]`: it suppresses nothing"
 _WORD = re.compile("torchport", re.IGNORECASE)
 ALL = None   # a bare `# torchport: ignore`: every code on the line
 NEVER = codes.TP000.id
@@ -113,6 +114,9 @@ def _codes_of(text: Optional[str], line: int, warn: list, known=()):
     the ids of user rules) go to `warn` as (line, message)."""
     if text is None:
         return ALL
+    if text == MALFORMED:
+        warn.append((line, MALFORMED))
+        return frozenset()
     found = set()
     for word in text.split(","):
         word = word.strip().upper()
@@ -123,6 +127,11 @@ def _codes_of(text: Optional[str], line: int, warn: list, known=()):
         else:
             warn.append((line, f"unknown code '{word}' {COMMENT_NOTE}{did_you_mean(word)}; it suppresses nothing"))
     return frozenset(found)
+
+
+def _listed(m) -> Optional[str]:
+    """A directive's code list: the text in its brackets, None for a bare one, MALFORMED for an unclosed `[`."""
+    return MALFORMED if m.group("open") is not None else m.group("codes")
 
 
 def _merge(table: dict, line: int, value) -> None:
@@ -146,7 +155,7 @@ def python_comments(source: str, tree: Optional[ast.AST] = None, known=()) -> tu
                 m = _DIRECTIVE.match(tok.string)
                 if m:
                     line = tok.start[0]
-                    _merge(table, line, _codes_of(m.group("codes"), line, warn, known))
+                    _merge(table, line, _codes_of(_listed(m), line, warn, known))
     except (tokenize.TokenError, SyntaxError, IndentationError):
         pass  # the file does not parse: it is reported as such
     if table and tree is not None:
@@ -174,7 +183,7 @@ def shell_comments(source: str, code_spans) -> tuple[dict, list]:
         end = code_spans(line)[-1][1]
         m = _DIRECTIVE.match(line[end:])
         if m:
-            _merge(table, n, _codes_of(m.group("codes"), n, warn))
+            _merge(table, n, _codes_of(_listed(m), n, warn))
     return table, warn
 
 
