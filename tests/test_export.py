@@ -217,3 +217,17 @@ def test_a_cpu_device_variable_is_left_alone(tmp_path, capsys):
                    "    torch.onnx.export(model, torch.randn(1, 3, device=device), \"m.onnx\")\n")
     assert convert(capsys, src, "npu", tmp_path / "export_npu.py") == []
     assert (tmp_path / "export_npu.py").read_text() == src.read_text()
+
+
+def test_a_nan_output_or_tolerance_never_passes(project, capsys):
+    """issue 31 item 10: a graph that outputs NaN passed ("max abs diff 0": max(0.0, nan) is 0.0); --atol nan
+    passed a difference of 23.7."""
+    tmp, _net = project
+    (tmp / "nanny.py").write_text("import torch\n\n\nclass Nan(torch.nn.Module):\n    def forward(self, x):\n"
+                                  "        return x * float('nan')\n\n\ndef build():\n    return Nan()\n")
+    code, out, _err = export(capsys, "--model", "nanny:build", "--input-shape", "1,4", "-o", "nan.onnx")
+    assert code == 1 and "NaN" in out, out
+    assert not (tmp / "nan.onnx").exists()
+    code, _out, err = export(capsys, "--model", "nets:build", "--input-shape", "1,3,16,16", "--atol", "nan",
+                             "-o", "x.onnx")
+    assert code == 2 and "--atol" in err and err.count("\n") == 1, err

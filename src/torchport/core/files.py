@@ -12,7 +12,9 @@ from __future__ import annotations
 import contextlib
 import errno
 import fnmatch
+import functools
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,9 +141,19 @@ def hold_output(src: Path, out: Optional[Path], mode: str, force: bool):
 
 
 def _excluded(rel: str, patterns: tuple) -> bool:
+    """Does an exclude glob match the path, its name, or a folder it is in?"""
+    if not patterns:
+        return False
+    globs, folders = _exclusion(tuple(patterns))
     name = rel.rsplit("/", 1)[-1]
-    return any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(name, p) or rel.startswith(p.rstrip("/") + "/")
-               for p in patterns)
+    return bool(globs.match(os.path.normcase(rel)) or globs.match(os.path.normcase(name))) or rel.startswith(folders)
+
+
+@functools.lru_cache(maxsize=64)
+def _exclusion(patterns: tuple) -> tuple:
+    """The exclude globs as one compiled pattern (compiled once, however many there are), and their folders."""
+    globs = re.compile("|".join(f"(?:{fnmatch.translate(os.path.normcase(p))})" for p in patterns))
+    return globs, tuple(p.rstrip("/") + "/" for p in patterns)
 
 
 def walk(src: Path, exclude: tuple = ()) -> Iterator[Entry]:

@@ -16,6 +16,7 @@ every check that ran passed.
 from __future__ import annotations
 
 import io
+import math
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -122,6 +123,8 @@ def export_onnx(model: str, output, shapes, checkpoint=None, dtypes=(), opset: i
         raise UsageError("-o must name a new file: torchport does not overwrite the model's source")
     if not shapes:
         raise UsageError("--input-shape is needed, once per input of the model (1,3,224,224)")
+    if not (math.isfinite(atol) and atol >= 0):
+        raise UsageError(f"--atol must be a finite number, 0 or more (got {atol})")
     if not OPSETS[0] <= opset <= OPSETS[1]:
         raise UsageError(f"--opset {opset}: torch's TorchScript exporter writes opsets {OPSETS[0]} to {OPSETS[1]}")
     dtypes = list(dtypes) or ["float32"]
@@ -185,7 +188,7 @@ def export_onnx(model: str, output, shapes, checkpoint=None, dtypes=(), opset: i
             result.problems.append(f"onnxruntime could not run the file ({_first_line(e)})")
             result.max_diff = None
     if result.max_diff is not None:
-        if result.max_diff > atol:
+        if not result.max_diff <= atol:   # NaN compares false: a failure
             result.problems.append(f"onnxruntime's outputs differ from the model's {_by(result.max_diff, atol)}")
         grown = _grown(torch, inputs, input_names, axes, dtypes, generator)
         if grown is not None:
@@ -195,7 +198,7 @@ def export_onnx(model: str, output, shapes, checkpoint=None, dtypes=(), opset: i
                 result.problems.append(f"dynamic axes: onnxruntime refused inputs with them grown by 2 "
                                        f"({_first_line(e)})")
             else:
-                if result.dynamic_diff > atol:
+                if not result.dynamic_diff <= atol:
                     result.problems.append(f"dynamic axes: with them grown by 2, onnxruntime's outputs differ "
                                            f"{_by(result.dynamic_diff, atol)}")
     if not result.problems:
@@ -214,6 +217,8 @@ def _first_line(e: Exception) -> str:
 def _by(diff: float, atol: float) -> str:
     if diff == float("inf"):
         return "in shape"
+    if diff != diff:
+        return "by a NaN or an infinity on one side"
     return f"by up to {diff:.3g} (more than {atol:g})"
 
 
@@ -251,7 +256,10 @@ def _compare(torch, net, session, names, inputs) -> float:
         if tuple(have.shape) != tuple(want.shape):
             return float("inf")
         if want.numel():
-            diff = max(diff, float((have.double() - want.double()).abs().max()))
+            d = float((have.double() - want.double()).abs().max())
+            if not math.isfinite(d):   # a NaN or an infinity on either side: no agreement to measure
+                return float("nan")
+            diff = max(diff, d)
     return diff
 
 
