@@ -186,3 +186,23 @@ def test_a_pickle_that_runs_code_is_named_and_never_allowed(project, func):
     code, _, err = cli("inspect", "evil.pt", "--allow", name, cwd=tmp)
     assert code == 2 and "runs code" in err, err
     assert not witness.exists(), "the payload ran"
+
+
+def test_a_zip_bomb_is_refused_before_it_is_unpacked(project):
+    """issue 31 item 7: a 2 MB checkpoint unpacked to 2.3 GB (42 s) in `ckpt inspect`."""
+    import zipfile
+
+    tmp, _net = project
+    torch.save({"w": torch.zeros(4)}, tmp / "small.pt")
+    bomb = tmp / "bomb.pt"
+    with zipfile.ZipFile(tmp / "small.pt") as src, zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            dst.writestr(info.filename, src.read(info))
+        dst.writestr("small/data/huge", b"\0" * (300 << 20))   # 300 MiB of zeros: about 300 KB compressed
+    assert bomb.stat().st_size < 2 << 20
+    from torchport.ckpt import inspect
+    from torchport.core.errors import UsageError
+
+    with pytest.raises(UsageError, match="unpack to 300 MiB"):
+        inspect(bomb)
+    inspect(tmp / "small.pt")   # an ordinary checkpoint is read as before

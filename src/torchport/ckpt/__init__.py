@@ -70,12 +70,35 @@ def _torch():
     return torch
 
 
+# What loading may unpack: the larger of EXPAND_LIMIT_FACTOR times the file's size and EXPAND_LIMIT_FLOOR.  torch.save
+# stores tensors uncompressed, so a checkpoint it wrote unpacks to about its own size; a zip that unpacks to far more
+# (2 MB to 2.3 GB) is a zip bomb, refused before anything is read.
+EXPAND_LIMIT_FACTOR = 4
+EXPAND_LIMIT_FLOOR = 256 << 20
+
+
+def unpacked_size(path: Path) -> int:
+    """What a zip-format checkpoint's records unpack to (0 for the legacy format, which is not a zip)."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as z:
+            return sum(i.file_size for i in z.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return 0
+
+
 def load(path, allow=()) -> tuple:
     """(object, Counter of saved locations) of a checkpoint, every storage on the CPU, no pickled code run."""
     torch = _torch()
     path = Path(path)
     if not path.is_file():
         raise UsageError(f"checkpoint not found (or not a file): {path}")
+    size, unpacked = path.stat().st_size, unpacked_size(path)
+    if unpacked > max(EXPAND_LIMIT_FACTOR * size, EXPAND_LIMIT_FLOOR):
+        raise UsageError(f"{path}: its records unpack to {unpacked / 2**20:.0f} MiB from {size / 2**20:.1f} MiB, more "
+                         f"than {EXPAND_LIMIT_FACTOR} times its size (a compressed archive torch.save does not "
+                         "write): not loaded")
     locations: Counter = Counter()
 
     def to_cpu(storage, location):

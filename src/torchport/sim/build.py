@@ -3,7 +3,9 @@
 The first use compiles it with torch.utils.cpp_extension (about a minute on 2 cores); later uses
 import the cached library directly.  The cache folder's name holds the torch version, the Python
 version and a hash of the source, so a different torch or a changed source builds anew; a
-`build.json` beside the library records what it was built for and is checked before loading.
+`build.json` beside the library records what it was built for and the library's sha256, and is checked
+before loading: a folder or library another user owns or others can write is refused; a library whose
+hash differs (planted, truncated) or a record that does not parse is built again.
 Cache root: core.cache.cache_root().
 """
 from __future__ import annotations
@@ -17,6 +19,7 @@ import io
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import time
@@ -65,8 +68,45 @@ def _other_builds(torch_version: str) -> list:
     return sorted(p.name for p in root.iterdir() if p.is_dir() and p.name != mine and (p / "build.json").is_file())
 
 
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def unsafe(path: Path) -> str:
+    """Why loading code from `path` would run what someone else put there ('' when it would not)."""
+    info = os.lstat(path)
+    if stat.S_ISLNK(info.st_mode):
+        return f"{path} is a link"
+    if info.st_uid != os.getuid():
+        return f"{path} belongs to another user"
+    if info.st_mode & 0o022:
+        return f"{path} can be written by other users"
+    return ""
+
+
+def cached_problem(folder: Path, library: Path, record: Path, version: str) -> str:
+    """Why the cached build cannot be loaded as it is ('' when it can): a damaged or foreign build is built again;
+    an unsafe folder (see `unsafe`) is refused by the caller."""
+    try:
+        built = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeError):
+        return "a build record that does not parse"
+    if not isinstance(built, dict):
+        return "a build record that does not parse"
+    if built.get("torch") != version:
+        return f"built for torch {built.get('torch')}"
+    if built.get("sha256") != _sha256(library):
+        return "a library that is not the one built there (its sha256 differs)"
+    return ""
+
+
 def load(verbose: bool = False):
-    """The extension module: from the cache, or built now.  UsageError says what is missing."""
+    """The extension module: from the cache, or built now.  UsageError says what is missing, or why the cache
+    cannot be trusted."""
     import torch
 
     version = torch.__version__
@@ -75,11 +115,14 @@ def load(verbose: bool = False):
     library = folder / f"{ident['name']}{_suffix()}"
     record = folder / "build.json"
     if record.is_file() and library.is_file():
-        built = json.loads(record.read_text(encoding="utf-8"))
-        if built.get("torch") != version:
-            raise UsageError(f"the simulator build in {folder} is for torch {built.get('torch')}, "
-                             f"this is torch {version}: delete that folder to rebuild")
-        return _import_library(library, ident["name"])
+        danger = unsafe(folder) or unsafe(library)
+        if danger:
+            raise UsageError(f"the simulator's cached build is not safe to load: {danger}; delete {folder} "
+                             "(it is built again)")
+        problem = cached_problem(folder, library, record, version)
+        if not problem:
+            return _import_library(library, ident["name"])
+        _say(f"the cached build in {folder} has {problem}: building it again")
     from torch.utils import cpp_extension
 
     if not cpp_extension.is_ninja_available():
@@ -91,14 +134,20 @@ def load(verbose: bool = False):
         raise UsageError(f"the simulated device needs a C++ compiler to build once for torch {version}: "
                          f"none found (install g++, or set CXX){extra}")
     folder.mkdir(parents=True, exist_ok=True)
+    danger = unsafe(folder)
+    if danger:
+        raise UsageError(f"the simulator's build folder is not safe to build in: {danger}; delete {folder}")
     with open(folder / ".lock", "w") as lock:
         try:                                   # one build at a time (torchrun starts several processes)
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             _say(f"waiting for another process that is building the simulated device (in {folder})")
             fcntl.flock(lock, fcntl.LOCK_EX)
-        if record.is_file() and library.is_file():
-            return _import_library(library, ident["name"])
+        if record.is_file() and library.is_file() and not cached_problem(folder, library, record, version) \
+                and not (unsafe(folder) or unsafe(library)):
+            return _import_library(library, ident["name"])   # another process built it meanwhile
+        for stale in (record, library):
+            stale.unlink(missing_ok=True)
         # cpp_extension's own lock file outlives a build that was killed; holding our lock, it is stale
         (folder / "lock").unlink(missing_ok=True)
         return _build(folder, ident, record, verbose)
@@ -123,8 +172,10 @@ def _build(folder: Path, ident: dict, record: Path, verbose: bool):
                          f"run `torchport sim --build --verbose` to see the compiler output") from None
     seconds = time.perf_counter() - start
     _say(f"built the simulated device in {seconds:.0f} s")
-    record.write_text(json.dumps({**ident, "seconds": round(seconds, 1), "built": time.strftime("%Y-%m-%d %H:%M:%S")},
-                                 indent=1) + "\n", encoding="utf-8")
+    library = folder / f"{ident['name']}{_suffix()}"
+    library.chmod(library.stat().st_mode & ~0o022)   # nobody else may change what later runs load
+    record.write_text(json.dumps({**ident, "seconds": round(seconds, 1), "built": time.strftime("%Y-%m-%d %H:%M:%S"),
+                                  "sha256": _sha256(library)}, indent=1) + "\n", encoding="utf-8")
     return module
 
 
@@ -138,4 +189,8 @@ def build_info() -> dict:
     import torch
 
     record = build_dir(torch.__version__) / "build.json"
-    return json.loads(record.read_text(encoding="utf-8")) if record.is_file() else {}
+    try:
+        data = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else {}
+    except (OSError, ValueError, UnicodeError):
+        return {}
+    return data if isinstance(data, dict) else {}
