@@ -33,6 +33,7 @@ def files(tmp_path):
     (proj / "train.py").write_text("import torch\nx = torch.ones(2).cuda()\n")
     (tmp_path / "script.py").write_text("print('hi')\n")
     (tmp_path / "ops.json").write_text('["aten::add.Tensor"]')
+    (tmp_path / "loop").symlink_to("loop")   # a link to itself: -o there (issue 31 item 9)
     return tmp_path
 
 
@@ -62,6 +63,9 @@ USAGE = {
     "compare missing": ["compare", "{missing}", "{missing}"],
     "rules unknown option": ["rules", "--bogus"],
     "targets extra argument": ["targets", "extra"],
+    "convert -o a link loop": ["convert", "{proj}", "--to", "npu", "-o", "{tmp}/loop"],
+    "migrate -o a link loop": ["migrate", "{proj}", "--to", "npu", "-o", "{tmp}/loop"],
+    "port-ext -o a link loop": ["port-ext", "{proj}", "--to", "musa", "-o", "{tmp}/loop"],
 }
 
 

@@ -231,3 +231,19 @@ def test_a_nan_output_or_tolerance_never_passes(project, capsys):
     code, _out, err = export(capsys, "--model", "nets:build", "--input-shape", "1,3,16,16", "--atol", "nan",
                              "-o", "x.onnx")
     assert code == 2 and "--atol" in err and err.count("\n") == 1, err
+
+
+def test_a_model_file_named_like_a_module_never_takes_its_place(project, capsys):
+    """issue 31 item 9: a --model file called io.py replaced the real io module; a factory that calls sys.exit(0)
+    made export exit 0 having written nothing; a huge --input-shape crashed on the allocation."""
+    tmp, _net = project
+    real_io = sys.modules["io"]
+    (tmp / "io.py").write_text((tmp / "nets.py").read_text())
+    code, _out, err = export(capsys, "--model", f"{tmp / 'io.py'}:build", "--input-shape", "1,3,16,16",
+                             "-o", "io.onnx")
+    assert sys.modules["io"] is real_io and code in (0, 1), err
+    (tmp / "quitter.py").write_text("import sys\n\n\ndef build():\n    sys.exit(0)\n")
+    code, _out, err = export(capsys, "--model", "quitter:build", "--input-shape", "1,4", "-o", "q.onnx")
+    assert code == 2 and "sys.exit(0)" in err and not (tmp / "q.onnx").exists(), err
+    code, _out, err = export(capsys, "--model", "nets:build", "--input-shape", "100000,100000,100000", "-o", "h.onnx")
+    assert code == 2 and "elements" in err and err.count("\n") == 1, err

@@ -15,6 +15,7 @@ loaded into it (`ckpt fix --check-model`, `torchport export onnx`).
 """
 from __future__ import annotations
 
+import hashlib
 import importlib
 import io
 import os
@@ -342,7 +343,9 @@ def build_model(spec: str, option: str = "--model"):
         if is_file:
             from importlib import util
 
-            name = Path(module_name).stem
+            # its own name, never the file's stem: a model file called io.py or numpy.py must not take the place
+            # of the real module in sys.modules
+            name = f"_torchport_model_{hashlib.sha256(str(Path(module_name).resolve()).encode()).hexdigest()[:12]}"
             loader = util.spec_from_file_location(name, module_name)
             if loader is None or loader.loader is None:
                 raise UsageError(f"{option} {spec}: cannot import {module_name} (not a Python file)")
@@ -353,6 +356,8 @@ def build_model(spec: str, option: str = "--model"):
         factory = getattr(module, attr)
     except UsageError:
         raise
+    except SystemExit as e:   # a module that exits when imported: nothing was built, and that is no success
+        raise UsageError(f"{option} {spec}: importing it called sys.exit({e.code!r})") from None
     except Exception as e:  # noqa: BLE001 - the user's module failed to import: their error, one line
         raise UsageError(f"{option} {spec}: cannot import it ({type(e).__name__}: {e})") from None
     finally:
@@ -361,6 +366,9 @@ def build_model(spec: str, option: str = "--model"):
         raise UsageError(f"{option} {spec}: {attr} is not callable")
     try:
         model = factory()
+    except SystemExit as e:   # `sys.exit(0)` in the factory: no model, and no success either
+        raise UsageError(f"{option} {spec}: {attr}() called sys.exit({e.code!r}) instead of returning a model") \
+            from None
     except Exception as e:  # noqa: BLE001 - the user's factory failed: their error, one line
         raise UsageError(f"{option} {spec}: {attr}() failed ({type(e).__name__}: {e})") from None
     if not isinstance(model, _torch().nn.Module):

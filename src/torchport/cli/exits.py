@@ -20,6 +20,7 @@ from ..core.errors import UsageError
 from ..core.names import printable
 
 OK, FINDINGS, USAGE, INTERNAL, INTERRUPTED = 0, 1, 2, 3, 130
+SYMLINK_LOOP = "Symlink loop from "   # pathlib.Path.resolve()'s RuntimeError (Python 3.11-3.12)
 
 
 def guarded(work: Callable[[], int], command: Callable[[], str]) -> int:
@@ -44,6 +45,8 @@ def guarded(work: Callable[[], int], command: Callable[[], str]) -> int:
         return fail(USAGE, f"torchport: error: {describe_os_error(e)}")
     except Exception as e:  # noqa: BLE001 - a bug: one line for users, the traceback on request
         show_traceback()
+        if isinstance(e, RuntimeError) and str(e).startswith(SYMLINK_LOOP):   # pathlib's resolve() on the input
+            return fail(USAGE, f"torchport: error: {printable(str(e))}: a chain of links that never ends")
         return fail(INTERNAL, f"torchport: internal error in `{command()}`: {type(e).__name__}: {printable(str(e))} "
                               "(run it again with TORCHPORT_DEBUG=1 for the traceback, and please report it)")
 

@@ -55,12 +55,19 @@ class Exported:
     written: bool = False
 
 
+MAX_INPUT_ELEMENTS = 1 << 28   # a sample input of 268M elements (1 GiB of float32) is more than any check needs
+
+
 def parse_shape(text: str) -> tuple:
     """'1,3,224,224' -> (1, 3, 224, 224); anything else is a usage error."""
     compact = text.replace(" ", "")
     if not SHAPE.match(compact) or any(int(d) == 0 for d in compact.split(",")):
         raise UsageError(f"--input-shape needs positive integers separated by commas (1,3,224,224), got {text!r}")
-    return tuple(int(d) for d in compact.split(","))
+    shape = tuple(int(d) for d in compact.split(","))
+    if math.prod(shape) > MAX_INPUT_ELEMENTS:
+        raise UsageError(f"--input-shape {text}: {math.prod(shape):,} elements, more than the {MAX_INPUT_ELEMENTS:,} "
+                         "an export's sample input may have (the graph takes any size its dynamic axes allow)")
+    return shape
 
 
 def parse_names(text: Optional[str], option: str) -> list:
