@@ -66,6 +66,11 @@ USAGE = {
     "convert -o a link loop": ["convert", "{proj}", "--to", "npu", "-o", "{tmp}/loop"],
     "migrate -o a link loop": ["migrate", "{proj}", "--to", "npu", "-o", "{tmp}/loop"],
     "port-ext -o a link loop": ["port-ext", "{proj}", "--to", "musa", "-o", "{tmp}/loop"],
+    "convert -o empty": ["convert", "{proj}", "--to", "npu", "-o", ""],
+    "migrate -o empty": ["migrate", "{proj}", "--to", "npu", "-o", ""],
+    "analyze -o empty": ["analyze", "{proj}", "-o", ""],
+    "migrate --verify a missing program": ["migrate", "{proj}", "--to", "npu", "-o", "{tmp}/never", "--verify", "--",
+                                           "no-such-program-xyz"],
 }
 
 
@@ -82,6 +87,8 @@ def test_usage_error_is_2_with_one_line(files, capsys, args):
     out, err = capsys.readouterr()
     assert err.startswith("torchport: error: ") and err.count("\n") == 1, err
     assert "Traceback" not in err and out == ""
+    assert not (files / "never").exists(), "refused before anything was written"
+    assert not (files / "proj_npu").exists() or "-o" not in args
 
 
 @pytest.mark.subprocess

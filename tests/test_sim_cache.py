@@ -3,7 +3,6 @@ is recorded with the build and checked; a planted or truncated library, or a rec
 again; a folder or library another user could have written is refused, never loaded."""
 import hashlib
 import json
-import os
 
 import pytest
 

@@ -9,7 +9,7 @@ import sys
 from ..core.errors import UsageError
 from ..core.names import printable
 from ..core.words import counted
-from .common import jobs, print_errors, progress, target_list
+from .common import jobs, print_errors, progress, target_list, output_path
 
 
 FAIL_LEVELS = ("blocked", "manual", "review")
@@ -81,7 +81,7 @@ def add(sub) -> None:
     a.add_argument("-i", "--input", dest="input_opt", metavar="INPUT", help="same as the positional INPUT")
     a.add_argument("-t", "--to", metavar="T1,T2", type=target_list, help="targets (default: all)")
     a.add_argument("-v", "--torch-version", metavar="X", help="the project's torch version (selects operator data)")
-    a.add_argument("-o", "--output", metavar="OUT", help="report folder (default: <name>_analysis)")
+    a.add_argument("-o", "--output", type=output_path, metavar="OUT", help="report folder (default: <name>_analysis)")
     a.add_argument("-e", "--exclude", action="append", metavar="GLOB", help="skip matching files; repeatable")
     a.add_argument("-j", "--jobs", type=jobs, metavar="N", help="worker processes (default: CPU count)")
     a.add_argument("--python", metavar="PATH", help="the interpreter whose installed libraries the project uses "

@@ -8,7 +8,7 @@ import sys
 from ..core.names import printable
 from ..core.words import counted
 from . import settings
-from .common import target_name, jobs, progress, write_out
+from .common import target_name, jobs, progress, write_out, output_path
 
 
 def run(args) -> int:
@@ -64,7 +64,7 @@ def add(sub) -> None:
                    help="npu, mlu, musa, xpu, mps, cpu, accelerator, or a target .toml file (default: target in "
                         "[tool.torchport] of pyproject.toml; one of them is required)")
     k.add_argument("--format", choices=("text", "json", "sarif"), default="text", help="report format (default: text)")
-    k.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE (the summary line still goes "
+    k.add_argument("-o", "--output", type=output_path, metavar="FILE", help="write the report to FILE (the summary line still goes "
                                                           "to stdout)")
     k.add_argument("--baseline", metavar="FILE", help="suppress the findings recorded in FILE (default: baseline in "
                                                       "[tool.torchport])")

@@ -6,6 +6,7 @@ import sys
 
 from ..core.names import printable
 from ..core.words import counted
+from .common import output_path
 
 
 def run_inspect(args) -> int:
@@ -79,7 +80,7 @@ def add(sub) -> None:
                        help="a pickled global you trust (e.g. argparse.Namespace), repeatable")
     ins.add_argument("--json", action="store_true", help="the findings as JSON")
     ins.set_defaults(func=run_inspect)
-    fx.add_argument("-o", "--output", required=True, help="the new checkpoint (never the input)")
+    fx.add_argument("-o", "--output", type=output_path, required=True, help="the new checkpoint (never the input)")
     fx.add_argument("--strip-prefix", action="append", default=[], metavar="PREFIX",
                     help="cut PREFIX (module., _orig_mod.) from the keys of state dicts whose keys all start with it; "
                          "repeatable, applied in order")

@@ -54,6 +54,13 @@ def jobs(text: str) -> int:
     return n
 
 
+def output_path(text: str) -> str:
+    """-o PATH: a path; an empty one is refused (it was taken for "no -o" and the default used)."""
+    if not text:
+        raise argparse.ArgumentTypeError("needs a path (it was empty)")
+    return text
+
+
 def target_name(text: str) -> str:
     """`--to`: a bundled target by name or alias, any case (`ascend`, `NPU`), or a target .toml file."""
     from ..backends import resolve_target_name

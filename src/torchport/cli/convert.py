@@ -11,7 +11,7 @@ from ..core.errors import UsageError
 from ..core.names import printable
 from ..core.words import counted
 from . import settings
-from .common import target_name, jobs, print_errors, progress, write_out
+from .common import target_name, jobs, print_errors, progress, write_out, output_path
 
 
 def run(args) -> int:
@@ -121,7 +121,7 @@ def add(sub) -> None:
     c.add_argument("-t", "--to", metavar="TARGET", type=target_name,
                    help="npu, mlu, musa, xpu, mps, cpu, accelerator, or a target .toml file (default: target in "
                         "[tool.torchport] of pyproject.toml; one of them is required)")
-    c.add_argument("-o", "--output", help="output file/folder (default: a folder INPUT gets <name>_<target> next to it; a file "
+    c.add_argument("-o", "--output", type=output_path, help="output file/folder (default: a folder INPUT gets <name>_<target> next to it; a file "
                                                   "is printed to stdout)")
     c.add_argument("-r", "--rule", action="append", metavar="RULES", help="user rule file (Ascend JSON or torchport TOML/JSON); repeatable")
     c.add_argument("-e", "--exclude", action="append", metavar="GLOB", help="copy matching files unchanged; repeatable")

@@ -6,7 +6,7 @@ import sys
 
 from ..core.names import printable
 from ..core.words import counted
-from .common import target_name
+from .common import target_name, output_path
 
 
 def run_compare(args) -> int:
@@ -48,7 +48,7 @@ def add(sub) -> None:
                                      "tolerance. See docs/debug.md.")
     cmp.add_argument("a", metavar="A", help="dump folder of the reference run")
     cmp.add_argument("b", metavar="B", help="dump folder of the run under test")
-    cmp.add_argument("-o", "--output", metavar="DIR", help="write compare.csv and compare.md there")
+    cmp.add_argument("-o", "--output", type=output_path, metavar="DIR", help="write compare.csv and compare.md there")
     cmp.add_argument("--rank", type=int, default=0, help="which process's dump to compare "
                                                                  "(multi-process runs); default 0")
     cmp.add_argument("--rtol", type=float, metavar="X", help="the relative error allowed everywhere (default: by "
@@ -66,7 +66,7 @@ def add(sub) -> None:
                                                                 "[--check-every N] ")
                                   + "[--steps A-B] [--to TARGET] -- python script.py [ARGS...]")
         if name == "dump":
-            d.add_argument("-o", "--output", required=True, metavar="DIR", help="dump folder")
+            d.add_argument("-o", "--output", type=output_path, required=True, metavar="DIR", help="dump folder")
             d.add_argument("--tensors", action="store_true", help="also save the tensors (else statistics only)")
         else:
             d.add_argument("--check-every", type=int, default=256, metavar="N", help="ops between host checks")

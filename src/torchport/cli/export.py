@@ -3,6 +3,7 @@ checked (onnx.checker, onnxruntime against the model) before the file is written
 from __future__ import annotations
 
 from ..core.names import printable
+from .common import output_path
 
 
 def run_onnx(args) -> int:
@@ -73,6 +74,6 @@ def add(sub) -> None:
                            "several axes as NAME:0,2")
     onnx.add_argument("--atol", type=float, default=1e-5, metavar="X",
                       help="the largest absolute difference allowed between onnxruntime and the model (1e-5)")
-    onnx.add_argument("-o", "--output", required=True, help="the .onnx file to write")
+    onnx.add_argument("-o", "--output", type=output_path, required=True, help="the .onnx file to write")
     onnx.add_argument("--force", action="store_true", help="replace OUTPUT if it exists")
     onnx.set_defaults(func=run_onnx)

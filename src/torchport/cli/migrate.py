@@ -8,7 +8,7 @@ import sys
 from ..core.errors import UsageError
 from ..core.names import printable
 from ..core.words import counted
-from .common import jobs, target_name
+from .common import jobs, target_name, output_path
 
 FAIL_ROWS = 5     # rows that would fail, named on the terminal
 
@@ -23,6 +23,12 @@ def run(args) -> int:
                          "train.py")
     if program and not args.verify:
         raise UsageError(f"unexpected argument '{printable(program[0])}' (a command to run goes after --verify --)")
+    if program and "/" not in program[0]:   # a program on PATH: found now, not after the whole migration
+        from ..sim.launch import resolve_command
+
+        resolve_command(program)
+    if args.output == "":
+        raise UsageError("-o needs a folder name (it was empty)")
 
     def echo(line: str) -> None:
         print(f"  | {printable(line)}", file=sys.stderr)
@@ -164,7 +170,7 @@ def add(sub) -> None:
     m.add_argument("input", metavar="PROJECT", help="the project folder")
     m.add_argument("-t", "--to", required=True, metavar="TARGET", type=target_name,
                    help="npu, mlu, musa, xpu, mps, cpu, accelerator, or a target .toml file")
-    m.add_argument("-o", "--output", metavar="OUT", help="output folder (default: <name>_<target> next to PROJECT)")
+    m.add_argument("-o", "--output", type=output_path, metavar="OUT", help="output folder (default: <name>_<target> next to PROJECT)")
     m.add_argument("--force", action="store_true", help="write into an existing output folder")
     m.add_argument("--python", metavar="PATH", help="the interpreter whose installed libraries the project uses "
                    "(default: this one): their CUDA code on the paths the project calls goes into What's left")

@@ -7,7 +7,7 @@ from collections import Counter
 
 from ..core.names import printable
 from ..core.words import counted
-from .common import target_name
+from .common import target_name, output_path
 
 
 def run_check(args) -> int:
@@ -79,7 +79,7 @@ def add(sub) -> None:
                           usage="torchport ops record -o OPS.json [--steps N] [--to TARGET] -- python script.py [ARGS...]",
                           description="Run a script (in this process, as __main__) under an operator recorder: every aten "
                                       "op with its overload, input shapes, module paths, forward/backward and counts.")
-    orc.add_argument("-o", "--output", required=True, metavar="OPS.json", help="the ops file to write")
+    orc.add_argument("-o", "--output", type=output_path, required=True, metavar="OPS.json", help="the ops file to write")
     orc.add_argument("--steps", type=int, metavar="N", help="stop after N optimizer steps")
     orc.add_argument("-t", "--to", metavar="TARGET", type=target_name, help="apply `torchport run --to TARGET` first (record a CUDA "
                                                           "script on a machine without CUDA)")

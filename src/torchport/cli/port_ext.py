@@ -9,7 +9,7 @@ import sys
 from ..core.errors import UsageError
 from ..core.names import printable
 from ..core.words import counted
-from .common import target_name, jobs, print_errors, progress, write_out
+from .common import target_name, jobs, print_errors, progress, write_out, output_path
 
 
 def run(args) -> int:
@@ -100,7 +100,7 @@ def add(sub) -> None:
     p.add_argument("input", nargs="?", help="file or folder")
     p.add_argument("-i", "--input", dest="input_opt", metavar="INPUT", help="same as the positional INPUT")
     p.add_argument("-t", "--to", required=True, metavar="TARGET", type=target_name, help="musa, hip, npu or mlu")
-    p.add_argument("-o", "--output", help="output folder (default: <name>_<target> next to INPUT)")
+    p.add_argument("-o", "--output", type=output_path, help="output folder (default: <name>_<target> next to INPUT)")
     p.add_argument("-m", "--map", action="append", metavar="MAP.json", help="extra mapping table; repeatable")
     p.add_argument("--ignore", action="append", metavar="GLOB",
                    help="copy matching files unchanged (default: other vendors' mlu/ npu/ mps/ parrots/ subtrees)")

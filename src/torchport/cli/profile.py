@@ -7,7 +7,7 @@ import sys
 from ..core.errors import UsageError
 from ..core.names import printable
 from ..core.words import counted
-from .common import target_name
+from .common import target_name, output_path
 
 
 def run(args) -> int:
@@ -59,7 +59,7 @@ def add(sub) -> None:
                                     "an inference loop is stepped by calls of --step-fn, or else by wall-clock "
                                     "windows (when the script makes no optimizer in the first window). See "
                                     "docs/profile.md.")
-    pr.add_argument("-o", "--output", required=True, metavar="DIR", help="profile folder")
+    pr.add_argument("-o", "--output", type=output_path, required=True, metavar="DIR", help="profile folder")
     pr.add_argument("-t", "--to", metavar="TARGET", type=target_name, help="the target: its device activity is profiled and "
                                                          "`torchport run --to TARGET` patches are applied")
     pr.add_argument("--steps", type=int, default=3, help="active (recorded) steps; default 3")
@@ -77,5 +77,5 @@ def add(sub) -> None:
                         description="Compare two profiles per op and per step (diff.md, diff.csv, diff.png).")
     pd.add_argument("a", metavar="A", help="profile folder of the reference run")
     pd.add_argument("b", metavar="B", help="profile folder of the run under test")
-    pd.add_argument("-o", "--output", metavar="DIR", help="write diff.md, diff.csv and diff.png there")
+    pd.add_argument("-o", "--output", type=output_path, metavar="DIR", help="write diff.md, diff.csv and diff.png there")
     pd.set_defaults(func=run_diff)
