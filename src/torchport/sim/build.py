@@ -122,6 +122,9 @@ def load(verbose: bool = False):
         problem = cached_problem(folder, library, record, version)
         if not problem:
             return _import_library(library, ident["name"])
+        if problem.startswith("built for torch"):   # the folder is named for this torch: not ours to replace
+            raise UsageError(f"the simulator build in {folder} is {problem}, this is torch {version}: delete that "
+                             "folder to rebuild")
         _say(f"the cached build in {folder} has {problem}: building it again")
     from torch.utils import cpp_extension
 
