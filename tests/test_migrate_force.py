@@ -75,3 +75,33 @@ def test_a_symlinked_report_folder_is_refused(tmp_path):
     code, _, err = cli("migrate", proj, "--to", "npu", "-o", out, "--force")
     assert code == 2 and err.count("\n") == 1 and "link" in err, err
     assert (real / "migrate.json").is_file(), "nothing behind the link was removed"
+
+
+def test_a_linked_report_subfolder_is_refused_and_nothing_is_written_through_it(tmp_path):
+    """A hostile trial: `OUT/torchport-report/convert` made a link to a folder outside OUT; --force wrote convert's
+    reports there."""
+    proj, out = project(tmp_path), tmp_path / "out"
+    cli("migrate", proj, "--to", "npu", "-o", out)
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "report.md").write_text("v")
+    import shutil
+
+    shutil.rmtree(out / "torchport-report" / "convert")
+    os.symlink(victim, out / "torchport-report" / "convert")
+    code, _, err = cli("migrate", proj, "--to", "npu", "-o", out, "--force")
+    assert code == 2 and err.count("\n") == 1 and "link" in err, err
+    assert [p.name for p in victim.iterdir()] == ["report.md"] and (victim / "report.md").read_text() == "v"
+
+
+def test_a_marker_that_lists_nothing_removes_no_user_file(tmp_path):
+    """A hostile trial: a marker with no file list (an older one, or a run that stopped) made --force delete every
+    file under convert/, a user's too."""
+    proj, out = project(tmp_path), tmp_path / "out"
+    cli("migrate", proj, "--to", "npu", "-o", out)
+    mine = out / "torchport-report" / "convert" / "mine.txt"
+    mine.write_text("n2")
+    (out / "torchport-report" / ".torchport-report").write_text("written by torchport; its files:\n")
+    code, _, err = cli("migrate", proj, "--to", "npu", "-o", out, "--force")
+    assert code in (0, 1), err
+    assert mine.read_text() == "n2" and (out / "torchport-report" / "convert" / "report.md").is_file()

@@ -30,17 +30,15 @@ OWN_DIRS = ("convert", "port-ext")
 
 def clear_earlier(folder: Path) -> None:
     """--force over an earlier migrate's report: remove what it wrote (the files its marker lists; for a marker
-    that lists none, OWN_FILES and the files of OWN_DIRS), nothing a user saved beside them, nothing behind a
-    link."""
+    that lists none, only OWN_FILES: the steps' own files are replaced by name), nothing a user saved beside
+    them, nothing behind a link."""
     marker = folder / REPORT_MARKER
     try:
         listed = [ln for ln in marker.read_text(encoding="utf-8").splitlines()[1:] if ln.strip()]
     except (OSError, UnicodeError):
         return
-    if not listed:   # written before the marker listed its files
-        listed = list(OWN_FILES) + [f"{d}/{p.relative_to(folder / d).as_posix()}" for d in OWN_DIRS
-                                    if tree.inside(folder, d) is not None and (folder / d).is_dir()
-                                    for p in (folder / d).rglob("*") if p.is_file() and not p.is_symlink()]
+    if not listed:   # an older marker, or a run that stopped before it listed its files
+        listed = list(OWN_FILES)
     for rel in listed:
         path = tree.inside(folder, rel)
         if path is not None and path.is_file() and not path.is_symlink():
@@ -52,8 +50,9 @@ def clear_earlier(folder: Path) -> None:
 
 def write_migrate(result, folder: Path) -> None:
     folder = Path(folder)
-    if folder.is_symlink():
-        raise UsageError(f"{folder} is a link: migrate writes its report only into a folder of its own")
+    for place in (folder, *(folder / d for d in OWN_DIRS)):
+        if place.is_symlink():   # written through, the report would land wherever the link points
+            raise UsageError(f"{place} is a link: migrate writes its report only into folders of its own")
     if (folder / REPORT_MARKER).is_file():  # a report of an earlier run (--force): what it wrote is replaced
         clear_earlier(folder)
     folder.mkdir(parents=True, exist_ok=True)
