@@ -247,3 +247,26 @@ def test_a_model_file_named_like_a_module_never_takes_its_place(project, capsys)
     assert code == 2 and "sys.exit(0)" in err and not (tmp / "q.onnx").exists(), err
     code, _out, err = export(capsys, "--model", "nets:build", "--input-shape", "100000,100000,100000", "-o", "h.onnx")
     assert code == 2 and "elements" in err and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("where", ["factory", "import"])
+def test_model_code_that_calls_os_exit_is_an_error_not_a_silent_exit(project, capsys, where):
+    """issue 31 item 9 (hostile re-trial): os._exit(0) in the factory, or while the model file is imported,
+    ended torchport with exit 0, having written nothing and said nothing."""
+    tmp, _net = project
+    body = ("import os\n\n\ndef build():\n    os._exit(0)\n" if where == "factory"
+            else "import os\nos._exit(0)\n\n\ndef build():\n    pass\n")
+    (tmp / "hard.py").write_text(body)
+    for spec in ("hard:build", f"{tmp / 'hard.py'}:build"):
+        code, _out, err = export(capsys, "--model", spec, "--input-shape", "1,4", "-o", "q.onnx")
+        assert code == 2 and "os._exit(0)" in err and err.count("\n") == 1, err
+    assert not (tmp / "q.onnx").exists()
+
+
+def test_a_module_name_that_python_imports_from_elsewhere_says_which_file_to_give(project, capsys):
+    """issue 31 (hostile re-trial F7): `--model io:build` with ./io.py imported Python's own io and said only
+    that it failed to import."""
+    tmp, _net = project
+    (tmp / "io.py").write_text((tmp / "nets.py").read_text())
+    code, _out, err = export(capsys, "--model", "io:build", "--input-shape", "1,3,16,16", "-o", "io.onnx")
+    assert code == 2 and "give the file, io.py:build" in err and err.count("\n") == 1, err

@@ -70,3 +70,36 @@ def test_a_malformed_record_reads_as_no_build(cache):
     folder, library, record, calls = cache
     record.write_text("[1, 2")
     assert build.build_info() == {}
+
+
+@pytest.mark.parametrize("where", ["sim", "root"])
+def test_a_folder_above_the_build_others_can_write_is_refused(cache, where):
+    folder, library, record, calls = cache
+    above = folder.parent if where == "sim" else folder.parent.parent
+    above.chmod(0o777)   # another user could swap the build folder for their own
+    try:
+        with pytest.raises(UsageError, match="other users"):
+            build.load()
+        if where == "root":
+            above.chmod(0o1777)   # sticky, as /tmp is: nobody else can rename what is ours
+            assert build.load() == "module"
+    finally:
+        above.chmod(0o755)
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("command", ["sim", "run"])
+def test_an_unsafe_cache_is_one_line_and_exit_2_not_a_child_traceback(cache, command):
+    import subprocess
+    import sys
+
+    folder, library, record, calls = cache
+    folder.chmod(0o777)
+    script = "import torch, torch_npu" if command == "sim" else "import torch; torch.ones(1).cuda()"
+    argv = (["sim", "--to", "npu"] if command == "sim" else ["run", "--to", "npu", "--simulate"])
+    done = subprocess.run([sys.executable, "-m", "torchport", *argv, "--", "python", "-c", script],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "could not start: the simulator's cached build is not safe to load" in done.stderr
+    assert library.read_bytes() == b"\x7fELF the library built here", "nothing rebuilt over it"

@@ -15,6 +15,7 @@ loaded into it (`ckpt fix --check-model`, `torchport export onnx`).
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import io
@@ -350,9 +351,13 @@ def build_model(spec: str, option: str = "--model"):
             if loader is None or loader.loader is None:
                 raise UsageError(f"{option} {spec}: cannot import {module_name} (not a Python file)")
             module = sys.modules[name] = util.module_from_spec(loader)
-            loader.loader.exec_module(module)
+            with _no_hard_exit(f"{option} {spec}: importing it"):
+                loader.loader.exec_module(module)
         else:
-            module = importlib.import_module(module_name)
+            with _no_hard_exit(f"{option} {spec}: importing it"):
+                module = importlib.import_module(module_name)
+        if not hasattr(module, attr):
+            raise UsageError(_no_factory(option, spec, module, module_name, attr))
         factory = getattr(module, attr)
     except UsageError:
         raise
@@ -365,7 +370,10 @@ def build_model(spec: str, option: str = "--model"):
     if not callable(factory):
         raise UsageError(f"{option} {spec}: {attr} is not callable")
     try:
-        model = factory()
+        with _no_hard_exit(f"{option} {spec}: {attr}()"):
+            model = factory()
+    except UsageError:
+        raise
     except SystemExit as e:   # `sys.exit(0)` in the factory: no model, and no success either
         raise UsageError(f"{option} {spec}: {attr}() called sys.exit({e.code!r}) instead of returning a model") \
             from None
@@ -374,6 +382,33 @@ def build_model(spec: str, option: str = "--model"):
     if not isinstance(model, _torch().nn.Module):
         raise UsageError(f"{option} {spec}: {attr}() returned {type(model).__name__}, not a torch.nn.Module")
     return model
+
+
+def _no_factory(option: str, spec: str, module, module_name: str, attr: str) -> str:
+    """Why `module_name:attr` named no factory; says so when a file here has that name but Python's own
+    (or an installed) module of that name was imported instead."""
+    where = getattr(module, "__file__", None) or "built in"
+    text = f"{option} {spec}: {module_name} ({where}) has no {attr}"
+    local = Path(module_name.replace(".", os.sep) + ".py")
+    if local.is_file() and (where == "built in" or not os.path.samefile(local, where)):
+        text += f"; ./{local} is not the module of that name Python imports: give the file, {local}:{attr}"
+    return text
+
+
+@contextlib.contextmanager
+def _no_hard_exit(what: str):
+    """While the user's model code runs, `os._exit` is an error: it would end torchport with the exit code the
+    user's code chose, having written nothing and said nothing."""
+    real = os._exit
+
+    def refuse(code=0):
+        raise UsageError(f"{what} called os._exit({code!r}), which would end torchport having done nothing")
+
+    os._exit = refuse
+    try:
+        yield
+    finally:
+        os._exit = real
 
 
 def load_model_state(torch, model, obj, spec: str, option: str = "--check-model", strip: tuple = ()) -> list:

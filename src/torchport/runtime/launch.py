@@ -58,7 +58,12 @@ def run(target: str, argv: list, *, module: Optional[str] = None, report: Option
     from . import patch
 
     try:
-        session = patch(target, policy=policy, on_missing=on_missing)
+        try:
+            session = patch(target, policy=policy, on_missing=on_missing)
+        except SystemExit as e:   # the simulated device could not start here: its summary says why
+            if sim_dir:
+                _simulated(sim_dir, target, e.code if isinstance(e.code, int) else 2)
+            raise
         if report_dir:
             os.environ[environment.REPORT_DIR] = report_dir  # children write their counts here at exit
         if program is not None:

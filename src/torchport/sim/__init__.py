@@ -378,6 +378,21 @@ def write_report(sim: Simulator, folder: Path) -> None:
         pass
 
 
+def _report_failure(text: str) -> bool:
+    """Tell `torchport sim` why this process could not simulate the device (failed-<pid>.json); False when
+    no launcher is listening."""
+    folder = os.environ.get(ENV["report"])
+    if not folder or not Path(folder).is_dir():
+        return False
+    try:
+        tmp = Path(folder) / f".failed-{os.getpid()}.json.tmp"
+        tmp.write_text(json.dumps({"error": text}) + "\n", encoding="utf-8")
+        os.replace(tmp, Path(folder) / f"failed-{os.getpid()}.json")
+    except OSError:
+        return False
+    return True
+
+
 def active() -> Optional[Simulator]:
     """The simulator of this process, or None."""
     return _ACTIVE
@@ -392,7 +407,12 @@ def stand_in(package: str, namespace: dict) -> None:
     if wanted and load_target(wanted).name != target:   # as on a machine that has only the other vendor's stack
         raise ImportError(f"No module named '{package}' (torchport is simulating {load_target(wanted).name}, "
                           f"whose package is {load_target(wanted).register})")
-    sim = install(target)
+    try:
+        sim = install(target)
+    except UsageError as e:   # an unsafe or unbuildable cache: one line, and the launcher is told why
+        if not _report_failure(str(e)):   # the launcher's summary line says it otherwise
+            print(f"torchport sim: {e}", file=sys.stderr, flush=True)
+        raise SystemExit(2) from None
     t = sim.target
     namespace[t.device] = sim.module
     sys.modules[f"{package}.{t.device}"] = sim.module

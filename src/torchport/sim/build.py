@@ -4,8 +4,10 @@ The first use compiles it with torch.utils.cpp_extension (about a minute on 2 co
 import the cached library directly.  The cache folder's name holds the torch version, the Python
 version and a hash of the source, so a different torch or a changed source builds anew; a
 `build.json` beside the library records what it was built for and the library's sha256, and is checked
-before loading: a folder or library another user owns or others can write is refused; a library whose
-hash differs (planted, truncated) or a record that does not parse is built again.
+before loading: a folder or library another user owns or others can write (the build folder, `sim/`, or a
+cache root without the sticky bit) is refused; a library whose hash differs (planted, truncated) or a
+record that does not parse is built again.  The record guards against damage and other users, not against
+this user: whoever can write this user's files can also change torchport itself.
 Cache root: core.cache.cache_root().
 """
 from __future__ import annotations
@@ -88,6 +90,20 @@ def unsafe(path: Path) -> str:
     return ""
 
 
+def unsafe_place(folder: Path) -> str:
+    """Why `folder` or the folders holding it could have been swapped by another user ('' when not): the
+    build folder and `sim/` must be the user's own and not writable by others; the cache root may be a link
+    (a cache moved to another disk) but not writable by others unless sticky, as /tmp is."""
+    root = cache_root()
+    try:
+        info = os.stat(root)
+        if info.st_mode & 0o002 and not info.st_mode & stat.S_ISVTX:
+            return f"{root} can be written by other users"
+        return unsafe(root / "sim") or unsafe(folder)
+    except OSError as e:
+        return f"{e.filename} cannot be read ({e.strerror})"
+
+
 def cached_problem(folder: Path, library: Path, record: Path, version: str) -> str:
     """Why the cached build cannot be loaded as it is ('' when it can): a damaged or foreign build is built again;
     an unsafe folder (see `unsafe`) is refused by the caller."""
@@ -115,7 +131,7 @@ def load(verbose: bool = False):
     library = folder / f"{ident['name']}{_suffix()}"
     record = folder / "build.json"
     if record.is_file() and library.is_file():
-        danger = unsafe(folder) or unsafe(library)
+        danger = unsafe_place(folder) or unsafe(library)
         if danger:
             raise UsageError(f"the simulator's cached build is not safe to load: {danger}; delete {folder} "
                              "(it is built again)")
@@ -137,7 +153,7 @@ def load(verbose: bool = False):
         raise UsageError(f"the simulated device needs a C++ compiler to build once for torch {version}: "
                          f"none found (install g++, or set CXX){extra}")
     folder.mkdir(parents=True, exist_ok=True)
-    danger = unsafe(folder)
+    danger = unsafe_place(folder)
     if danger:
         raise UsageError(f"the simulator's build folder is not safe to build in: {danger}; delete {folder}")
     with open(folder / ".lock", "w") as lock:
@@ -147,7 +163,7 @@ def load(verbose: bool = False):
             _say(f"waiting for another process that is building the simulated device (in {folder})")
             fcntl.flock(lock, fcntl.LOCK_EX)
         if record.is_file() and library.is_file() and not cached_problem(folder, library, record, version) \
-                and not (unsafe(folder) or unsafe(library)):
+                and not (unsafe_place(folder) or unsafe(library)):
             return _import_library(library, ident["name"])   # another process built it meanwhile
         for stale in (record, library):
             stale.unlink(missing_ok=True)

@@ -117,6 +117,12 @@ def merge(folder: str) -> dict:
             entry = ops.setdefault(e["op"], {"op": e["op"], "calls": 0, "modules": []})
             entry["calls"] += e["calls"]
             entry["modules"] += [m for m in e["modules"] if m not in entry["modules"]]
+    errors = []
+    for f in sorted(Path(folder).glob("failed-*.json")):
+        try:
+            errors.append(str(json.loads(f.read_text(encoding="utf-8")).get("error", "")))
+        except (OSError, ValueError, AttributeError):
+            continue
     first = reports[0] if reports else {}
     return {"schema": 1, "simulated": True, "target": first.get("target"), "device": first.get("device"),
             "processes": len(reports), "cpu_fallback": first.get("cpu_fallback"), "fallback": first.get("fallback"),
@@ -124,6 +130,7 @@ def merge(folder: str) -> dict:
             "fallback_ops": sorted(ops.values(), key=lambda e: (-e["calls"], e["op"])),
             "peak_memory": {f"rank {r.get('rank') or 0} pid {r.get('pid')}":
                             {d: m["peak"] for d, m in r.get("memory", {}).items()} for r in reports},
+            "errors": sorted(set(e for e in errors if e)),
             "note": "simulated device: numerics are the CPU's, performance is not the device's"}
 
 
@@ -144,7 +151,9 @@ def summary(merged: dict) -> str:
     ops = merged["fallback_ops"]
     code = merged.get("exit_code")
     package = f"torch_{merged.get('device') or merged.get('requested') or 'npu'}"
-    if merged["processes"] == 0 and isinstance(code, int) and code < 0:
+    if merged["processes"] == 0 and merged.get("errors"):
+        line += f"; the simulated device could not start: {merged['errors'][0]}"
+    elif merged["processes"] == 0 and isinstance(code, int) and code < 0:
         name = _signal_name(-code)
         line += (f"; killed by {name}, so no process wrote its report: a crash (of the program, a library or the "
                  "simulator), not a missing device; `python -X faulthandler` shows where")
