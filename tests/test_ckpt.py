@@ -206,3 +206,61 @@ def test_a_zip_bomb_is_refused_before_it_is_unpacked(project):
     with pytest.raises(UsageError, match="unpack to 300 MiB"):
         inspect(bomb)
     inspect(tmp / "small.pt")   # an ordinary checkpoint is read as before
+
+
+@pytest.mark.parametrize("protocol", [0, 2, 4])
+@pytest.mark.parametrize("container", ["pickle", "torch-legacy", "torch-zip"])
+def test_a_code_running_global_is_named_as_python_imports_it_whatever_the_protocol(project, protocol, container,
+                                                                                    capsys):
+    """issue 31 item 4 (hostile re-trial): a protocol 2 pickle of subprocess.Popen was named `commands.Popen`
+    (Python 2's name, which Python 3 maps back), with `--allow commands.Popen` suggested; protocol 4 was refused
+    with the first line of torch's preamble and no reason.  The opcodes are read before torch reads anything."""
+    import pickle
+
+    tmp, _net = project
+    payload = {"w": torch.ones(2), "evil": _Payload(subprocess.Popen, ["touch", str(tmp / "ran")])}
+    path = tmp / f"evil{protocol}.pt"
+    if container == "pickle":
+        path.write_bytes(pickle.dumps(payload, protocol=protocol))
+    else:
+        torch.save(payload, path, pickle_protocol=protocol,
+                   _use_new_zipfile_serialization=container == "torch-zip")
+    from torchport.ckpt import inspect
+    from torchport.core.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"calls subprocess\.Popen when it is loaded: loading it would run code"):
+        inspect(path)
+    with pytest.raises(UsageError, match="runs code"):
+        inspect(path, allow=["commands.Popen"])   # Python 2's name for it is no way round the refusal
+    assert not (tmp / "ran").exists()
+
+
+def test_a_refusal_gives_torchs_reason_not_its_preamble(project):
+    """A checkpoint torch's weights-only loader cannot read is refused with the reason (the opcode), not the first
+    line every such message starts with."""
+    import pickle
+
+    tmp, _net = project
+    (tmp / "plain4.pt").write_bytes(pickle.dumps({"a": 1}, protocol=4))
+    from torchport.ckpt import inspect
+    from torchport.core.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"Unsupported operand 149 \(the pickle opcode FRAME") as e:
+        inspect(tmp / "plain4.pt")
+    assert "In PyTorch 2.6" not in str(e.value)
+
+
+@pytest.mark.parametrize("name", ["torch.load", "torch.serialization.load", "numpy.load", "pathlib.Path",
+                                  "torch._C._jit_pass_inline", "torch.ops.aten", "builtins.open"])
+def test_allow_refuses_what_reads_or_runs_beyond_the_checkpoint(project, name):
+    """A callable that loads another file (torch.load, numpy.load: another pickle, another path) or reaches torch's
+    internals is no value to trust; a numpy array's own globals still are."""
+    tmp, _net = project
+    from torchport.ckpt import inspect, runs_code
+    from torchport.core.errors import UsageError
+
+    torch.save({"w": torch.ones(1)}, tmp / "plain.pt")
+    with pytest.raises(UsageError, match="runs code"):
+        inspect(tmp / "plain.pt", allow=[name])
+    assert not runs_code("numpy.core.multiarray._reconstruct") and not runs_code("numpy.dtype")
+    assert not runs_code("argparse.Namespace") and not runs_code("collections.OrderedDict")

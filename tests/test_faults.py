@@ -543,3 +543,66 @@ def test_explain_target_and_worker_count_are_checked():
     for n in ("0", "-5"):
         code, _out, err = run_cli("convert", str(ROOT / "examples"), "--to", "npu", "--dry-run", "-j", n)
         assert code == 2 and "at least 1 worker" in err, err
+
+
+# ------------------------------------------------------------------ issue 31 item 13: the cosmetic rows
+@pytest.mark.subprocess
+def test_a_read_only_output_names_the_file_not_its_temporary_name(tmp_path):
+    src = make_project(tmp_path / "p", {"a.py": CUDA})
+    out = tmp_path / "o"
+    assert run_cli("convert", str(src), "--to", "cpu", "-o", str(out))[0] == 0
+    out.chmod(0o555)
+    try:
+        code, _out, err = run_cli("convert", str(src), "--to", "cpu", "-o", str(out), "--force",
+                                  preexec_fn=unprivileged())
+        assert code in (1, 2) and "Traceback" not in err, err
+        report = json.loads((tmp_path / "o_report" / "report.json").read_text()) if code == 1 else {}
+        text = err + json.dumps(report)
+        assert ".torchport-tmp-" not in text and "a.py" in text, text
+    finally:
+        out.chmod(0o755)
+
+
+@pytest.mark.subprocess
+def test_a_temporary_file_a_killed_run_left_is_removed_by_the_next_write(tmp_path):
+    """A run killed between writing a temporary file and renaming it left `.torchport-tmp-<pid>-...`, which no
+    later run removed.  One of a process that still runs (this one) is kept."""
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    stale = tmp_path / f".torchport-tmp-{dead}-0-a.py"
+    live = tmp_path / f".torchport-tmp-{os.getpid()}-7-b.py"
+    stale.write_text("half")
+    live.write_text("mine")
+    (tmp_path / ".torchport-tmp-x-0-c.py").write_text("not ours to judge")
+    with writes.hold(tmp_path, "the output"):
+        writes.write_file(tmp_path / "a.py", b"x = 1\n")
+    assert not stale.exists() and live.exists() and (tmp_path / ".torchport-tmp-x-0-c.py").exists()
+    assert (tmp_path / "a.py").read_bytes() == b"x = 1\n"
+
+
+@pytest.mark.subprocess
+def test_an_output_that_is_a_file_or_a_linked_report_folder_is_said_plainly(tmp_path):
+    src = make_project(tmp_path / "p", {"a.py": CUDA})
+    (tmp_path / "f.txt").write_text("mine\n")
+    for command in ("convert", "migrate"):
+        code, _out, err = run_cli(command, str(src), "--to", "cpu", "-o", str(tmp_path / "f.txt"), "--force")
+        assert code == 2 and "is a file" in err and "use --force" not in err, err
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "report.md").write_text("mine\n")
+    (tmp_path / "r").symlink_to(elsewhere)
+    code, _out, err = run_cli("convert", str(src), "--to", "cpu", "-o", str(tmp_path / "o"), "--force",
+                              "--report-dir", str(tmp_path / "r"))
+    assert code == 2 and "is a link" in err, err
+    assert (elsewhere / "report.md").read_text() == "mine\n" and sorted(os.listdir(elsewhere)) == ["report.md"]
+    assert (tmp_path / "f.txt").read_text() == "mine\n"
+
+
+def test_migrate_says_a_wrong_output_before_it_reads_the_project(tmp_path, monkeypatch):
+    src = make_project(tmp_path / "p", {"a.py": CUDA})
+    from torchport.analyze import api as analyze_api
+    from torchport.migrate import migrate
+
+    monkeypatch.setattr(analyze_api, "analyze", lambda *a, **k: pytest.fail("the project was read first"))
+    with pytest.raises(UsageError, match="inside the input"):
+        migrate(src, "cpu", src / "out")

@@ -338,3 +338,34 @@ def test_thousands_of_globs_are_matched_as_few(tmp_path, capsys):
     assert code == 1 and "30 files" in out, out   # 29 Python files (m3.py, m30-m39.py excluded) and pyproject.toml
     assert "m3.py" not in files and "m35.py" not in files and "m2.py" in files
     assert "m1.py:2:19: TP501" not in out and "m2.py:2:19: TP501" in out and "1 suppressed" in out, out
+
+
+def test_convert_warns_and_migrate_fails_when_everything_is_excluded(tmp_path, capsys):
+    """issue 31 item 12, the other commands: convert said "3 files (3 excluded)" and exit 0 without a word, and
+    migrate did not read [tool.torchport] at all (it converted what the project excludes)."""
+    proj = tmp_path / "p"
+    proj.mkdir()
+    (proj / "a.py").write_text("import torch\nx = torch.ones(2).cuda()\n")
+    (proj / "pyproject.toml").write_text('[tool.torchport]\nexclude = ["**"]\n')
+    code, _, err = run(["convert", "p", "--to", "cpu", "-o", "o1"], tmp_path, capsys)
+    assert code == 0 and "warning: every file (2) is excluded" in err, err
+    code, _, err = run(["migrate", "p", "--to", "cpu", "-o", "o2", "-q"], tmp_path, capsys)
+    assert code == 2 and "nothing was migrated" in err and err.count("\n") == 1, err
+
+
+def test_migrate_reads_the_projects_settings_as_convert_does(tmp_path, capsys):
+    proj = tmp_path / "p"
+    (proj / "vendored").mkdir(parents=True)
+    cuda = "import torch\nx = torch.ones(2).cuda()\ny = torch.zeros(2, device='cuda')\n"
+    for rel in ("a.py", "b.py", "vendored/c.py"):
+        (proj / rel).write_text(cuda)
+    (proj / "pyproject.toml").write_text('[tool.torchport]\nexclude = ["vendored/*"]\n'
+                                         '[tool.torchport.per-file-ignores]\n"b.py" = ["TP501"]\n')
+    code, out, err = run(["migrate", "p", "--to", "cpu", "-o", "o", "-q"], tmp_path, capsys)
+    assert code == 0, out + err
+    assert (tmp_path / "o" / "vendored" / "c.py").read_text() == cuda, "an excluded file was converted"
+    assert ".cuda()" not in (tmp_path / "o" / "a.py").read_text()
+    b = (tmp_path / "o" / "b.py").read_text()
+    assert ".cuda()" in b and "device='cuda'" not in b, "b.py: only TP501 is left as written"
+    code, out, err = run(["migrate", "p", "--to", "cpu", "-o", "o2", "-q", "--no-config"], tmp_path, capsys)
+    assert ".cuda()" not in (tmp_path / "o2" / "vendored" / "c.py").read_text()

@@ -107,3 +107,28 @@ def test_ipython_syntax_is_kept_and_the_python_around_it_converted(tmp_path):
     assert [f.message.split(":")[0] for f in errors] == ["cell 5"], "unconverted CUDA code is an error"
     assert check([src.parent], "npu").exit_code == 1
     assert check([tmp_path / "out"], "npu").exit_code == 1, "the cell left with .cuda() still fails check"
+
+
+@pytest.mark.parametrize("style", ["bom", "compact", "indent2", "ascii"])
+def test_a_converted_notebook_keeps_how_its_file_was_written(tmp_path, style):
+    """issue 31 item 13: a notebook's byte-order mark was dropped (and every notebook re-indented by 1)."""
+    import codecs
+    import json as json_
+
+    from torchport.api import convert as convert_
+
+    nb = {"cells": [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+                     "source": ["import torch\n", "x = torch.ones(2).cuda()  # é\n"]}],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    text = json_.dumps(nb, indent=None if style == "compact" else 2 if style == "indent2" else 1,
+                       ensure_ascii=style == "ascii") + "\n"
+    data = (codecs.BOM_UTF8 if style == "bom" else b"") + text.encode("utf-8")
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "n.ipynb").write_bytes(data)
+    convert_(str(tmp_path / "p"), "cpu", str(tmp_path / "o"), write_reports=False)
+    new = (tmp_path / "o" / "n.ipynb").read_bytes()
+    nb["cells"][0]["source"][1] = 'x = torch.ones(2).to("cpu")  # é\n'
+    expected = (codecs.BOM_UTF8 if style == "bom" else b"") + (json_.dumps(
+        nb, indent=None if style == "compact" else 2 if style == "indent2" else 1,
+        ensure_ascii=style == "ascii") + "\n").encode("utf-8")
+    assert new == expected

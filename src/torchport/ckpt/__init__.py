@@ -21,6 +21,7 @@ import importlib
 import io
 import os
 import re
+import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,7 @@ from typing import Optional
 
 from ..core.errors import UsageError
 from ..core.files import same_file
+from . import pickles
 
 PREFIXES = {"module.": "saved from DataParallel/DistributedDataParallel",
             "_orig_mod.": "saved from a torch.compile'd model"}
@@ -111,9 +113,14 @@ def load(path, allow=()) -> tuple:
     if dangerous:
         raise UsageError(f"--allow {dangerous[0]}: a pickle that calls it runs code or reaches the system; torchport "
                          "never loads such a checkpoint (open it with torch.load yourself only if you wrote it)")
+    code = [name for name in pickles.globals_in(path) if runs_code(name)]
+    if code:   # read from the opcodes, before torch reads anything: whatever the protocol, nothing is unpickled
+        raise UsageError(f"{path}: the checkpoint calls {', '.join(code)} when it is loaded: loading it would run "
+                         "code; torchport does not load it")
     trusted = [_global(name) for name in allow]
     try:
-        with torch.serialization.safe_globals(trusted):
+        with torch.serialization.safe_globals(trusted), warnings.catch_warnings():
+            warnings.simplefilter("ignore")   # "Detected pickle protocol 4": the refusal below says it in one line
             obj = torch.load(path, map_location=to_cpu, weights_only=True)
     except Exception as e:  # noqa: BLE001 - the unpickler's refusals come as several types
         text = str(e)
@@ -125,8 +132,8 @@ def load(path, allow=()) -> tuple:
         if names:
             raise UsageError(f"{path}: the checkpoint pickles objects that are not tensors or plain values "
                              f"({', '.join(names)}); if you trust them, add --allow {' --allow '.join(names)}") from None
-        first = text.strip().splitlines()[0] if text.strip() else type(e).__name__
-        raise UsageError(f"{path}: not a checkpoint torch.load can read ({first[:200]})") from None
+        raise UsageError(f"{path}: not a checkpoint torch.load can read ({_reason(text) or type(e).__name__})") \
+            from None
     return obj, locations
 
 
@@ -135,22 +142,57 @@ CODE_RUNNING_MODULES = frozenset({"os", "posix", "nt", "subprocess", "sys", "imp
                                   "runpy", "code", "codeop", "ctypes", "multiprocessing", "pty", "marshal", "types",
                                   "webbrowser", "urllib", "http", "ftplib", "smtplib", "tempfile", "io",
                                   "asyncio", "signal", "threading", "_thread", "gc", "inspect",
-                                  "operator", "torch.hub", "torch.jit", "torch.package"})
+                                  "operator", "torch.hub", "torch.jit", "torch.package", "torch._C", "torch.ops",
+                                  "torch.library", "torch.serialization", "torch.utils", "torch.cuda", "pathlib",
+                                  "glob", "fileinput", "zipfile", "tarfile", "shelve", "dbm", "sqlite3",
+                                  "distutils", "setuptools", "pip", "site", "numpy.lib.npyio", "numpy.ctypeslib",
+                                  "numpy.distutils", "numpy.f2py", "numpy.testing"})
+# ... and single names of modules whose other names a checkpoint may need (numpy arrays, torch's own classes)
+CODE_RUNNING_NAMES = frozenset({"torch.load", "torch.save", "torch.from_file", "torch.compile", "numpy.load",
+                                "numpy.save", "numpy.savez", "numpy.fromfile", "numpy.tofile", "numpy.memmap",
+                                "numpy.loadtxt", "numpy.genfromtxt", "numpy.savetxt"})
 CODE_RUNNING_BUILTINS = frozenset({"eval", "exec", "compile", "open", "__import__", "getattr", "setattr", "delattr",
                                    "globals", "locals", "vars", "input", "breakpoint", "help", "memoryview"})
 
 
 def runs_code(name: str) -> bool:
-    """Does the global `module.Name` execute code or touch the system when a pickle calls it?"""
+    """Does the global `module.Name` execute code or touch the system when a pickle calls it?  Python 2's
+    names count as the modules Python 3 imports for them (`commands.Popen` is subprocess.Popen)."""
+    if "." in name:
+        name = pickles.python3_name(*name.rsplit(".", 1))
     module, _, attr = name.rpartition(".")
     if module in ("builtins", "__builtin__"):
         return attr in CODE_RUNNING_BUILTINS
-    return any(module == m or module.startswith(m + ".") for m in CODE_RUNNING_MODULES)
+    return name in CODE_RUNNING_NAMES or any(module == m or module.startswith(m + ".") for m in CODE_RUNNING_MODULES)
 
 
 def _unsupported_globals(text: str) -> list:
-    """The `module.Name` globals a weights_only load refused, from torch's message (a bare name: builtins')."""
-    return [name if "." in name else f"builtins.{name}" for name in UNSUPPORTED_GLOBAL.findall(text)]
+    """The `module.Name` globals a weights_only load refused, from torch's message (a bare name: builtins'), as
+    Python 3 names them."""
+    names = [name if "." in name else f"builtins.{name}" for name in UNSUPPORTED_GLOBAL.findall(text)]
+    return [pickles.python3_name(*name.rsplit(".", 1)) for name in names]
+
+
+def _reason(text: str) -> str:
+    """torch.load's reason for a refusal, whole: a weights-only refusal's own error ("Unsupported operand 149"),
+    not the preamble that starts every such message; other errors' first line."""
+    start = text.find("WeightsUnpickler error:")
+    if start >= 0:
+        body = text[start + len("WeightsUnpickler error:"):]
+        end = body.find("Check the documentation")
+        reason = " ".join((body if end < 0 else body[:end]).split())
+        number = reason.removeprefix("Unsupported operand ")
+        if number != reason and number.isdigit():
+            reason += f" (the pickle opcode {_opcode_name(int(number))}, which torch's weights-only loader does not read)"
+        return reason
+    lines = text.strip().splitlines()
+    return lines[0] if lines else ""
+
+
+def _opcode_name(code: int) -> str:
+    import pickletools
+
+    return next((op.name for op in pickletools.opcodes if op.code.encode("latin-1") == bytes([code])), str(code))
 
 
 def _global(name: str):

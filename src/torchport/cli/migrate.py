@@ -8,6 +8,7 @@ import sys
 from ..core.errors import UsageError
 from ..core.names import printable
 from ..core.words import counted
+from . import settings
 from .common import jobs, target_name, output_path
 
 FAIL_ROWS = 5     # rows that would fail, named on the terminal
@@ -33,8 +34,10 @@ def run(args) -> int:
     def echo(line: str) -> None:
         print(f"  | {printable(line)}", file=sys.stderr)
 
+    conf = settings.resolve(args, [args.input], "migrate")   # the project's [tool.torchport], as convert reads it
     result = migrate(args.input, args.to, args.output, force=args.force, verify=program, jobs=args.jobs,
-                     echo=echo if not args.quiet else None, python=args.python, runtime_shim=args.runtime_shim)
+                     echo=echo if not args.quiet else None, python=args.python, runtime_shim=args.runtime_shim,
+                     exclude=conf.exclude, selection=settings.selection(args, conf, args.input))
     out = printable(result.output)
     a, c, k = result.analysis.summary(), result.convert.summary(), result.check.summary()
     print(f"torchport migrate --to {printable(result.target)}: {printable(result.input)} -> {out} "
@@ -180,6 +183,7 @@ def add(sub) -> None:
     m.add_argument("--verify", action="store_true", help="run the command after -- in OUT and report its result")
     m.add_argument("-q", "--quiet", action="store_true", help="do not echo the verify command's output")
     m.add_argument("-j", "--jobs", type=jobs, metavar="N", help="worker processes (default: CPU count)")
+    settings.add_options(m)
     m.set_defaults(func=run, program=[])
     m.takes_program = True
     m.program_after_dashes = True

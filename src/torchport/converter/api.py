@@ -96,6 +96,10 @@ class ConvertResult:
         the run fails (exit 1)."""
         return [f for f in self.findings if f.category == FAILED]
 
+    def all_excluded(self) -> bool:
+        """Every file of the input was excluded (`exclude`, -e): nothing was converted, and that is no pass."""
+        return bool(self.files) and all(r.status == "excluded" for r in self.files)
+
     def summary(self) -> dict:
         files = Counter(r.status for r in self.files)
         actions = Counter(f.action for f in self.findings)

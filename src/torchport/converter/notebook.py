@@ -9,9 +9,11 @@ changes is written back the way Jupyter writes it (JSON, one-space indent).
 """
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from dataclasses import dataclass, replace
+from typing import Optional
 
 NOTEBOOK_SUFFIXES = (".ipynb",)
 # lines that are IPython, not Python: magics, shell escapes, help (`?x`, `x?`), `files = !ls`
@@ -85,8 +87,21 @@ def store(nb: dict, cell: Cell, new_source: str) -> None:
     nb["cells"][cell.index]["source"] = text.splitlines(True) if cell.as_list else text
 
 
-def dump(nb: dict) -> bytes:
-    return (json.dumps(nb, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+def dump(nb: dict, like: bytes = b"") -> bytes:
+    """The notebook's JSON as the file `like` was written: its byte-order mark, its indent (Jupyter's 1 unless
+    the file was indented otherwise or not at all), ASCII escapes if it used them, its final newline."""
+    bom = codecs.BOM_UTF8 if like.startswith(codecs.BOM_UTF8) else b""
+    body = like[len(bom):].lstrip()
+    indent: Optional[int] = 1
+    if body.startswith(b"{"):
+        after = body[1:].split(b"\n", 1)
+        if after[0].strip():                        # `{"cells": ...` on one line: written without indent
+            indent = None
+        elif len(after) > 1:
+            indent = len(after[1]) - len(after[1].lstrip(b" ")) or 1
+    ascii_only = bool(like) and like.isascii() and b"\\u" in like
+    end = "\n" if not like or like.endswith(b"\n") else ""
+    return bom + (json.dumps(nb, indent=indent, ensure_ascii=ascii_only) + end).encode("utf-8")
 
 
 def join(cells: list) -> tuple:

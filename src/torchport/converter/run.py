@@ -172,7 +172,7 @@ class Converter:
                                                 "the notebook is copied unchanged, please report it"))
             elif text != cell.source:
                 notebook.store(nb, cell, text)
-        return notebook.dump(nb), findings, lines
+        return notebook.dump(nb, like=data), findings, lines
 
 
 def _with_triggers(r, words):

@@ -113,6 +113,14 @@ def check_layout(src: Path, output: Optional[Path], report_dir: Optional[Path], 
         if real_reports == real_out or is_within(real_reports, real_out):
             raise UsageError(f"report folder {report_dir} is inside the output {output}: its reports would "
                              "overwrite the project's own files; choose a folder outside it")
+    if output is not None and src.is_dir() and output.exists() and not output.is_dir():
+        raise UsageError(f"output {output} is a file: a folder is converted into a folder (--force does not "
+                         "change that); give a folder's name")
+    if report_dir is not None and report_dir.is_symlink():
+        raise UsageError(f"report folder {report_dir} is a link (to {os.readlink(report_dir)}): torchport replaces "
+                         "its own files there, and never through a link; give the folder itself")
+    if report_dir is not None and report_dir.exists() and not report_dir.is_dir():
+        raise UsageError(f"report folder {report_dir} is a file (--force does not change that): give a folder's name")
     if output is not None and output.exists() and not force:
         raise UsageError(f"output {output} already exists (use --force to write into it)")
     if report_dir is not None and report_dir.exists() and not force:

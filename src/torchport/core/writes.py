@@ -127,14 +127,53 @@ def copy_file(src: Path, dst: Path) -> None:
 
 
 def _temp_beside(path: Path):
-    """A new temporary file in path's folder (created exclusively, mode 0600 until it is complete)."""
+    """A new temporary file in path's folder (created exclusively, mode 0600 until it is complete).  An error
+    names `path`, the file the user asked for, not the temporary name."""
+    _clear_stale_temps(path.parent)
     for n in range(100):
         tmp = path.parent / f"{_TEMP_PREFIX}{os.getpid()}-{n}-{path.name[:60]}"
         try:
             return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600), tmp
         except FileExistsError:
             continue
+        except OSError as e:
+            raise type(e)(e.errno, e.strerror, str(path)) from None
     raise FileExistsError(errno.EEXIST, "no free temporary name", str(path.parent))
+
+
+_CLEARED: set = set()  # folders whose stale temporary files this run has removed
+
+
+def _clear_stale_temps(folder: Path) -> None:
+    """Remove, once per folder and run, the temporary files a torchport process that no longer runs left there
+    (killed between writing and renaming): plain files of this user named `.torchport-tmp-<pid>-...`."""
+    if str(folder) in _CLEARED:
+        return
+    _CLEARED.add(str(folder))
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith(_TEMP_PREFIX)]
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(_TEMP_PREFIX):].split("-", 1)[0]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        with contextlib.suppress(OSError):
+            info = os.lstat(folder / name)
+            if stat.S_ISREG(info.st_mode) and info.st_uid == _UID:
+                os.unlink(folder / name)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
 
 
 _MADE: set = set()  # (root, folder) pairs make_dirs created or checked in this run
@@ -188,6 +227,7 @@ def new_dir(base: Path) -> Path:
 def hold(folder: Path, what: str) -> Iterator[None]:
     """An exclusive advisory lock on folder for the block; another run holding it is a usage error."""
     _MADE.clear()
+    _CLEARED.clear()
     try:
         import fcntl
         fd = os.open(folder, os.O_RDONLY)

@@ -212,7 +212,7 @@ class Verify:
     command: list
     where: str                # "simulated npu" | "this machine"
     exit_code: int
-    output: str               # the whole captured output (stdout and stderr)
+    output: str               # its output (stdout and stderr), bounded: see Captured
     processes: Optional[int] = None     # simulated: processes that started the device
     off_target: bool = False            # run on this machine for a target that is not this machine (xpu, mps...)
     fallback_ops: list = field(default_factory=list)
@@ -298,11 +298,12 @@ class MigrateResult:
 # ------------------------------------------------------------------ the run
 def migrate(path, target: str, output=None, *, force: bool = False, verify: Optional[list] = None,
             jobs: Optional[int] = None, echo: Optional[Callable[[str], None]] = None, python: Optional[str] = None,
-            runtime_shim: bool = False) -> MigrateResult:
+            runtime_shim: bool = False, exclude: tuple = (), selection=None) -> MigrateResult:
     """Migrate the project at `path` for `target` into `output` (default: convert's, `<name>_<target>` beside
     it); `verify`: a command (argv) to run in the output afterwards; `echo` gets its output lines as they come;
     `python`: the interpreter whose installed libraries the project uses (default: this one);
-    `runtime_shim`: entry scripts import the target's run-time mapping (for those libraries' CUDA code)."""
+    `runtime_shim`: entry scripts import the target's run-time mapping (for those libraries' CUDA code);
+    `exclude` (globs) and `selection` (core/suppress.Selection): the project's settings, for every step."""
     from ..analyze.api import analyze
     from ..backends import load_target
     from ..check.api import check
@@ -318,23 +319,30 @@ def migrate(path, target: str, output=None, *, force: bool = False, verify: Opti
     if t.kind == "port-only":
         raise UsageError(f"migrate does not cover {t.name}: convert has nothing to write for it; use "
                          f"`torchport port-ext --to {t.name}`")
-    reports = (Path(output) if output else tree.default_output(src, t.name)) / REPORT_FOLDER
+    planned = Path(output) if output else tree.default_output(src, t.name)
+    tree.check_layout(src, planned, None, force)   # before the project is read: a wrong -o is said at once
+    reports = planned / REPORT_FOLDER
     if reports.exists() and not (reports / tree.REPORT_MARKER).is_file():
         raise UsageError(f"{reports} exists and was not written by torchport: it is where migrate writes its "
                          "report; choose another output")
     start = time.perf_counter()
     started = time.strftime("%Y-%m-%dT%H:%M:%S")
-    analysis = analyze(src, [t.name], jobs=jobs, write_reports=False, python=python)
-    converted = convert(src, t.name, output, force=force, jobs=jobs, write_reports=False, runtime_shim=runtime_shim)
+    analysis = analyze(src, [t.name], jobs=jobs, write_reports=False, python=python, exclude=exclude)
+    converted = convert(src, t.name, output, force=force, jobs=jobs, write_reports=False, runtime_shim=runtime_shim,
+                        exclude=list(exclude), selection=selection)
     out = Path(converted.output or output or "")
+    if converted.all_excluded():
+        raise UsageError(f"every file of {src} ({len(converted.files)}) is excluded (`exclude` in [tool.torchport]): "
+                         f"nothing was migrated ({out} holds an unchanged copy)")
     result = MigrateResult(t.name, t.title, str(src), str(out), str(out / REPORT_FOLDER), analysis, converted,
                            started=started, runtime_shim=runtime_shim)
     if force:
         _drop_earlier_renames(out)
-    _port(result, t, jobs)
+    _port(result, t, jobs, exclude)
     # the project's files: an earlier run's report (--force) is not the project (`check OUT` reads its JSON files
     # too, and finds nothing in them: the counts agree, tests/test_migrate.py)
-    result.check = check([str(out)], t.name, root=str(out), jobs=jobs, exclude=[REPORT_FOLDER + "/"])
+    result.check = check([str(out)], t.name, root=str(out), jobs=jobs, exclude=[REPORT_FOLDER + "/", *exclude],
+                         selection=selection)
     if verify:
         result.verify = run_verify(t, verify, out, echo)
     result.items, result.merged = whats_left(result, t)
@@ -385,10 +393,12 @@ def renamed_files(result: MigrateResult) -> list:
     return rows
 
 
-def _port(result: MigrateResult, t, jobs) -> None:
+def _port(result: MigrateResult, t, jobs, exclude: tuple = ()) -> None:
     """port-ext on OUT's C++/CUDA sources (torchport's copies, in place; its backup of them is removed by the
-    caller once the report is written)."""
-    from ..porting.api import nothing_to_port, port, port_ext_targets
+    caller once the report is written), leaving what the project's settings exclude."""
+    from ..porting.api import DEFAULT_IGNORES, nothing_to_port, port, port_ext_targets
+
+    ignore = (*DEFAULT_IGNORES, *exclude)
 
     native = result.analysis.native
     result.cpp_sources = native.native_files
@@ -403,14 +413,15 @@ def _port(result: MigrateResult, t, jobs) -> None:
                             f"{t.kernel_advice}")
         return
     if t.cuda_kernels == "inventory":
-        result.port = port(result.output, t.name, write_reports=False, jobs=jobs)
+        result.port = port(result.output, t.name, write_reports=False, jobs=jobs, ignore=ignore)
         inv = result.port.inventory
         result.port_note = (f"inventory: {counted(len(inv['kernels']), 'kernel')} in "
                             f"{counted(inv['cuda_files'], 'CUDA file')} to rewrite for {t.title}, "
                             f"{counted(len(inv['launches']), 'launch site')}, "
                             f"{counted(len(inv['python_calls']), 'Python call site')}")
         return
-    result.port = port(result.output, t.name, in_place=True, force=True, write_reports=False, jobs=jobs)
+    result.port = port(result.output, t.name, in_place=True, force=True, write_reports=False, jobs=jobs,
+                       ignore=ignore)
     totals = result.port.totals()
     result.port_note = (f"ported in place: {counted(totals['converted_refs'], 'reference')} converted, "
                         f"{totals['left_refs']} left, {totals['unsupported']} unsupported, "
@@ -439,39 +450,90 @@ def run_verify(t, argv: list, out: Path, echo=None) -> Verify:
     if simulated:
         env.update(launch.environment(t.name, report_dir=folder))
     start = time.perf_counter()
-    lines: list = []
+    captured = Captured()
     try:
         try:   # its own process group: what it leaves running in the background ends with it
             child = subprocess.Popen(command, cwd=out, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, text=True, errors="replace", start_new_session=True)
+                                     stdin=subprocess.DEVNULL, start_new_session=True)
         except OSError as e:
             raise UsageError(f"cannot start {command[0]}: {e.strerror}") from None
-        code = _wait_for(child, lines, echo)
+        code = _wait_for(child, captured, echo)
         merged = launch.merge(folder) if folder else None
     finally:
         if folder:
             shutil.rmtree(folder, ignore_errors=True)
-    return Verify(list(argv), f"simulated {t.name}" if simulated else "this machine", code, "".join(lines),
+    return Verify(list(argv), f"simulated {t.name}" if simulated else "this machine", code, captured.text(),
                   processes=merged["processes"] if merged else None,
                   fallback_ops=merged["fallback_ops"] if merged else [], seconds=time.perf_counter() - start,
                   off_target=not simulated and not t.host)
 
 
 GROUP_GRACE = 2.0      # seconds the verify command's leftover processes get between SIGTERM and SIGKILL
+KEPT_HEAD = 256 << 10  # characters of the verify command's output kept from its start (verify.log) ...
+KEPT_TAIL = 4 << 20    # ... and from its end, where the traceback is; what lies between is counted, not kept
+ECHO_WIDTH = 4096      # a line longer than this is echoed in parts
 
 
-def _wait_for(child, lines: list, echo) -> int:
+class Captured:
+    """The verify command's output, bounded: its first KEPT_HEAD and last KEPT_TAIL characters."""
+
+    def __init__(self) -> None:
+        self.head = ""
+        self.tail: collections.deque = collections.deque()
+        self.tail_size = 0
+        self.dropped = 0
+
+    def add(self, text: str) -> None:
+        if len(self.head) < KEPT_HEAD:
+            room = KEPT_HEAD - len(self.head)
+            self.head, text = self.head + text[:room], text[room:]
+        if text:
+            self.tail.append(text)
+            self.tail_size += len(text)
+        while self.tail_size > KEPT_TAIL:
+            first = self.tail.popleft()
+            cut = min(len(first), self.tail_size - KEPT_TAIL)
+            if cut < len(first):
+                self.tail.appendleft(first[cut:])
+            self.tail_size -= cut
+            self.dropped += cut
+
+    def text(self) -> str:
+        gap = f"\n[torchport: {self.dropped} characters of output left out here]\n" if self.dropped else ""
+        return self.head + gap + "".join(self.tail)
+
+
+def _wait_for(child, captured: Captured, echo) -> int:
     """The verify command's exit status, once it exits (not once every process it started has closed its output);
-    its output is read meanwhile.  Then its process group is ended; SIGINT or SIGTERM to torchport end it too."""
+    its output is read meanwhile, in blocks (a line without end is no longer than a block).  Then its process
+    group is ended; SIGINT or SIGTERM to torchport end it too."""
     import signal
     import threading
 
     def pump():
+        import codecs
+
         assert child.stdout is not None
-        for line in child.stdout:
-            lines.append(line)
-            if echo is not None:
-                echo(line.rstrip("\n"))
+        decode = codecs.getincrementaldecoder("utf-8")(errors="replace").decode
+        partial = ""
+        while True:
+            data = child.stdout.read1(1 << 16)   # what is there, as soon as there is some
+            block = decode(data, final=not data)
+            if not data and not block:
+                break
+            captured.add(block)
+            if echo is None:
+                continue
+            *whole, partial = (partial + block).split("\n")
+            for line in whole:
+                line = line.rstrip("\r")
+                for at in range(0, max(len(line), 1), ECHO_WIDTH):
+                    echo(line[at:at + ECHO_WIDTH])
+            while len(partial) > ECHO_WIDTH:
+                echo(partial[:ECHO_WIDTH])
+                partial = partial[ECHO_WIDTH:]
+        if echo is not None and partial:
+            echo(partial)
 
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()
