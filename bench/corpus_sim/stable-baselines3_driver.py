@@ -20,6 +20,10 @@ from stable_baselines3.common.utils import get_device  # noqa: E402
 
 warnings.filterwarnings("ignore")
 torch.set_num_threads(1)
+# sb3's logger makes a folder in the system's temp folder on every learn() unless SB3_LOGDIR names one: this
+# driver's own, removed when it exits
+_logs = tempfile.TemporaryDirectory(prefix="torchport-sb3-logs-")
+os.environ["SB3_LOGDIR"] = _logs.name
 
 MODELS = {
     "ppo": (PPO, dict(n_steps=32, batch_size=16, n_epochs=2), 64, ("train/loss",)),
