@@ -9,7 +9,7 @@ APIs the script calls (memory statistics, device queries, events, streams, NVTX,
 as often as the script calls them.  The CUDA-tagged checkpoints two scripts load are written by
 fault injection (make_cuda_checkpoint.py), and checked here to be refused by plain CPU torch; the
 scripts without a CPU fallback of their own are checked to fail when run unpatched.  About 3.5 min
-in all (18 scripts: cpu run, hand port, unpatched run, three simulated runs).
+in all (19 scripts: cpu run, hand port, unpatched run, three simulated runs).
 """
 import importlib.util
 import json
@@ -109,6 +109,8 @@ CASES = {
     "launcher_ready_train.py": Case({"torch.cuda.set_device": 1, "torch.cuda.is_bf16_supported": 1,
                                      "torch.cuda.device_count": 1, "torch.utils.data.DataLoader(pin_memory=True)": 1,
                                      "torch.cuda.amp.autocast": 8}, probes=("torch.cuda.CUDAGraph",), amp=True),
+    "default_device_lm.py": Case({"torch.cuda.profiler.start": 1, "torch.cuda.profiler.stop": 1,
+                                  "torch.cuda.profiler.profile": 1, "torch.cuda.FloatTensor": 1}),
     "yolov3_targets.py": Case({"torch.cuda.FloatTensor": None, "torch.cuda.ByteTensor": None,
                                "torch.cuda.manual_seed": 1, "torch.nn.Module.cuda": 1}, cpu_fallback=True),
 }
@@ -261,3 +263,6 @@ def test_script_on_simulated_target_trains_like_the_cpu_hand_port(built, name, t
     data = json.loads(report.read_text())
     assert data["device"] == target and data["simulated"]["simulated"] is True
     assert set(data["failed"]) <= set(CASES[name].probes), f"no counterpart: {data['failed']}"
+    # tensors that silently stayed on the CPU (a default device that was not mapped) leave the device unused
+    peaks = [peak for process in data["simulated"]["peak_memory"].values() for peak in process.values()]
+    assert peaks and max(peaks) > 0, f"nothing was ever allocated on the simulated {target}"

@@ -267,12 +267,25 @@ def device_functions(torch) -> list:
 
 
 def patch_factories(s: Session) -> None:
+    """torch.ones(device="cuda") and every factory: the device argument mapped.  torch's default-device mode
+    (set_default_device, `with torch.device(...)`) gives a device to the factories it knows
+    (torch.utils._device._device_constructors, worked out once): these wrappers and the originals they call
+    are both among them, whenever that set was first worked out."""
     torch = s.torch
+    from torch.utils import _device
+
+    known = getattr(_device._device_constructors, "__wrapped__", None)
+    constructors = set(known()) if known is not None else set()   # the originals, before they are wrapped
     for name in device_functions(torch):
         original = getattr(torch, name)
         wrapper = _device_kwarg_wrapper(s, f"torch.{name}(device=)", original)
         s.patcher.set(torch, name, wrapper)
         _jit_like(s, wrapper, original)
+        if original in constructors:
+            constructors.add(wrapper)
+    if known is not None:
+        frozen = frozenset(constructors)
+        s.patcher.set(_device, "_device_constructors", lambda: frozen)
 
 
 def patch_device_types(s: Session) -> None:

@@ -152,6 +152,10 @@ NEUTRAL: dict = {
     "torch.cuda.nvtx.range_end": _value(None),
     "torch.cuda.nvtx.mark": _value(None),
     "torch.cuda.nvtx.range": _nvtx_range,
+    # cudaProfilerStart/Stop switch an attached NVIDIA profiler (nsys, ncu) on and off: no target has one
+    "torch.cuda.profiler.start": _value(None),
+    "torch.cuda.profiler.stop": _value(None),
+    "torch.cuda.profiler.profile": _nvtx_range,
 }
 
 # What each neutral value is, for the warning and the report.
@@ -165,6 +169,7 @@ NEUTRAL_MEANING = {
     "torch.cuda.is_bf16_supported": "the target data's answer",
     "torch.cuda.get_arch_list": "[]",
     "torch.cuda.nvtx.range": "a null context",
+    "torch.cuda.profiler.profile": "a null context: the NVIDIA profiler it switches on is not there",
 }
 
 
@@ -174,6 +179,8 @@ def meaning(api: str) -> str:
     short = api.rsplit(".", 1)[-1]
     if short in _RESETS or short in ("range_end", "mark"):
         return "None: nothing to set, reset or mark"
+    if api.startswith("torch.cuda.profiler."):
+        return "None: no NVIDIA profiler to switch on or off"
     if short in _FALSE:
         return "False"
     if short == "device_of":

@@ -11,6 +11,7 @@ torch.Event on the simulated device (work is synchronous; events time what ran b
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -379,6 +380,11 @@ def build(target, ext, rng_per_device: bool, chip) -> VendorModule:
                 setattr(markers, name, _marker)
             setattr(mod, sub, markers)
             sys.modules[markers.__name__] = markers
+    capture = chip.rules.get("profiler_capture")
+    if capture and capture["module"] in subs:   # torch.mlu.profiler.start/stop/profile: nothing to capture
+        setattr(mod, capture["module"], _capture_module(f"{target.namespace}.{capture['module']}",
+                                                        subs[capture["module"]], capture, mod._source))
+        sys.modules[f"{target.namespace}.{capture['module']}"] = getattr(mod, capture["module"])
     if "amp" in subs:
         amp = _amp_module(target, subs["amp"])
         mod.amp = amp
@@ -386,6 +392,29 @@ def build(target, ext, rng_per_device: bool, chip) -> VendorModule:
     for sub in subs:   # `import torch.npu.utils` (mmengine imports torch_npu.npu.utils) finds the submodule
         sys.modules.setdefault(f"{target.namespace}.{sub}", getattr(mod, sub))
     return mod
+
+
+def _capture_module(name: str, children: set, rule: dict, source: str):
+    """The vendor's profiler capture switches (kb/sim/chips.toml `profiler_capture`): start/stop do nothing, the
+    context manager wraps them, init raises as the vendor's does."""
+    module = VendorModule(name, children, source=source)
+
+    def switch():
+        return None
+
+    @contextlib.contextmanager
+    def window():
+        yield
+
+    def init(*args, **kwargs):
+        raise RuntimeError(rule["init_error"])
+
+    for noop in rule["noop"]:
+        setattr(module, noop, switch)
+    setattr(module, rule["context"], window)
+    if "init" in children:
+        module.init = init
+    return module
 
 
 class _Config:
