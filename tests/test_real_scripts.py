@@ -9,7 +9,7 @@ APIs the script calls (memory statistics, device queries, events, streams, NVTX,
 as often as the script calls them.  The CUDA-tagged checkpoints two scripts load are written by
 fault injection (make_cuda_checkpoint.py), and checked here to be refused by plain CPU torch; the
 scripts without a CPU fallback of their own are checked to fail when run unpatched.  About 3.5 min
-in all (19 scripts: cpu run, hand port, unpatched run, three simulated runs).
+in all (21 scripts: cpu run, hand port, unpatched run, three simulated runs).
 """
 import importlib.util
 import json
@@ -111,6 +111,9 @@ CASES = {
                                      "torch.cuda.amp.autocast": 8}, probes=("torch.cuda.CUDAGraph",), amp=True),
     "default_device_lm.py": Case({"torch.cuda.profiler.start": 1, "torch.cuda.profiler.stop": 1,
                                   "torch.cuda.profiler.profile": 1, "torch.cuda.FloatTensor": 1}),
+    "dataparallel_train.py": Case({"torch.cuda.device_count": 1, "torch.device": 1}),
+    "compiled_train.py": Case({"torch.Tensor.cuda": 4, "torch.cuda.synchronize": 1,          # 4 steps
+                               "torch.nn.Module.to(device)": 1}),
     "yolov3_targets.py": Case({"torch.cuda.FloatTensor": None, "torch.cuda.ByteTensor": None,
                                "torch.cuda.manual_seed": 1, "torch.nn.Module.cuda": 1}, cpu_fallback=True),
 }
@@ -266,3 +269,27 @@ def test_script_on_simulated_target_trains_like_the_cpu_hand_port(built, name, t
     # tensors that silently stayed on the CPU (a default device that was not mapped) leave the device unused
     peaks = [peak for process in data["simulated"]["peak_memory"].values() for peak in process.values()]
     assert peaks and max(peaks) > 0, f"nothing was ever allocated on the simulated {target}"
+
+
+@pytest.mark.torch
+@pytest.mark.sim
+@pytest.mark.parametrize("target", VENDORS)
+def test_dataparallel_over_two_simulated_devices_trains_like_the_hand_port(built, target, workdir, hand_port):
+    """issue 32 item 3: DataParallel failed in torch._C._scatter.  torch_npu registers the copies in torch._C; for
+    mlu (none) and musa (in torch_musa._MUSAC, where torch.nn.parallel does not look) `run` puts plain copies there,
+    counted; the batch is split over both devices and the gradients summed back."""
+    name = "dataparallel_train.py"
+    report = workdir / "dp.json"
+    p = run([sys.executable, "-m", "torchport", "run", "--to", target, "--simulate", "--devices", "2", "--report",
+             str(report), str(SCRIPTS_DIR / name)], workdir)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert_close(losses(p.stdout), hand_port(name), what=f"{name} on two simulated {target} devices")
+    data = json.loads(report.read_text())
+    ours = {api: n for api, n in data["standin"].items() if api.startswith("torch.nn.parallel.comm")}
+    if target == "npu":
+        assert ours == {}, "torch_npu has its own: nothing of torchport's is needed"
+    else:
+        assert ours["torch.nn.parallel.comm (torchport's scatter)"] >= 6 and \
+            ours["torch.nn.parallel.comm (torchport's gather)"] == 6, ours
+    peaks = next(iter(data["simulated"]["peak_memory"].values()))   # one process: {device: peak bytes}
+    assert len([d for d, peak in peaks.items() if peak > 0]) == 2, f"both devices were used: {peaks}"

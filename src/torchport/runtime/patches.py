@@ -8,7 +8,9 @@ hot path (math on tensors that already live on the device) runs untouched.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
+import importlib
 import re
 import types
 
@@ -692,8 +694,39 @@ def patch_random(s: Session) -> None:
     s.patcher.set(torch.random, "fork_rng", fork_rng)
 
 
+def patch_data_parallel(s: Session) -> None:
+    """torch.nn.DataParallel's copies (torch._C._scatter, _gather, _broadcast_coalesced...; CUDA's, which no
+    other device's torch._C has): the vendor's own where it registers them in a module of its own (torch_musa:
+    torch_musa._MUSAC, kb/sim/chips.toml `data_parallel`), else plain copies between the target's devices
+    (sim/comm.py); each call counted.  Nothing changes where torch._C has them (CUDA, torch_npu) or on the CPU."""
+    torch = s.torch
+    if s.device_type == "cpu" or hasattr(torch._C, "_scatter"):
+        return
+    from ..sim import chips
+    from ..sim.comm import functions
+
+    copies = functions(s.device_type)
+    rule = chips.vendor_rules(s.target.name).get("data_parallel") or {}
+    vendor = None
+    if rule.get("module") and rule["module"] != "torch._C":
+        with contextlib.suppress(ImportError):
+            vendor = importlib.import_module(rule["module"])
+    for name, fn in copies.items():
+        own = getattr(vendor, name, None) if vendor is not None else None
+        s.patcher.set(torch._C, name, _counted(s, f"torch.nn.parallel.comm ({'the vendor' if own else 'torchport'}'s "
+                                                  f"{name.lstrip('_')})", own or fn))
+
+
+def _counted(s: Session, api: str, fn):
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        s.count(api, "standin")
+        return fn(*args, **kwargs)
+    return call
+
+
 PATCHES = (patch_namespace, patch_factories, patch_device_types, patch_tensor, patch_module, patch_load,
-           patch_distributed, patch_amp, patch_profiler, patch_random)
+           patch_distributed, patch_data_parallel, patch_amp, patch_profiler, patch_random)
 
 
 def apply_all(s: Session) -> None:

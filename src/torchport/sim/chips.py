@@ -94,6 +94,11 @@ def _multi_processors(chip: dict):
     return None
 
 
+def vendor_rules(target: str) -> dict:
+    """The vendor's rules for `target` (its chips.toml table less the chips); {} for a target with none."""
+    return {k: v for k, v in _data().get(target, {}).items() if k != "chip"}
+
+
 def chip_names(target: str) -> list:
     return [c["name"] for c in _data().get(target, {}).get("chip", [])]
 

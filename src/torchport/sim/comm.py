@@ -4,7 +4,8 @@ torch.nn.parallel.comm calls `torch._C._scatter`, `_gather`, `_broadcast_coalesc
 them.  A vendor that registers its own in the module kb/sim/chips.toml names (`[<target>.data_parallel]`:
 torch_npu puts them in torch._C when it is imported) gets them here, as plain copies between simulated devices;
 one that registers them elsewhere (torch_musa in its own torch_musa._MUSAC), or not at all, leaves DataParallel
-failing as it does on that vendor's hardware.
+failing as it does on that vendor's hardware.  The copies work on any device: `torchport run` uses them where a
+target's stack has none (runtime/patches.py `patch_data_parallel`).
 """
 from __future__ import annotations
 
