@@ -483,3 +483,32 @@ def test_amp_profiler_and_generators(tmp_path):
     assert data["dropped"] == {"torch.profiler.ProfilerActivity.CUDA": 1}
     assert data["redirected"]["torch.autocast(device_type)"] == 2
     assert data["redirected"]["torch.amp.custom_bwd(device_type)"] == 1
+
+
+@pytest.mark.subprocess
+@pytest.mark.torch
+def test_amp_dtype_float16_keeps_the_overflow_bfloat16_hides(tmp_path):
+    """issue 32 item 5: AMP on the cpu target always became bfloat16, so `debug nan --to cpu` found no NaN in a
+    script whose float16 activations overflow 65504.  --amp-dtype float16 keeps CUDA's dtype, and the report and
+    the NaN hunt say which dtype ran."""
+    path = script(tmp_path, "overflow.py", """\
+        import torch
+        x = torch.full((4, 4), 300.0, device="cuda")
+        w = torch.full((4, 4), 100.0, device="cuda")
+        with torch.autocast("cuda"):
+            y = x @ w            # 120000: over float16's 65504
+            z = y - y
+        print("dtype", y.dtype, "finite", bool(torch.isfinite(z).all()))
+        """)
+    report = tmp_path / "r.json"
+    for option, dtype, finite, note in (((), "bfloat16", True, "runs as bfloat16"),
+                                        (("--amp-dtype", "float16"), "float16", False, "stays float16")):
+        code, out, err = torchport_run("--to", "cpu", *option, "--report", str(report), str(path))
+        assert code == 0 and f"dtype torch.{dtype} finite {finite}" in out, out + err
+        assert any(note in n for n in json.loads(report.read_text())["notes"])
+    hunt = [sys.executable, "-m", "torchport", "debug", "nan", "--to", "cpu"]
+    p = run_program([*hunt, "--", "python", str(path)], capture_output=True, text=True, env=ENV, timeout=300)
+    assert p.returncode == 0 and "note: CUDA autocast float16 runs as bfloat16" in p.stderr, p.stderr
+    p = run_program([*hunt, "--amp-dtype", "float16", "--", "python", str(path)], capture_output=True, text=True,
+                    env=ENV, timeout=300)
+    assert p.returncode == 1 and "aten::mm" in p.stderr, p.stderr

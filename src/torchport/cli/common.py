@@ -68,6 +68,17 @@ def target_name(text: str) -> str:
     return resolve_target_name(text)
 
 
+AMP_DTYPES = ("float16", "bfloat16")   # runtime.AMP_DTYPES (the CLI imports no torch)
+
+
+def add_amp_dtype(parser) -> None:
+    """--amp-dtype for the commands that run a script with the run-time patches (run, debug, profile)."""
+    parser.add_argument("--amp-dtype", choices=AMP_DTYPES, metavar="DTYPE",
+                        help="what CUDA's float16 autocast becomes on the target: float16 or bfloat16 (default: the "
+                             "target's AMP dtype, bfloat16 on cpu, which hides float16 overflow; the report says "
+                             "when it was changed)")
+
+
 def target_list(text: str) -> str:
     """`analyze --to npu,Cambricon`: each name as `target_name` reads it, joined by commas again."""
     return ",".join(target_name(t.strip()) for t in text.split(",") if t.strip())

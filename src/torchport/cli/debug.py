@@ -6,7 +6,7 @@ import sys
 
 from ..core.names import printable
 from ..core.words import counted
-from .common import target_name, output_path
+from .common import add_amp_dtype, target_name, output_path
 
 
 def run_compare(args) -> int:
@@ -28,17 +28,27 @@ def run_debug(args) -> int:
 
     if args.debug_command == "dump":
         code, dumper, step = script.dump_script(args.program, args.output, tensors=args.tensors,
-                                                steps=args.steps, target=args.to)
+                                                steps=args.steps, target=args.to, amp_dtype=args.amp_dtype)
         print(f"torchport debug dump: {counted(dumper.entries, 'entry', 'entries')} (op outputs, parameters, "
               f"gradients) in {counted(dumper.steps_dumped, 'step')} (a step: {step}) -> {printable(str(dumper.folder / 'ops.jsonl'))}",
               file=sys.stderr)
         print(f"  next: torchport compare A_DUMP {printable(args.output)}", file=sys.stderr)
         return code
     code, tracker, step = script.nan_script(args.program, steps=args.steps, check_every=args.check_every,
-                                            target=args.to)
+                                            target=args.to, amp_dtype=args.amp_dtype)
     print(f"torchport debug nan: {printable(tracker.describe())}; {tracker.nonfinite_outputs} op calls output "
           f"NaN/Inf (a step: {step})", file=sys.stderr)
+    for note in _amp_notes():
+        print(f"  note: {printable(note)}", file=sys.stderr)
     return code or (1 if tracker.first is not None or tracker.nonfinite_outputs else 0)
+
+
+def _amp_notes() -> list:
+    """What the run-time patches said about autocast's dtype (a NaN hunt in bfloat16 misses float16 overflow)."""
+    from ..runtime import active
+
+    session = active()
+    return [n for n in session.stats.notes if "CUDA autocast" in n] if session is not None else []
 
 
 def add(sub) -> None:
@@ -72,5 +82,6 @@ def add(sub) -> None:
             d.add_argument("--check-every", type=int, default=256, metavar="N", help="ops between host checks")
         d.add_argument("--steps", metavar="A-B", help="only steps A to B (from 0; A- or A also), then end the script")
         d.add_argument("-t", "--to", metavar="TARGET", type=target_name, help="apply `torchport run --to TARGET` first")
+        add_amp_dtype(d)
         d.set_defaults(func=run_debug, program=[])
         d.takes_program = True

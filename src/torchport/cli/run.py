@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..core.errors import UsageError
-from .common import target_name
+from .common import add_amp_dtype, target_name
 
 
 def run(args) -> int:
@@ -19,7 +19,7 @@ def run(args) -> int:
             raise UsageError("run -m needs a MODULE")
         module, program = program[1], program[2:]
     return run(args.to, program, module=module, report=args.report, policy=args.policy,
-               on_missing=args.on_missing, simulate=simulate)
+               on_missing=args.on_missing, simulate=simulate, amp_dtype=args.amp_dtype)
 
 
 def add(sub) -> None:
@@ -40,6 +40,7 @@ def add(sub) -> None:
                    help="a CUDA API with no counterpart: neutral (default: observing calls such as memory "
                         "statistics return a neutral value, warned once; others fail), warn (others are "
                         "skipped, returning None) or raise (all fail)")
+    add_amp_dtype(r)
     r.add_argument("-m", dest="module", metavar="MODULE", help="run a module as __main__ (like python -m)")
     r.add_argument("--simulate", action="store_true", help="run on torchport's simulated TARGET device "
                                                            "(npu, mlu, musa; see `torchport sim`)")

@@ -116,8 +116,10 @@ class _StepClock:
         return "optimizer.step()" if self.training else "top-level module forward (no optimizer)"
 
 
-def run_script(command: list, mode, name: str, *, last: Optional[int] = None, target: Optional[str] = None) -> tuple:
-    """Run `command` under `mode` (an OpMode); (exit code, what a step was)."""
+def run_script(command: list, mode, name: str, *, last: Optional[int] = None, target: Optional[str] = None,
+               amp_dtype: Optional[str] = None) -> tuple:
+    """Run `command` under `mode` (an OpMode); (exit code, what a step was).  `amp_dtype`: what CUDA's float16
+    autocast becomes on the target (`torchport run --amp-dtype`)."""
     check_command(command, name)
     from ..runtime.launch import run_here, split_command
 
@@ -125,7 +127,9 @@ def run_script(command: list, mode, name: str, *, last: Optional[int] = None, ta
     if target:
         from ..runtime import patch
 
-        patch(target)
+        patch(target, amp_dtype=amp_dtype)
+    elif amp_dtype:
+        raise UsageError("--amp-dtype goes with --to TARGET (it says what CUDA's float16 autocast becomes there)")
     clock = _StepClock(mode, last)
     with clock, mode:
         try:
@@ -136,18 +140,18 @@ def run_script(command: list, mode, name: str, *, last: Optional[int] = None, ta
 
 
 def dump_script(command: list, output, *, tensors: bool = False, steps: Optional[str] = None,
-                target: Optional[str] = None) -> tuple:
+                target: Optional[str] = None, amp_dtype: Optional[str] = None) -> tuple:
     """`debug dump`: (exit code, RunDumper, what a step was)."""
     first, last = parse_steps(steps)
     from .runs import RunDumper
 
     dumper = RunDumper(output, tensors=tensors, start_step=first, end_step=last)
-    code, step = run_script(command, dumper, "debug dump", last=last, target=target)
+    code, step = run_script(command, dumper, "debug dump", last=last, target=target, amp_dtype=amp_dtype)
     return code, dumper, step
 
 
 def nan_script(command: list, *, steps: Optional[str] = None, check_every: int = 256,
-               target: Optional[str] = None) -> tuple:
+               target: Optional[str] = None, amp_dtype: Optional[str] = None) -> tuple:
     """`debug nan`: (exit code, NanInfTracker, what a step was)."""
     if check_every < 1:
         raise UsageError("--check-every must be at least 1")
@@ -155,5 +159,5 @@ def nan_script(command: list, *, steps: Optional[str] = None, check_every: int =
     from .nan import NanInfTracker
 
     tracker = NanInfTracker(check_every=check_every, start_step=first, end_step=last)
-    code, step = run_script(command, tracker, "debug nan", last=last, target=target)
+    code, step = run_script(command, tracker, "debug nan", last=last, target=target, amp_dtype=amp_dtype)
     return code, tracker, step

@@ -12,7 +12,8 @@ from ..core.errors import UsageError
 
 
 def profile_script(command: list, output, *, target: Optional[str] = None, steps: int = 3, wait: int = 1,
-                   warmup: int = 1, step_fn: Optional[str] = None, window: Optional[float] = None) -> tuple:
+                   warmup: int = 1, step_fn: Optional[str] = None, window: Optional[float] = None,
+                   amp_dtype: Optional[str] = None) -> tuple:
     """(exit code, Profiler).  With a target, the run-time patches of `torchport run --to T` are
     applied first and the target's device activity is profiled.  When nothing was profiled,
     `profiler.result` is None and `profiler.why_empty` says why."""
@@ -27,7 +28,9 @@ def profile_script(command: list, output, *, target: Optional[str] = None, steps
     if target:  # the vendor stack registers its profiler activity when it is imported: patch first
         from ..runtime import patch
 
-        patch(target)
+        patch(target, amp_dtype=amp_dtype)
+    elif amp_dtype:
+        raise UsageError("--amp-dtype goes with --to TARGET (it says what CUDA's float16 autocast becomes there)")
     profiler = Profiler(output, target=target, wait=wait, warmup=warmup, active=steps)
     clock = StepClock(profiler, step_fn=step_fn, window=window)
     with profiler, clock:

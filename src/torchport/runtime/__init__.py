@@ -27,6 +27,7 @@ from .callers import POLICIES
 from .session import Session, TorchportUnsupported, TorchportWarning
 
 ON_MISSING = ("neutral", "warn", "raise")   # the first is the default (docs/run.md)
+AMP_DTYPES = ("float16", "bfloat16")        # what CUDA's float16 autocast may become (--amp-dtype)
 _LOCK = threading.Lock()
 _SESSION: Optional[Session] = None
 _ENV_CHANGES: dict = {}
@@ -61,9 +62,10 @@ def _device_and_backend(target, torch) -> tuple:
 
 
 def patch(target: Optional[str] = None, *, policy: Optional[str] = None, on_missing: Optional[str] = None,
-          inherit: bool = True) -> Session:
+          amp_dtype: Optional[str] = None, inherit: bool = True) -> Session:
     """Patch this process for `target` (once: a second call returns the same session).  Options left
-    None come from TORCHPORT_TARGET / TORCHPORT_POLICY / TORCHPORT_ON_MISSING, then the defaults."""
+    None come from TORCHPORT_TARGET / TORCHPORT_POLICY / TORCHPORT_ON_MISSING / TORCHPORT_AMP_DTYPE, then the
+    defaults; `amp_dtype` is what CUDA's float16 autocast becomes (default: the target's AMP dtype)."""
     global _SESSION
     with _LOCK:
         name = target or os.environ.get("TORCHPORT_TARGET") or None
@@ -77,6 +79,9 @@ def patch(target: Optional[str] = None, *, policy: Optional[str] = None, on_miss
             raise UsageError(f"policy must be one of {', '.join(POLICIES)} (got '{policy}')")
         if on_missing not in ON_MISSING:
             raise UsageError(f"on_missing must be one of {', '.join(ON_MISSING)} (got '{on_missing}')")
+        amp_dtype = amp_dtype or os.environ.get("TORCHPORT_AMP_DTYPE") or None
+        if amp_dtype is not None and amp_dtype not in AMP_DTYPES:
+            raise UsageError(f"amp_dtype must be one of {', '.join(AMP_DTYPES)} (got '{amp_dtype}')")
         t = load_target(name or detect_target())
         late = environment.too_late(t)
         changes = environment.map_cuda_variables(t)   # before the vendor stack reads them
@@ -96,6 +101,7 @@ def patch(target: Optional[str] = None, *, policy: Optional[str] = None, on_miss
             t = load_target("cpu")
             device, backend = _device_and_backend(t, torch)
         session = Session(t, torch, device, backend, policy, on_missing)
+        session.amp_dtype = amp_dtype
         for note in (late, host_note):
             if note:
                 session.stats.notes.append(note)
@@ -108,7 +114,8 @@ def patch(target: Optional[str] = None, *, policy: Optional[str] = None, on_miss
             environment.restore(changes)
             raise
         if inherit:
-            changes.update(environment.for_children({"target": t.name, "policy": policy, "on_missing": on_missing}))
+            changes.update(environment.for_children({"target": t.name, "policy": policy, "on_missing": on_missing,
+                                                     "amp_dtype": amp_dtype}))
         _ENV_CHANGES.clear()
         _ENV_CHANGES.update(changes)
         _SESSION = session
@@ -144,4 +151,4 @@ def active() -> Optional[Session]:
 
 
 __all__ = ["patch", "undo", "active", "detect_target", "Session", "TorchportUnsupported", "TorchportWarning",
-           "POLICIES", "ON_MISSING"]
+           "POLICIES", "ON_MISSING", "AMP_DTYPES"]

@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 BOOT = str(Path(__file__).resolve().parent / "boot")
-OPTIONS = {"target": "TORCHPORT_TARGET", "policy": "TORCHPORT_POLICY", "on_missing": "TORCHPORT_ON_MISSING"}
+OPTIONS = {"target": "TORCHPORT_TARGET", "policy": "TORCHPORT_POLICY", "on_missing": "TORCHPORT_ON_MISSING",
+           "amp_dtype": "TORCHPORT_AMP_DTYPE"}
 REPORT_DIR = "TORCHPORT_REPORT_DIR"
 
 

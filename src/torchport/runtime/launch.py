@@ -29,7 +29,8 @@ from .stats import markdown, merge
 
 
 def run(target: str, argv: list, *, module: Optional[str] = None, report: Optional[str] = None,
-        policy: Optional[str] = None, on_missing: Optional[str] = None, simulate: Optional[dict] = None) -> int:
+        policy: Optional[str] = None, on_missing: Optional[str] = None, simulate: Optional[dict] = None,
+        amp_dtype: Optional[str] = None) -> int:
     """Run `argv` (script and its arguments, or the module's arguments) for `target`; the exit code.
     `simulate` ({"devices": N, "cpu_fallback": bool}) runs it on torchport's simulated device."""
     words = interpreter_words(argv) if module is None else 0
@@ -59,7 +60,7 @@ def run(target: str, argv: list, *, module: Optional[str] = None, report: Option
 
     try:
         try:
-            session = patch(target, policy=policy, on_missing=on_missing)
+            session = patch(target, policy=policy, on_missing=on_missing, amp_dtype=amp_dtype)
         except SystemExit as e:   # the simulated device could not start here: its summary says why
             if sim_dir:
                 _simulated(sim_dir, target, e.code if isinstance(e.code, int) else 2)

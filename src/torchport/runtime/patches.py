@@ -196,22 +196,32 @@ def _patch_queries(s: Session) -> None:
 
 
 def _amp_dtype(s: Session, chosen):
-    """The dtype CUDA autocast code gets on the target: its choice, or CUDA's float16; where the
-    target data names an AMP dtype (`[runtime] amp_dtype`, bfloat16 on cpu: float16 kernels there
-    are slow) float16 becomes that, said once."""
+    """The dtype CUDA autocast code gets on the target: its choice, or CUDA's float16; float16 becomes
+    --amp-dtype when given, else the AMP dtype the target data names (`[runtime] amp_dtype`, bfloat16 on
+    cpu: float16 kernels there are slow), said once either way."""
     torch = s.torch
     chosen = torch.float16 if chosen is None else chosen
-    name = s.target.runtime.amp_dtype
-    if name and chosen == torch.float16:
-        new = getattr(torch, name)
-        text = (f"CUDA autocast float16 runs as {name} on {s.title} "
-                f"(the target's AMP dtype; [runtime] amp_dtype in its target file)")
-        if "amp_dtype" not in s._warned:
-            s.stats.notes.append(text)
-        s.warn_once("amp_dtype", text)
-        s.count("torch.autocast(float16)", "redirected", text)
-        return new
-    return chosen
+    if chosen != torch.float16:
+        return chosen
+    name = s.amp_dtype or s.target.runtime.amp_dtype
+    if not name or name == "float16":
+        if s.amp_dtype and s.target.runtime.amp_dtype and s.target.runtime.amp_dtype != "float16":
+            _amp_note(s, f"CUDA autocast float16 stays float16 on {s.title} (--amp-dtype float16; the target's "
+                         f"AMP dtype is {s.target.runtime.amp_dtype}): float16's overflow at 65504 is kept")
+        return chosen
+    why = ("--amp-dtype" if s.amp_dtype else
+           "the target's AMP dtype; [runtime] amp_dtype in its target file; --amp-dtype float16 keeps float16")
+    text = f"CUDA autocast float16 runs as {name} on {s.title} ({why})"
+    _amp_note(s, text)
+    s.count("torch.autocast(float16)", "redirected", text)
+    return getattr(torch, name)
+
+
+def _amp_note(s: Session, text: str) -> None:
+    """Say once, in the report and as a warning, what autocast's dtype became."""
+    if "amp_dtype" not in s._warned:
+        s.stats.notes.append(text)
+    s.warn_once("amp_dtype", text)
 
 
 def _amp_adapter(s: Session, api: str, new, spec: dict):

@@ -105,6 +105,7 @@ class Session:
         self.target, self.torch = target, torch
         self.device_type, self.backend = device_type, backend
         self.policy, self.on_missing = policy, on_missing
+        self.amp_dtype: Optional[str] = None   # --amp-dtype: what CUDA's float16 autocast becomes
         self.devices = DeviceMap(device_type, target.device_index and device_type != "cpu", torch.device)
         self.stats = Stats(target.name, device_type, policy, on_missing)
         self.patcher = Patcher()
