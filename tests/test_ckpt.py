@@ -101,6 +101,10 @@ def test_pickled_objects_are_refused_unless_allowed(project):
     assert len(err.strip().splitlines()) == 1
     code, out, err = cli("fix", "args.pt", "-o", "a.pt", "--allow", "argparse.Namespace", cwd=tmp)
     assert code == 0, err
+    # the Namespace is still in the copy: a plain weights_only load of it fails, and `next:` must not say it works
+    assert "safe_globals([argparse.Namespace])" in out, out
+    with pytest.raises(Exception, match="argparse.Namespace"):
+        torch.load(tmp / "a.pt", weights_only=True)
 
 
 @pytest.mark.subprocess

@@ -189,3 +189,38 @@ def test_a_partial_of_a_device_call_takes_its_device_argument(target):
     device = "npu" if target == "npu" else "cpu"
     assert f"guard = partial(autocast, '{device}', enabled=False)" in out
     assert "other = partial(print, 'cuda')" in out, "print takes no device"
+
+
+@pytest.mark.parametrize("target, expected, action", [
+    ("npu", "if torch.npu._initialized:", "modify"), ("mlu", "if torch.mlu._initialized:", "modify"),
+    ("musa", "if torch.cuda._initialized:", "unsupported"), ("cpu", "if torch.cuda._initialized:", None)])
+def test_the_device_initialised_flag_libraries_read_is_the_vendors_own(target, expected, action):
+    """A new-user trial (performer-pytorch 1.1.4 reversible.py:31): `if torch.cuda._initialized:` decides whether
+    device RNG states are recorded for the backward replay of dropout.  Left as it was on npu it is always False,
+    and the replayed masks differ: silently wrong gradients, listed only "to review".  torch_npu and torch_mlu keep
+    the same flag; torch_musa's copy never changes (a failure to fix by hand); CPU torch's False is right."""
+    src = "import torch\nx = torch.ones(2).cuda()\nif torch.cuda._initialized:\n    print('recorded')\n"
+    new, findings, _ = Converter(target).convert_text("m.py", src.encode(), "python")
+    assert expected in (new or src.encode()).decode()
+    on_line = [f for f in findings if f.line == 3]
+    assert [f.action for f in on_line] == ([action] if action else []), on_line
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("g = partial(autocast, enabled=False)\n", 'g = partial(autocast, "cpu", enabled=False)\n'),
+    ("h = functools.partial(torch.cuda.amp.autocast, True, torch.float16)\n",
+     'h = functools.partial(torch.amp.autocast, "cpu", enabled=True, dtype=torch.float16)\n'),
+    ("k = partial(custom_fwd, cast_inputs=torch.float32)\n",
+     'k = partial(custom_fwd, cast_inputs=torch.float32, device_type="cpu")\n'),
+])
+def test_a_cuda_amp_callable_bound_by_partial_gets_the_device(line, expected):
+    """A new-user trial (performer-pytorch 1.1.4 performer_pytorch.py:184): `partial(autocast, enabled=False)` with
+    autocast from torch.cuda.amp was left and called a would-fail item ("autocast is also used for APIs cpu
+    lacks"); the partial binds the callable's first arguments, so the device goes there."""
+    src = ("import functools\nfrom functools import partial\nimport torch\n"
+           "from torch.cuda.amp import autocast, custom_fwd\n" + line)
+    new, findings, _ = Converter("cpu").convert_text("m.py", src.encode(), "python")
+    text = new.decode() if isinstance(new, bytes) else str(new)
+    assert text.endswith(expected), text
+    assert not [f for f in findings if f.action == "unsupported"], findings
+    compile(text, "m.py", "exec")

@@ -52,3 +52,15 @@ def test_package_metadata_is_no_mention_of_cuda(tmp_path):
     result = torchport.convert(src, "npu", tmp_path / "out")
     assert sorted(r.path for r in result.files if r.mentions_cuda) == ["NOTES.txt"]
     assert (tmp_path / "out" / "pkg.egg-info" / "SOURCES.txt").is_file(), "still copied"
+
+
+def test_a_binary_file_is_no_document_mentioning_cuda(tmp_path):
+    """A new-user trial (performer-pytorch 1.1.4): checkpoints saved in the project were listed in What's left as
+    "a file convert does not rewrite (docs, Dockerfile, config) mentions CUDA" at line 166 of a zip archive."""
+    src = tmp_path / "proj"
+    src.mkdir()
+    (src / "ckpt.pt").write_bytes(b"PK\x03\x04\x00\x00" + b"archive/data.pkl device cuda:0\x00\x01" * 40)
+    (src / "NOTES.txt").write_text("runs on cuda\n")
+    result = torchport.convert(src, "npu", tmp_path / "out")
+    assert sorted(r.path for r in result.files if r.mentions_cuda) == ["NOTES.txt"]
+    assert (tmp_path / "out" / "ckpt.pt").read_bytes() == (src / "ckpt.pt").read_bytes(), "still copied"

@@ -22,7 +22,7 @@ def is_parallel(model):
 '''
 
 
-def _reported(text: str, target: str = "npu") -> list:
+def _reported(text: str, target: str = "mlu") -> list:
     """Lines where convert reports DataParallel (TP112)."""
     _, findings, _ = Converter(target).convert_text("m.py", text.encode(), kind_of("m.py"))
     return sorted(f.line for f in findings if f.rule == "TP112")
@@ -108,19 +108,19 @@ def _findings(text: str, target: str) -> list:
     "def f(m):\n    from torch.nn import DataParallel as W\n    return isinstance(m, W) or isinstance(m, DataParallel)\n",
 ])
 def test_an_imported_name_read_only_in_type_tests_is_not_reported(form, target):
-    """Like `isinstance(m, nn.DataParallel)`: npu and mlu lack DataParallel (unsupported), cpu keeps it (advice);
+    """Like `isinstance(m, nn.DataParallel)`: mlu lacks DataParallel (unsupported), npu and cpu keep it (advice);
     neither the import nor the type test is reported."""
     assert _findings(IMPORTED + form, target) == []
 
 
 def test_an_import_in_a_function_read_only_in_type_tests_is_not_reported():
     text = "def f(m):\n    from torch.nn.parallel import DataParallel as DP\n    return isinstance(m, DP)\n"
-    assert _findings(text, "npu") == []
+    assert _findings(text, "mlu") == []
 
 
 def test_an_imported_name_never_read_keeps_its_import_reported():
     """Another module may import it from here."""
-    assert _findings(IMPORTED, "npu") == [(1, "unsupported")]
+    assert _findings(IMPORTED, "mlu") == [(1, "unsupported")]
 
 
 @pytest.mark.parametrize("form", [
@@ -136,13 +136,13 @@ def test_an_imported_name_never_read_keeps_its_import_reported():
 ])
 def test_any_other_mention_of_an_imported_name_keeps_its_import_reported(form):
     text = IMPORTED + "def f(m):\n    return isinstance(m, DataParallel)\n" + form
-    assert (1, "unsupported") in _findings(text, "npu")
+    assert (1, "unsupported") in _findings(text, "mlu")
     assert (1, "advice") in _findings(text, "cpu")
 
 
 def test_a_call_reports_the_import_and_the_call_not_the_type_test():
     text = IMPORTED + "def f(m):\n    if isinstance(m, (DataParallel, DDP)):\n        return m\n    return DataParallel(m)\n"
-    assert _findings(text, "npu") == [(1, "unsupported"), (6, "unsupported")]
+    assert _findings(text, "mlu") == [(1, "unsupported"), (6, "unsupported")]
     assert _findings(text, "cpu") == [(1, "advice")]
 
 
@@ -150,7 +150,7 @@ def test_a_name_bound_in_a_class_body_is_read_as_an_attribute():
     """`self.DataParallel(m)` is no reference to the import: the class body's own type test does not decide it."""
     text = "class C:\n    from torch.nn import DataParallel\n    WRAPPED = isinstance(1, DataParallel)\n" \
            "    def f(self, m):\n        return self.DataParallel(m)\n"
-    assert _findings(text, "npu") == [(2, "unsupported")]
+    assert _findings(text, "mlu") == [(2, "unsupported")]
 
 
 # ---- a literal looped over by a variable that is only type-tested (pytorch-metric-learning save_model)
@@ -219,10 +219,10 @@ def test_an_imported_name_looped_for_type_tests_is_not_reported(form, target):
 
 def test_an_imported_name_looped_and_called_keeps_its_import_reported():
     text = IMPORTED + "def f(m):\n    return [t(m) for t in [DataParallel, DDP]]\n"
-    assert (1, "unsupported") in _findings(text, "npu")
+    assert (1, "unsupported") in _findings(text, "mlu")
 
 
 def test_a_call_reports_the_import_and_the_call_not_the_looped_type_test():
     text = "from torch.nn import DataParallel\ndef f(m):\n    if any(isinstance(m, x) for x in [DataParallel]):\n" \
            "        return m\n    return DataParallel(m)\n"
-    assert _findings(text, "npu") == [(1, "unsupported"), (5, "unsupported")]
+    assert _findings(text, "mlu") == [(1, "unsupported"), (5, "unsupported")]

@@ -31,7 +31,7 @@ def run_inspect(args) -> int:
                 "value": part.detail}[part.kind]
         print(f"  {printable(label)}: {printable(text)}")
     if not result.problems:
-        print("no problems found: it loads with torch.load(path, weights_only=True) on any machine")
+        print(f"no problems found: it loads with {_load_call('path', args.allow)} on any machine")
         return 0
     print("problems:")
     for what, fix in result.problems:
@@ -59,9 +59,20 @@ def run_fix(args) -> int:
         print(f"  no state dict had '{prefix}' on every key: nothing stripped for it")
     if result.checked:
         print(f"  loaded into {printable(result.checked)}'s model: every key fits")
-    print(f"next: torch.load({printable(result.output)!r}, weights_only=True) loads it on any machine; "
+    print(f"next: {_load_call(repr(printable(result.output)), args.allow)} loads it on any machine; "
           "move the model to the device after load_state_dict")
     return 1 if missing else 0
+
+
+def _load_call(path: str, allow) -> str:
+    """How the user's code loads the checkpoint: the globals --allow let in are still in it, and torch.load's
+    weights-only loader refuses them unless they are allowed there too."""
+    if not allow:
+        return f"torch.load({path}, weights_only=True)"
+    names = ", ".join(allow)
+    return (f"torch.load({path}, weights_only=True) inside torch.serialization.safe_globals([{names}]) (the "
+            f"{'object' if len(allow) == 1 else 'objects'} --allow let in {'is' if len(allow) == 1 else 'are'} "
+            "still in it)")
 
 
 def add(sub) -> None:

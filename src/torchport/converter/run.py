@@ -322,7 +322,8 @@ def _process(entry, dst, backup, pre) -> ConvertedFile:
 
 
 def other_file(rel: str, path, target) -> ConvertedFile:
-    """A file convert copies unchanged: config settings reported (config.py), a mention of CUDA counted."""
+    """A file convert copies unchanged: config settings reported (config.py), a mention of CUDA in a text file
+    counted (a binary file's "cuda", such as a checkpoint's storage tags, is not a line to edit: `torchport ckpt`)."""
     try:
         data = tree.read_bytes(path, config.MENTION_BYTES)
     except OSError:
@@ -331,7 +332,8 @@ def other_file(rel: str, path, target) -> ConvertedFile:
     if config.is_config(rel) and (b"cuda" in lowered or b"nccl" in lowered):
         text = decode(data)
         findings = config.config_settings(rel, text.text, target) if text is not None else []
-    at = None if _PACKAGE_METADATA.search(rel) else _CUDA_MENTION.search(lowered)
+    binary = b"\0" in data[:8192]   # a checkpoint, an archive, an image: its bytes are not lines anyone edits
+    at = None if _PACKAGE_METADATA.search(rel) or binary else _CUDA_MENTION.search(lowered)
     return ConvertedFile(rel, "copied", kind="other", findings=findings, mentions_cuda=at is not None,
                          mention_line=lowered.count(b"\n", 0, at.start()) + 1 if at else 0)
 

@@ -368,6 +368,8 @@ def build(target, ext, rng_per_device: bool, chip) -> VendorModule:
     f["_torchport_settings"] = settings
     f["_is_in_bad_fork"] = lambda: False
     f["_lazy_init"] = lambda: None
+    # torch_npu's and torch_mlu's module flag (torch.cuda._initialized's counterpart, kb names): as is_initialized()
+    f["_initialized"] = True
     f["_is_simulated"] = True
 
     for name, obj in f.items():

@@ -256,16 +256,29 @@ def _is_decorator(ref) -> bool:
         any(d is ref.node for d in parent.decorator_list)
 
 
+def _partial_of(ref):
+    """`functools.partial(ref, ...)`: the partial call whose first argument is ref (its arguments are ref's)."""
+    parent = ref.parent
+    if not (isinstance(parent, ast.Call) and parent.args and parent.args[0] is ref.node):
+        return None
+    func = parent.func
+    named = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    return parent if named == "partial" else None
+
+
 def can_adapt(ref, res) -> bool:
-    """Can adapt_call insert the device here (a call with plain arguments, or a decorator)?"""
+    """Can adapt_call insert the device here (a call with plain arguments, a decorator, or functools.partial
+    binding the callable's first arguments)?"""
     adapter = res.adapter
-    call = _call_of(ref)
+    partial = _partial_of(ref)
+    call = _call_of(ref) or partial
     if call is None:
         return _is_decorator(ref) and adapter["device"] != "first"
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         return False
     positional = adapter.get("positional", [])
-    return not (adapter["device"] == "first" and positional and len(call.args) > len(positional))
+    bound = len(call.args) - (1 if partial is not None else 0)
+    return not (adapter["device"] == "first" and positional and bound > len(positional))
 
 
 def adapt_call(ctx, ref, res, r) -> None:
@@ -273,12 +286,23 @@ def adapt_call(ctx, ref, res, r) -> None:
     adapter = res.adapter
     device = device_argument(ctx)
     call = _call_of(ref)
-    if call is None:  # a bare decorator: @custom_fwd -> @custom_fwd(device_type=...)
+    if call is None and _partial_of(ref) is None:  # a bare decorator: @custom_fwd -> @custom_fwd(device_type=...)
         end = ctx.span(ref.node)[1]
         ctx.insert(end, f"({adapter['device']}={device})", r, quiet=True)
         ctx.note_change((ctx.span(ref.node)[0], end), r, res.message, res.category)
         return
     positional = adapter.get("positional", [])
+    if call is None:   # partial(autocast, enabled=False): the partial's arguments after the callable are its own
+        call = _partial_of(ref)
+        bound = call.args[1:]
+        if adapter["device"] == "first":
+            ctx.insert(ctx.span(ref.node)[1], f", {device}", r, quiet=True)
+            for name, arg in zip(positional, bound):
+                ctx.insert(ctx.span(arg)[0], f"{name}=", r, quiet=True)
+        else:
+            ctx.add_argument(call, f"{adapter['device']}={device}", r, quiet=True)
+        ctx.note_change(call, r, res.message, res.category)
+        return
     if adapter["device"] == "first":
         ctx.add_argument(call, device, r, quiet=True, first=True)
         for name, arg in zip(positional, call.args):

@@ -85,6 +85,10 @@ def finalize_bindings(tree: ast.Module, ctx: FileContext) -> None:
             elif res.kind == ADAPT and can_adapt(ref, res):
                 rename_chain(ctx, ref.node, ctx.spell(res.new), ur, res.message, res.category, quiet=True)
                 adapt_call(ctx, ref, res, ur)
+            elif res.kind == ADAPT:   # passed on where no call shows where the device goes
+                report_unconverted(ctx, ref.node, res, ur,
+                                   f"not converted: {b.local} is used here without a call torchport can give the "
+                                   f"device to ({res.new} needs it); insert it by hand")
             elif not (res.kind == KEEP and bres.kind == KEEP):  # KEEP uses of a KEEP import: reported there
                 report_unconverted(ctx, ref.node, res, ur,
                                    f"not converted: {b.local} is also used for APIs {ctx.target.name} lacks")
