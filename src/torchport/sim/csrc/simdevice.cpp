@@ -39,6 +39,7 @@
 #include <set>
 #include <tuple>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -577,6 +578,7 @@ std::mutex g_warned_lock;
 // The kernels registered for the target's op list.  Never destroyed at exit (as PyTorch's own
 // registrations): deregistering after the dispatcher's statics are gone aborts the process.
 torch::Library* g_target_ops = nullptr;
+std::mutex g_lend_lock;   // one lending at a time (the host generator's state is swapped)
 
 void use_device_generator(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const auto& args = op.schema().arguments();
@@ -589,6 +591,31 @@ void use_device_generator(const c10::OperatorHandle& op, torch::jit::Stack* stac
     if (type->kind() == c10::TypeKind::GeneratorType) slot = c10::IValue(device_generator(t_device));
   }
 }
+
+bool takes_generator(const c10::FunctionSchema& schema) {
+  for (const auto& a : schema.arguments()) {
+    auto type = a.type();
+    if (auto opt = type->cast<c10::OptionalType>()) type = opt->getElementType();
+    if (type->kind() == c10::TypeKind::GeneratorType) return true;
+  }
+  return false;
+}
+
+// A random op with no generator argument (native_dropout: every dropout) draws from the host's default generator
+// inside its CPU kernel: in "device" mode the device's generator state is lent to it for the call and taken back,
+// so dropout advances the device's generator, as on hardware, and not the host's.
+struct LentGenerator {
+  at::Generator host, device;
+  at::Tensor host_state;
+  LentGenerator(at::Generator host_gen, at::Generator device_gen) : host(std::move(host_gen)), device(std::move(device_gen)) {
+    host_state = host.get_state();
+    host.set_state(device.get_state());
+  }
+  ~LentGenerator() {
+    device.set_state(host.get_state());
+    host.set_state(host_state);
+  }
+};
 
 std::string op_key(const c10::OperatorName& name) {   // "index.Tensor", "torchvision::nms"
   std::string base = name.name.rfind("aten::", 0) == 0 ? name.name.substr(6) : name.name;
@@ -680,8 +707,17 @@ c10::IValue on_device(const at::Tensor& t, const std::vector<Aliased>& args, std
 
 void run_checked(const c10::OperatorHandle& op, torch::jit::Stack* stack, DeviceCheck mode) {
   auto device = check_devices(op, stack, mode);
-  if (g_rng_per_device.load() && op.hasTag(at::Tag::nondeterministic_seeded)) use_device_generator(op, stack);
   const auto& schema = op.schema();
+  std::unique_lock<std::mutex> lending;   // declared before `lent`: released after it gives the state back
+  std::optional<LentGenerator> lent;
+  if (g_rng_per_device.load() && op.hasTag(at::Tag::nondeterministic_seeded)) {
+    if (takes_generator(schema)) {
+      use_device_generator(op, stack);
+    } else {
+      lending = std::unique_lock<std::mutex>(g_lend_lock);
+      lent.emplace(at::detail::getDefaultCPUGenerator(), device_generator(t_device));
+    }
+  }
   size_t nargs = schema.arguments().size();
   size_t base = stack->size() - nargs;
   std::vector<Aliased> args;
