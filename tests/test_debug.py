@@ -279,6 +279,26 @@ def test_recorder_names_modules_by_path_and_feeds_ops_check(tmp_path):
     assert all(status != "missing" for status in by_name.values())
 
 
+def test_a_composite_takes_the_verdict_of_the_kernels_it_calls(tmp_path):
+    """issue 32 item 9: ops check called logcumsumexp "composite, no kernel needed" on musa, whose list lacks the
+    _logcumsumexp its kernel calls.  The recording notes what each composite's kernel calls (`via`); the composite
+    takes the worst verdict of those, and an op called only inside an op the target runs whole is left out."""
+    from torchport.kb.operators import load_via
+
+    with record_ops() as rec:
+        x = torch.randn(4, 5)
+        torch.logcumsumexp(x, 1)
+        torch.mm(x, x.T)
+    path = rec.write(tmp_path / "ops.json")
+    via = load_via(path)
+    assert via["aten::_logcumsumexp.default"] == {"aten::logcumsumexp.default": 1}
+    rows = {st.op: st for st, _, _ in check(load_ops_file(path), load_target("musa"), "2.7.1", via=via)[1]}
+    assert rows["logcumsumexp"].status == "missing" and "_logcumsumexp (missing)" in rows["logcumsumexp"].detail
+    assert "mm.out" not in rows, "mm has a musa kernel: what the CPU's mm called inside is no op musa needs"
+    before = {st.op: st.status for st, _, _ in check(load_ops_file(path), load_target("musa"), "2.7.1")[1]}
+    assert before["logcumsumexp"] == "composite", "without the recorded calls: the old verdict"
+
+
 @pytest.mark.subprocess
 def test_ops_record_cli_stops_after_n_steps(tmp_path):
     script = tmp_path / "train.py"

@@ -14,12 +14,12 @@ def run_check(args) -> int:
     from dataclasses import replace
 
     from ..backends import load_target
-    from ..kb.operators import CPU_ONLY, FALLBACK, MISSING, check, load_ops_file, recorded_torch
+    from ..kb.operators import CPU_ONLY, FALLBACK, MISSING, check, load_ops_file, load_via, recorded_torch
 
     target = load_target(args.to)
     rows = load_ops_file(args.ops)
     recorded = recorded_torch(args.ops)
-    ops, results = check(rows, target, args.torch_version or recorded)
+    ops, results = check(rows, target, args.torch_version or recorded, via=load_via(args.ops))
     if ops is not None and not (args.torch_version or recorded):
         ops = replace(ops, note="; ".join(x for x in (f"the ops file does not say which torch recorded it: using the "
                                                       f"data for torch {ops.torch_version}", ops.note) if x))

@@ -16,11 +16,33 @@ from collections import Counter
 from pathlib import Path
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..core import writes
 from .base import OpMode, op_name, phase
 
 SCHEMA_VERSION = 1
+
+
+def composite_ops() -> frozenset:
+    """The ops (as op_name writes them: `aten::logcumsumexp.default`) torch implements in terms of other ops
+    (kb/ops/aten.json `composite`)."""
+    from ..kb.operators import aten
+
+    return frozenset(f"aten::{name}" if "." in name else f"aten::{name}.default"
+                     for name, info in aten()["ops"].items() if info.get("composite"))
+
+
+_KEYS: dict = {}
+
+
+def composite_key(func):
+    """The dispatch key of `func`'s composite kernel (one written in terms of other ops), or None."""
+    name = func.name()
+    if name not in _KEYS:
+        keys = (torch._C.DispatchKey.CompositeExplicitAutograd, torch._C.DispatchKey.CompositeExplicitAutogradNonFunctional)
+        _KEYS[name] = next((k for k in keys if torch._C._dispatch_has_kernel_for_dispatch_key(name, k)), None)
+    return _KEYS[name]
 
 
 def signature(args, kwargs) -> str:
@@ -45,9 +67,14 @@ class OpRecorder(OpMode):
         self.modules: dict = {}        # op -> Counter(module path)
         self.signatures: dict = {}     # op -> Counter(signature)
         self.steps_recorded = 0
+        self.via: dict = {}            # op -> Counter(composite op whose kernel called it -> calls)
+        self._calling: list = []       # the composite ops running now, innermost last
+        self._composites = composite_ops()
 
     def on_op(self, func, args, kwargs):
         name = op_name(func)
+        if self._calling and self._calling[-1] != name:
+            self.via.setdefault(name, Counter())[self._calling[-1]] += 1
         self.counts[name] += 1
         self.by_phase[(name, phase())] += 1
         mods = self.modules.setdefault(name, Counter())
@@ -59,7 +86,19 @@ class OpRecorder(OpMode):
             sig = signature(args, kwargs)
             if sig in sigs or len(sigs) < self.max_signatures:
                 sigs[sig] += 1
-        return func(*args, **kwargs)
+        key = composite_key(func) if name in self._composites and name not in self._calling else None
+        if key is None:   # a kernel, or a composite calling itself (its own op with other arguments)
+            return func(*args, **kwargs)
+        # a composite op's kernel calls other ops, which need kernels of their own (logcumsumexp calls
+        # _logcumsumexp): its kernel runs with this mode on, so they are recorded too, each with the op that
+        # called it
+        self._calling.append(name)
+        TorchDispatchMode.__enter__(self)
+        try:
+            return func._op_dk(key, *args, **kwargs)
+        finally:
+            TorchDispatchMode.__exit__(self, None, None, None)
+            self._calling.pop()
 
     def on_step_end(self) -> None:
         self.steps_recorded += 1
@@ -72,7 +111,8 @@ class OpRecorder(OpMode):
             ops.append({"op": name, "count": count,
                         "forward": self.by_phase[(name, "forward")], "backward": self.by_phase[(name, "backward")],
                         "modules": [m for m, _ in self.modules.get(name, Counter()).most_common()],
-                        "inputs": [s for s, _ in self.signatures.get(name, Counter()).most_common()]})
+                        "inputs": [s for s, _ in self.signatures.get(name, Counter()).most_common()]}
+                       | ({"via": dict(sorted(self.via[name].items()))} if name in self.via else {}))
         return {"schema_version": SCHEMA_VERSION, "tool": {"name": "torchport", "version": __version__},
                 "torch": torch.__version__, "rank": self.rank, "steps": self.steps_recorded,
                 "total_calls": sum(self.counts.values()), "ops": ops}

@@ -256,6 +256,21 @@ def load_ops_file(path) -> list:
     return rows
 
 
+def load_via(path) -> dict:
+    """{op: {composite op: calls}}: what `ops record` saw composite ops' kernels call ("via" of each op)."""
+    data = read_json(path, what="ops file")
+    if not (isinstance(data, dict) and isinstance(data.get("ops"), list)):
+        return {}
+    out = {}
+    for i, item in enumerate(data["ops"]):
+        parents = item.get("via") if isinstance(item, dict) else None
+        if isinstance(parents, dict):
+            at = f"{path}: ops[{i}]: via"
+            out[as_text(item.get("op"), f"{path}: ops[{i}]: op")] = {
+                as_text(k, at): as_count(v, f"{at}: {short(k)}") for k, v in parents.items()}
+    return out
+
+
 def recorded_torch(path) -> Optional[str]:
     """The torch version an ops file was recorded with (its "torch" field, as `ops record` writes it), or None."""
     data = read_json(path, what="ops file")
@@ -268,12 +283,44 @@ def recorded_torch(path) -> Optional[str]:
     return version.strip()
 
 
-def check(rows: list, target, torch_version: Optional[str] = None) -> tuple:
-    """(OpList or None, [(OpStatus, count, modules)]) for recorded ops on a target."""
+def check(rows: list, target, torch_version: Optional[str] = None, via: Optional[dict] = None) -> tuple:
+    """(OpList or None, [(OpStatus, count, modules)]) for recorded ops on a target.  `via` ({op: {composite op:
+    calls}}, `ops record`'s "via"): the ops a composite op's kernel called.  They are needed on the target only
+    through a composite it has no kernel for; such a composite takes the worst verdict of what it calls (its
+    kernel needs theirs), and a call made only through ops the target runs itself is left out."""
     ops = op_list(target, torch_version)
     merged: dict = {}
     for op, count, modules in rows:
         key = normalize_op(op)
         c, m = merged.get(key, (0, []))
         merged[key] = (c + count, m + [x for x in modules if x not in m])
-    return ops, [(classify(op, ops), count, modules) for op, (count, modules) in sorted(merged.items())]
+    status = {op: classify(op, ops) for op in merged}
+    calls: dict = {}    # op -> {composite op: calls}, normalized
+    for op, parents in (via or {}).items():
+        for parent, n in parents.items():
+            calls.setdefault(normalize_op(op), {})[normalize_op(parent)] = n
+    for _ in range(8):   # composites calling composites: settle from the kernels up (8 levels is plenty)
+        changed = False
+        for parent in [op for op, st in status.items() if st.status == COMPOSITE]:
+            children = [c for c, ps in calls.items() if parent in ps and c in status and c != parent]
+            if not children:
+                continue
+            worst = _worst([status[c] for c in children])
+            if worst.status != COMPOSITE:
+                status[parent] = OpStatus(parent, worst.status, "its kernel calls " + ", ".join(
+                    f"{c} ({status[c].status})" for c in sorted(children)))
+                changed = True
+        if not changed:
+            break
+    results = []
+    for op, (count, modules) in sorted(merged.items()):
+        through = calls.get(op, {})
+        needed = count - sum(n for parent, n in through.items() if status.get(parent, COMPOSITE_STATUS).status
+                             != COMPOSITE)
+        if through and needed <= 0:
+            continue   # called only inside ops the target runs (or lacks) as a whole
+        results.append((status[op], needed if through else count, modules))
+    return ops, results
+
+
+COMPOSITE_STATUS = OpStatus("", COMPOSITE)
