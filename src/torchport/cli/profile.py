@@ -23,8 +23,11 @@ def run(args) -> int:
         print(f"torchport profile: no step was profiled: {printable(profiler.why_empty)}", file=sys.stderr)
         return code or 1
     s = r["steps"]
-    print(f"torchport profile: {counted(s['profiled'], 'step')} (one step = one {printable(s['step_by'])}), mean "
-          f"{s['mean_wall_step_us'] / 1e3:.2f} ms, {counted(len(r['ops']), 'op')}; {r['bound']}", file=sys.stderr)
+    window = ("the whole run as one window (it ended before its first step ended), "
+              if s["step_by"] == "whole run" else
+              f"{counted(s['profiled'], 'step')} (one step = one {printable(s['step_by'])}), mean ")
+    print(f"torchport profile: {window}{s['mean_wall_step_us'] / 1e3:.2f} ms, {counted(len(r['ops']), 'op')}; "
+          f"{r['bound']}", file=sys.stderr)
     from ..profile.advice import copy_line, shapes_line
 
     print(f"  {printable(copy_line(r['copy_format']))}", file=sys.stderr)

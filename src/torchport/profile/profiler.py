@@ -12,7 +12,8 @@ files it writes into its folder when the active steps are done:
 While it runs, every DataLoader batch (`__next__` of torch's DataLoader iterators) is timed, per step:
 a profile whose steps spend DATA_BOUND or more of their time there is called data-loading bound.
 A script that ends during the active steps, after at least one of them, is reported with the steps it
-ran (the last one partial); one that ends before is not reported (`result` stays None).
+ran (the last one partial); one that ends during its first (waited) step is profiled whole, as one window
+(`whole_run`); one that ends later, before a profiled step, is not reported (`result` stays None).
 
     with Profiler("prof", target="npu", active=3) as p:
         for batch in loader:
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import Optional
 
 import torch
-from torch.profiler import ProfilerActivity, profile, schedule
+from torch.profiler import ProfilerAction, ProfilerActivity, profile, schedule
 
 from ..core import writes
 from ..core.csvfile import write_csv
@@ -70,10 +71,18 @@ class Profiler:
         self.wait, self.warmup, self.active = wait, warmup, active
         self.activities, self.device = activities_for(target)
         self.record_shapes = record_shapes
+        planned = schedule(wait=wait, warmup=warmup, active=active, repeat=1)
+
+        def plan(step: int) -> ProfilerAction:
+            # the first (waited) step is recorded all the same: a script that ends in it (a short inference
+            # run) is then profiled whole, as one window; one that goes on has that recording dropped (_ready)
+            return ProfilerAction.RECORD_AND_SAVE if step == 0 and wait > 0 else planned(step)
+
         self._prof = profile(activities=list(self.activities), record_shapes=record_shapes,
-                             profile_memory=profile_memory,
-                             schedule=schedule(wait=wait, warmup=warmup, active=active, repeat=1),
-                             on_trace_ready=self._ready)
+                             profile_memory=profile_memory, schedule=plan, on_trace_ready=self._ready)
+        self.whole_run = False           # the script ended in its first step: the whole run is the profile
+        self.whole_run_ok = lambda: True  # whether that may be the profile (steps.StepClock: no step was chosen)
+        self._started = 0.0
         self.steps = 0
         self.step_times: list = []       # wall seconds of each profiled step
         self.loader_times: list = []     # of which waiting for DataLoader batches
@@ -100,7 +109,7 @@ class Profiler:
         self.folder.mkdir(parents=True, exist_ok=True)
         self._time_batches()
         self._prof.__enter__()
-        self._last = time.perf_counter()
+        self._last = self._started = time.perf_counter()
         return self
 
     def step(self) -> None:
@@ -155,6 +164,15 @@ class Profiler:
     def _ready(self, prof) -> None:
         if self.done:
             return
+        if self.wait > 0 and self.steps >= 1 and not self.step_times:
+            return   # the first step's recording (see `plan`): the script went on, so it is not the profile
+        if self.wait > 0 and self.steps == 0 and not self.whole_run_ok():
+            return   # a step was asked for (--step-fn) or the script trains: profiling its start would mislead
+        if self.wait > 0 and self.steps == 0:   # the script ended in its first step: the whole run, one window
+            self.whole_run = True
+            self.step_times = [time.perf_counter() - self._started]
+            self.loader_times = [self._loader]
+            self.step_by = "whole run"
         self.done = True
         prof.export_chrome_trace(str(self.folder / "trace.json"))
         self.result = summarize(prof, self)
@@ -238,7 +256,8 @@ def markdown(r: dict, top: int = 25) -> str:
     lines = [f"# torchport profile: {r['target']}", "",
              f"- torch {r['torch']}; activities: {', '.join(r['activities'])}; schedule: wait {r['schedule']['wait']}, "
              f"warmup {r['schedule']['warmup']}, active {r['schedule']['active']}",
-             f"- profiled steps: {s['profiled']}{partial}; one step = one {s['step_by']}",
+             ("- profiled: the whole run as one window (the script ended before its first step ended)"
+              if s["step_by"] == "whole run" else f"- profiled steps: {s['profiled']}{partial}; one step = one {s['step_by']}"),
              f"- mean step: {s['mean_wall_step_us'] / 1e3:.2f} ms wall, "
              f"{s['profiled_step_us'] / 1e3:.2f} ms in the profiler's step ranges",
              f"- step times (ms): {', '.join(f'{x / 1e3:.2f}' for x in s['wall_step_us'])}",

@@ -96,6 +96,9 @@ class StepClock:
         from torch.optim.optimizer import register_optimizer_step_post_hook
 
         self.profiler.step_by = self.describe()
+        # a script that ends before its first window or step ends is profiled whole only when nothing chose
+        # what a step is (no --step-fn, no optimizer): a 10-call inference loop
+        self.profiler.whole_run_ok = lambda: self.mode == "auto"
         if self.mode == "function":
             self._watch_for_function()
             return self
