@@ -232,7 +232,7 @@ def test_a_code_running_global_is_named_as_python_imports_it_whatever_the_protoc
     from torchport.ckpt import inspect
     from torchport.core.errors import UsageError
 
-    with pytest.raises(UsageError, match=r"calls subprocess\.Popen when it is loaded: loading it would run code"):
+    with pytest.raises(UsageError, match=r"calls subprocess\.Popen.* when it is loaded: loading it would run code"):
         inspect(path)
     with pytest.raises(UsageError, match="runs code"):
         inspect(path, allow=["commands.Popen"])   # Python 2's name for it is no way round the refusal
@@ -268,3 +268,69 @@ def test_allow_refuses_what_reads_or_runs_beyond_the_checkpoint(project, name):
         inspect(tmp / "plain.pt", allow=[name])
     assert not runs_code("numpy.core.multiarray._reconstruct") and not runs_code("numpy.dtype")
     assert not runs_code("argparse.Namespace") and not runs_code("collections.OrderedDict")
+
+
+@pytest.mark.parametrize("func, args", [
+    ("cProfile.run", ("open('PWNED','w').close()",)),
+    ("logging.FileHandler", ("VICTIM", "w")),
+    ("zipfile.ZipFile", ("VICTIM", "w")),
+    ("pydoc.pipepager", ("hi", "touch PWNED")),
+])
+def test_allow_takes_only_plain_data_types_and_trust_still_refuses_code(project, func, args):
+    """A hostile re-trial: `runs_code` was a blocklist, so cProfile.run, pydoc.pipepager, logging.FileHandler or
+    zipfile.ZipFile were suggested ("add --allow X") and then ran the payload or truncated a file.  --allow takes
+    only plain data types torchport vouches for; anything else needs --trust, and code-running ones are refused even
+    then."""
+    import importlib
+
+    tmp, _net = project
+    module, _, name = func.rpartition(".")
+    target = getattr(importlib.import_module(module), name)
+    (tmp / "VICTIM").write_text("keep")
+    args = tuple(str(tmp / a) if a == "VICTIM" else a.replace("PWNED", str(tmp / "PWNED")) for a in args)
+    torch.save({"x": _Payload(target, args[0]) if len(args) == 1 else _Payloads(target, args)}, tmp / "evil.pt")
+    from torchport.ckpt import inspect
+    from torchport.core.errors import UsageError
+
+    with pytest.raises(UsageError, match="would run code") as refused:
+        inspect(tmp / "evil.pt")
+    assert "--allow" not in str(refused.value) and "--trust" not in str(refused.value)
+    with pytest.raises(UsageError, match="vouches only for plain data types|runs code"):
+        inspect(tmp / "evil.pt", allow=[func])
+    with pytest.raises(UsageError, match="runs code"):
+        inspect(tmp / "evil.pt", trust=[func])
+    assert not (tmp / "PWNED").exists() and (tmp / "VICTIM").read_text() == "keep"
+
+
+class _Payloads:
+    def __init__(self, func, args):
+        self.func, self.args = func, args
+
+    def __reduce__(self):
+        return (self.func, self.args)
+
+
+def test_a_global_torchport_cannot_vouch_for_is_suggested_as_trust_not_allow(project):
+    tmp, _net = project
+    import json as json_
+
+    torch.save({"x": _Payload(json_.loads, "[1, 2]"), "w": torch.ones(2)}, tmp / "other.pt")
+    from torchport.ckpt import inspect
+    from torchport.core.errors import UsageError
+
+    with pytest.raises(UsageError, match="cannot vouch for") as refused:
+        inspect(tmp / "other.pt")
+    assert "add --trust json.loads" in str(refused.value) and "--allow" not in str(refused.value)
+    assert inspect(tmp / "other.pt", trust=["json.loads"]).tensors == 1
+
+
+def test_a_checkpoint_that_asks_for_a_buffer_of_its_own_size_is_refused(project):
+    """A hostile re-trial: a 1.3 KB pickle of bytearray(2*10**8) or UntypedStorage(10**8) (both in torch's default
+    weights-only allowlist) took gigabytes and minutes in `ckpt inspect`."""
+    tmp, _net = project
+    torch.save({"x": _Payload(bytearray, 2 * 10**8)}, tmp / "big.pt")
+    from torchport.ckpt import inspect
+    from torchport.core.errors import UsageError
+
+    with pytest.raises(UsageError, match="builtins.bytearray objects of a size it chooses"):
+        inspect(tmp / "big.pt")

@@ -117,7 +117,7 @@ def test_without_onnxruntime_the_numbers_are_unverified(project, capsys, monkeyp
 
 
 @pytest.mark.parametrize("args, message", [
-    (("--model", "nets:nope", "--input-shape", "1,3,8,8"), "cannot import it"),
+    (("--model", "nets:nope", "--input-shape", "1,3,8,8"), "has no nope"),
     (("--model", "nets", "--input-shape", "1,3,8,8"), "module:factory"),
     (("--model", "missing.py:build", "--input-shape", "1,3,8,8"), "not a file"),
     (("--model", "nets:not_a_model", "--input-shape", "1,3,8,8"), "not a torch.nn.Module"),

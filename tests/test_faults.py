@@ -606,3 +606,19 @@ def test_migrate_says_a_wrong_output_before_it_reads_the_project(tmp_path, monke
     monkeypatch.setattr(analyze_api, "analyze", lambda *a, **k: pytest.fail("the project was read first"))
     with pytest.raises(UsageError, match="inside the input"):
         migrate(src, "cpu", src / "out")
+
+
+@pytest.mark.subprocess
+def test_a_planted_report_marker_hides_no_code_and_a_fifo_is_no_input(tmp_path):
+    """A hostile re-trial: any folder holding a `.torchport-report` file was skipped as a report torchport wrote, so
+    an empty marker beside model.py hid its `.cuda()` from `check` (exit 0: CUDA code past a CI gate), and convert
+    left the folder out of its output; `convert a.py` of a FIFO said "converted copy" and wrote nothing, exit 0."""
+    src = make_project(tmp_path / "p", {"src/model.py": CUDA, "src/.torchport-report": b"written by torchport\n"})
+    code, out, err = run_cli("check", str(src), "--to", "npu")
+    assert code == 1 and "model.py" in out, out + err
+    code, _out, err = run_cli("convert", str(src), "--to", "cpu", "-o", str(tmp_path / "o"))
+    assert code == 0 and (tmp_path / "o" / "src" / "model.py").read_bytes() == converted(), err
+    os.mkfifo(tmp_path / "f.py")
+    code, _out, err = run_cli("convert", str(tmp_path / "f.py"), "--to", "npu", "-o", str(tmp_path / "f_npu.py"),
+                              timeout=30)
+    assert code == 2 and "not a regular file" in err, err

@@ -309,6 +309,17 @@ def test_an_unclosed_suppression_list_suppresses_nothing_and_says_so(tmp_path, c
     assert code == 1 and "TP501" in out and "never closed" in out, out
 
 
+@pytest.mark.parametrize("comment, said", [("ignore(TP501)", "written another way"),
+                                            ("ignore-next-line", "written another way"),
+                                            ("ignore[]", "empty")])
+def test_another_spelling_of_ignore_suppresses_nothing_and_says_so(tmp_path, capsys, comment, said):
+    """A hostile re-trial: `ignore(TP201)` and `ignore-next-line` were read as a bare `ignore` (every code on the
+    line suppressed, no note); `ignore[]` suppressed nothing and said nothing."""
+    (tmp_path / "a.py").write_text(f"import torch\nx = torch.ones(2).cuda()  # torchport: {comment}\n")
+    code, out, _ = run(["check", "a.py", "--to", "npu"], tmp_path, capsys)
+    assert code == 1 and "TP501" in out and said in out, out
+
+
 def test_a_suppressed_change_takes_the_import_it_needed_with_it(tmp_path, capsys):
     """issue 31 item 11: the file's only CUDA use suppressed, check still failed on "add import torch_npu"."""
     (tmp_path / "a.py").write_text("import torch\nx = torch.ones(2).cuda()  # torchport: ignore\n")

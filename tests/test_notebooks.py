@@ -109,7 +109,7 @@ def test_ipython_syntax_is_kept_and_the_python_around_it_converted(tmp_path):
     assert check([tmp_path / "out"], "npu").exit_code == 1, "the cell left with .cuda() still fails check"
 
 
-@pytest.mark.parametrize("style", ["bom", "compact", "indent2", "ascii"])
+@pytest.mark.parametrize("style", ["bom", "compact", "indent2", "ascii", "crlf"])
 def test_a_converted_notebook_keeps_how_its_file_was_written(tmp_path, style):
     """issue 31 item 13: a notebook's byte-order mark was dropped (and every notebook re-indented by 1)."""
     import codecs
@@ -122,6 +122,8 @@ def test_a_converted_notebook_keeps_how_its_file_was_written(tmp_path, style):
           "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     text = json_.dumps(nb, indent=None if style == "compact" else 2 if style == "indent2" else 1,
                        ensure_ascii=style == "ascii") + "\n"
+    if style == "crlf":
+        text = text.replace("\n", "\r\n")
     data = (codecs.BOM_UTF8 if style == "bom" else b"") + text.encode("utf-8")
     (tmp_path / "p").mkdir()
     (tmp_path / "p" / "n.ipynb").write_bytes(data)
@@ -130,5 +132,5 @@ def test_a_converted_notebook_keeps_how_its_file_was_written(tmp_path, style):
     nb["cells"][0]["source"][1] = 'x = torch.ones(2).to("cpu")  # é\n'
     expected = (codecs.BOM_UTF8 if style == "bom" else b"") + (json_.dumps(
         nb, indent=None if style == "compact" else 2 if style == "indent2" else 1,
-        ensure_ascii=style == "ascii") + "\n").encode("utf-8")
+        ensure_ascii=style == "ascii") + "\n").replace("\n", "\r\n" if style == "crlf" else "\n").encode("utf-8")
     assert new == expected

@@ -19,10 +19,12 @@ The answer, per target, is a Reach per use in the project that reaches CUDA code
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -141,17 +143,32 @@ def search_path(python: Optional[str]) -> tuple:
     found = python if os.sep in python else shutil.which(python)
     if not found or not os.path.isfile(found) or not os.access(found, os.X_OK):
         raise UsageError(f"--python {python}: no such program (an interpreter's path, or a name on PATH)")
+    found = os.path.abspath(found)   # it runs in another folder: a relative path must still name it
     code = "import json, sys; print(json.dumps(sys.path))"
     try:
         with tempfile.TemporaryDirectory() as cwd:   # its '' entry must not be the project
-            out = subprocess.run([python, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=60,
-                                 stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError) as e:
+            printed = Path(cwd) / "sys.path.json"
+            # its output goes to a file, not a pipe, and its process group is ended when it exits: a wrapper
+            # script that leaves a process behind (`sleep 90 &`) keeps no pipe open to wait on
+            with open(printed, "w") as sink:
+                child = subprocess.Popen([found, "-c", code], cwd=cwd, stdout=sink, stderr=subprocess.DEVNULL,
+                                         stdin=subprocess.DEVNULL, start_new_session=True)
+                try:
+                    returncode = child.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    returncode = None
+                finally:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(child.pid, signal.SIGKILL)
+            if returncode is None:
+                raise UsageError(f"--python {python}: it did not print its sys.path within 60 s")
+            output = printed.read_text(encoding="utf-8", errors="replace")
+    except OSError as e:
         raise UsageError(f"--python {python}: cannot run it ({getattr(e, 'strerror', None) or e})") from None
     try:
-        entries = json.loads(out.stdout.strip().splitlines()[-1])
+        entries = json.loads(output.strip().splitlines()[-1])
     except (ValueError, IndexError):
-        raise UsageError(f"--python {python}: it did not print its sys.path (exit {out.returncode})") from None
+        raise UsageError(f"--python {python}: it did not print its sys.path (exit {returncode})") from None
     return python, [p for p in entries if isinstance(p, str) and p and os.path.isdir(p)]
 
 

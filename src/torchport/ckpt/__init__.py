@@ -21,6 +21,8 @@ import importlib
 import io
 import os
 import re
+import reprlib
+import stat
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field
@@ -90,9 +92,11 @@ def unpacked_size(path: Path) -> int:
             return sum(i.file_size for i in z.infolist())
     except (zipfile.BadZipFile, OSError, ValueError):
         return 0
+    except NotImplementedError as e:   # a zip feature (compression, version) Python's zipfile does not read
+        raise UsageError(f"{path}: a zip archive torchport cannot read ({e}): not loaded") from None
 
 
-def load(path, allow=()) -> tuple:
+def load(path, allow=(), trust=()) -> tuple:
     """(object, Counter of saved locations) of a checkpoint, every storage on the CPU, no pickled code run."""
     torch = _torch()
     path = Path(path)
@@ -109,15 +113,25 @@ def load(path, allow=()) -> tuple:
         locations[location] += 1
         return storage
 
-    dangerous = [name for name in allow if runs_code(name)]
+    dangerous = [name for name in (*allow, *trust) if runs_code(name)]
     if dangerous:
-        raise UsageError(f"--allow {dangerous[0]}: a pickle that calls it runs code or reaches the system; torchport "
-                         "never loads such a checkpoint (open it with torch.load yourself only if you wrote it)")
+        raise UsageError(f"--{'allow' if dangerous[0] in allow else 'trust'} {dangerous[0]}: a pickle that calls it "
+                         "runs code or reaches the system; torchport never loads such a checkpoint (open it with "
+                         "torch.load yourself only if you wrote it)")
+    unvouched = [name for name in allow if not vouched(name)]
+    if unvouched:
+        raise UsageError(f"--allow {unvouched[0]}: torchport vouches only for plain data types ({', '.join(SAFE_SHOWN)}, "
+                         "numpy arrays...); a pickle can call anything else with arguments of its choosing, and "
+                         f"loading may run code: if you wrote this checkpoint and trust it, give --trust {unvouched[0]}")
+    allocating = [name for name in pickles.globals_in(path) if name in ALLOCATORS]
+    if allocating:   # torch's default allowlist takes them, with a size the pickle chooses
+        raise UsageError(f"{path}: the checkpoint builds {', '.join(allocating)} objects of a size it chooses (a "
+                         "checkpoint's storages never come that way: a 1 KB file can ask for gigabytes); not loaded")
     code = [name for name in pickles.globals_in(path) if runs_code(name)]
     if code:   # read from the opcodes, before torch reads anything: whatever the protocol, nothing is unpickled
         raise UsageError(f"{path}: the checkpoint calls {', '.join(code)} when it is loaded: loading it would run "
                          "code; torchport does not load it")
-    trusted = [_global(name) for name in allow]
+    trusted = [_global(name) for name in (*allow, *trust)]
     try:
         with torch.serialization.safe_globals(trusted), warnings.catch_warnings():
             warnings.simplefilter("ignore")   # "Detected pickle protocol 4": the refusal below says it in one line
@@ -130,14 +144,43 @@ def load(path, allow=()) -> tuple:
             raise UsageError(f"{path}: the checkpoint calls {', '.join(code)} when it is loaded: loading it would run "
                              "code; torchport does not load it") from None
         if names:
+            plain, other = [n for n in names if vouched(n)], [n for n in names if not vouched(n)]
+            how = " ".join([*(f"--allow {n}" for n in plain), *(f"--trust {n}" for n in other)])
+            kind = ("plain data types torchport vouches for" if not other else
+                    "objects torchport cannot vouch for: a pickle may call them with arguments of its choosing")
             raise UsageError(f"{path}: the checkpoint pickles objects that are not tensors or plain values "
-                             f"({', '.join(names)}); if you trust them, add --allow {' --allow '.join(names)}") from None
+                             f"({', '.join(names)}: {kind}); if you wrote it and trust it, add {how}") from None
         raise UsageError(f"{path}: not a checkpoint torch.load can read ({_reason(text) or type(e).__name__})") \
             from None
     return obj, locations
 
 
-# Globals that run code or reach the system when a pickle calls them: never suggested, never allowed (--allow).
+# What `--allow` takes: plain data types whose construction only stores the values it is given (torchport vouches
+# for them; the suggestion names them).  Any other global needs `--trust` (a class's constructor or a function may do
+# anything with the arguments a pickle passes: cProfile.run, logging.FileHandler, torch.storage._load_from_bytes...),
+# and the ones below that run code are refused even then.
+SAFE_GLOBALS = frozenset({
+    "argparse.Namespace", "collections.OrderedDict", "collections.defaultdict", "collections.Counter",
+    "collections.deque", "builtins.set", "builtins.frozenset", "builtins.slice", "builtins.range", "builtins.complex",
+    "datetime.datetime", "datetime.date", "datetime.time", "datetime.timedelta", "datetime.timezone",
+    "decimal.Decimal", "fractions.Fraction", "uuid.UUID", "numpy.core.multiarray._reconstruct",
+    "numpy._core.multiarray._reconstruct", "numpy.core.multiarray.scalar", "numpy._core.multiarray.scalar",
+    "numpy.ndarray", "numpy.dtype", "torch.torch_version.TorchVersion"})
+SAFE_PREFIXES = ("numpy.dtypes.",)   # numpy's dtype classes (numpy.dtypes.Float32DType)
+SAFE_SHOWN = ("argparse.Namespace", "collections.*", "datetime.*", "builtins.set")
+# Allowed by torch's weights-only loader by default, with a size the pickle passes: never in a torch.save checkpoint.
+ALLOCATORS = frozenset({"builtins.bytearray", "torch.storage.UntypedStorage", "torch.UntypedStorage",
+                        "torch.storage.TypedStorage", "torch.TypedStorage"})
+
+
+def vouched(name: str) -> bool:
+    """Is `module.Name` a plain data type `--allow` takes (see SAFE_GLOBALS)?"""
+    if "." in name:
+        name = pickles.python3_name(*name.rsplit(".", 1))
+    return name in SAFE_GLOBALS or name.startswith(SAFE_PREFIXES)
+
+
+# Globals that run code or reach the system when a pickle calls them: never suggested, never allowed.
 CODE_RUNNING_MODULES = frozenset({"os", "posix", "nt", "subprocess", "sys", "importlib", "pickle", "shutil", "socket",
                                   "runpy", "code", "codeop", "ctypes", "multiprocessing", "pty", "marshal", "types",
                                   "webbrowser", "urllib", "http", "ftplib", "smtplib", "tempfile", "io",
@@ -146,9 +189,14 @@ CODE_RUNNING_MODULES = frozenset({"os", "posix", "nt", "subprocess", "sys", "imp
                                   "torch.library", "torch.serialization", "torch.utils", "torch.cuda", "pathlib",
                                   "glob", "fileinput", "zipfile", "tarfile", "shelve", "dbm", "sqlite3",
                                   "distutils", "setuptools", "pip", "site", "numpy.lib.npyio", "numpy.ctypeslib",
-                                  "numpy.distutils", "numpy.f2py", "numpy.testing"})
+                                  "numpy.distutils", "numpy.f2py", "numpy.testing", "cProfile", "profile", "pydoc",
+                                  "_osx_support", "logging", "trace", "pdb", "bdb", "timeit", "doctest", "unittest",
+                                  "ensurepip", "venv", "idlelib", "tkinter", "turtle", "_posixsubprocess", "_winapi",
+                                  "msvcrt", "winreg", "resource", "platform", "mailcap", "pipes", "commands", "popen2",
+                                  "zipimport", "pkgutil", "sysconfig", "atexit", "builtins.__loader__"})
 # ... and single names of modules whose other names a checkpoint may need (numpy arrays, torch's own classes)
 CODE_RUNNING_NAMES = frozenset({"torch.load", "torch.save", "torch.from_file", "torch.compile", "numpy.load",
+                                "torch.storage._load_from_bytes",
                                 "numpy.save", "numpy.savez", "numpy.fromfile", "numpy.tofile", "numpy.memmap",
                                 "numpy.loadtxt", "numpy.genfromtxt", "numpy.savetxt"})
 CODE_RUNNING_BUILTINS = frozenset({"eval", "exec", "compile", "open", "__import__", "getattr", "setattr", "delattr",
@@ -206,9 +254,9 @@ def _global(name: str):
         raise UsageError(f"--allow {name}: cannot import it ({e})") from None
 
 
-def inspect(path, allow=()) -> Inspection:
+def inspect(path, allow=(), trust=()) -> Inspection:
     torch = _torch()
-    obj, locations = load(path, allow)
+    obj, locations = load(path, allow, trust)
     result = Inspection(str(path), locations=locations)
     _walk(torch, obj, "", result)
     cuda = sorted(loc for loc in locations if not loc.startswith("cpu"))
@@ -231,7 +279,14 @@ def inspect(path, allow=()) -> Inspection:
     return result
 
 
-def _walk(torch, obj, where: str, result: Inspection) -> None:
+MAX_DEPTH = 64   # containers nested deeper than this are not walked (a crafted 100,000-deep list overflowed the stack)
+
+
+def _walk(torch, obj, where: str, result: Inspection, depth: int = 0) -> None:
+    if depth > MAX_DEPTH:
+        if not any(p.detail.startswith("nested deeper") for p in result.parts):
+            result.parts.append(Part(where[:60], "value", detail=f"nested deeper than {MAX_DEPTH} levels: not listed"))
+        return
     if isinstance(obj, torch.Tensor):
         result.tensors += 1
         result.dtypes[str(obj.dtype).replace("torch.", "")] += 1
@@ -261,14 +316,14 @@ def _walk(torch, obj, where: str, result: Inspection) -> None:
             result.parts.append(Part(where, kind, detail=f"loss_scale {scales[0] if scales else '?'}"))
             return
         for key, value in obj.items():
-            _walk(torch, value, f"{where}.{key}" if where else str(key), result)
+            _walk(torch, value, f"{where}.{key}" if where else str(key), result, depth + 1)
         return
     if isinstance(obj, (list, tuple)):
         for i, value in enumerate(obj):
-            _walk(torch, value, f"{where}[{i}]", result)
+            _walk(torch, value, f"{where}[{i}]", result, depth + 1)
         return
     if where and "." not in where and "[" not in where:
-        text = repr(obj)
+        text = reprlib.repr(obj)   # bounded: a value's repr is not the size of the value
         result.parts.append(Part(where, "value", detail=text if len(text) <= 60 else text[:57] + "..."))
 
 
@@ -287,8 +342,9 @@ def _count_tensors(torch, obj, result: Inspection) -> None:
 
 def _dict_kind(torch, obj: dict) -> str:
     keys = set(obj)
-    if keys and all(isinstance(k, str) for k in keys) and \
-            sum(isinstance(v, torch.Tensor) for v in obj.values()) >= max(1, len(obj) // 2):
+    # a module's state dict: tensors only (beside a module's `_extra_state`); {"args": ns, "w": tensor} is none
+    if keys and all(isinstance(k, str) for k in keys) and any(isinstance(v, torch.Tensor) for v in obj.values()) and \
+            all(isinstance(v, torch.Tensor) or k.endswith("_extra_state") for k, v in obj.items()):
         return "state-dict"
     if {"state", "param_groups"} <= keys:
         return "optimizer"
@@ -315,7 +371,8 @@ class Fixed:
     checked: Optional[str] = None                          # the model factory it was loaded into
 
 
-def fix(path, output, strip=(), allow=(), check_model: Optional[str] = None, force: bool = False) -> Fixed:
+def fix(path, output, strip=(), allow=(), check_model: Optional[str] = None, force: bool = False,
+        trust=()) -> Fixed:
     """Write `output`: the checkpoint with every storage on the CPU and the given key prefixes stripped from
     the state dicts that carry them on every key; with `check_model` ('pkg.mod:factory'), first load the
     (first) model state dict into factory()'s model, strictly."""
@@ -328,26 +385,33 @@ def fix(path, output, strip=(), allow=(), check_model: Optional[str] = None, for
     for prefix in strip:
         if not prefix:
             raise UsageError("--strip-prefix needs a prefix (module., _orig_mod.)")
-    obj, locations = load(src, allow)
+    obj, locations = load(src, allow, trust)
     result = Fixed(str(out), locations=locations)
     _strip(torch, obj, tuple(strip), result.stripped)
     if check_model:
         _check_model(torch, obj, check_model)
+        refuse_overwriting_source(out, check_model)
         result.checked = check_model
     buffer = io.BytesIO()
-    torch.save(obj, buffer)
+    try:
+        torch.save(obj, buffer)
+    except RecursionError:
+        raise UsageError(f"{src}: nested too deep for torch.save to write again (more than Python's recursion "
+                         "limit): not written") from None
     from ..core import writes
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    writes.write_file(out, buffer.getvalue(), mode=0o666 & ~writes.UMASK)
+    writes.write_file(out, buffer.getvalue(), mode=(0o666 & ~writes.UMASK) & stat.S_IMODE(src.stat().st_mode))   # never more readable than the input
     return result
 
 
-def _strip(torch, obj, prefixes: tuple, stripped: Counter) -> None:
+def _strip(torch, obj, prefixes: tuple, stripped: Counter, depth: int = 0) -> None:
     """Cut the prefixes from the keys of every state dict (in place) whose keys all carry one, its `_metadata`
-    in step (torch's consume_prefix_in_state_dict_if_present)."""
+    in step (torch's consume_prefix_in_state_dict_if_present); containers deeper than MAX_DEPTH are left."""
     from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present
 
+    if depth > MAX_DEPTH:
+        return
     if isinstance(obj, dict):
         if _dict_kind(torch, obj) == "state-dict":
             for prefix in prefixes:
@@ -356,10 +420,10 @@ def _strip(torch, obj, prefixes: tuple, stripped: Counter) -> None:
                     stripped[prefix] += 1
             return
         for value in obj.values():
-            _strip(torch, value, prefixes, stripped)
+            _strip(torch, value, prefixes, stripped, depth + 1)
     elif isinstance(obj, (list, tuple)):
         for value in obj:
-            _strip(torch, value, prefixes, stripped)
+            _strip(torch, value, prefixes, stripped, depth + 1)
 
 
 def _check_model(torch, obj, spec: str) -> None:
@@ -424,6 +488,25 @@ def build_model(spec: str, option: str = "--model"):
     if not isinstance(model, _torch().nn.Module):
         raise UsageError(f"{option} {spec}: {attr}() returned {type(model).__name__}, not a torch.nn.Module")
     return model
+
+
+def model_source(spec: str) -> Optional[Path]:
+    """The file `build_model(spec)` imported the factory from (after it has), or None."""
+    module_name = spec.rpartition(":")[0]
+    if module_name.endswith(".py") or os.sep in module_name or "/" in module_name:
+        return Path(module_name)
+    import sys
+
+    file = getattr(sys.modules.get(module_name), "__file__", None)
+    return Path(file) if file else None
+
+
+def refuse_overwriting_source(out: Path, spec: str) -> None:
+    """-o must not name the model's source file (`-o pkg/m.py` with `--model pkg.m:build`)."""
+    source = model_source(spec)
+    if source is not None and same_file(out, source):
+        raise UsageError(f"-o must name a new file: {out} is the model's source ({spec}), which torchport does not "
+                         "overwrite")
 
 
 def _no_factory(option: str, spec: str, module, module_name: str, attr: str) -> str:

@@ -5,6 +5,8 @@ import json
 import shlex
 import sys
 
+from ..core.errors import UsageError
+from ..core.files import same_file
 from ..core.names import printable
 from ..core.words import counted
 from . import settings
@@ -17,6 +19,10 @@ def run(args) -> int:
     conf = settings.resolve(args, args.inputs, "check")
     selection = settings.selection(args, conf, find_root(args.inputs, args.root))
     baseline = args.baseline or (conf.baseline if not args.write_baseline else None)
+    for what, other in (("the baseline", baseline), ("the baseline to write", args.write_baseline),
+                        ("the settings", conf.path)):   # files this run reads or writes besides the report
+        if args.output and other and same_file(args.output, other):
+            raise UsageError(f"-o {args.output} is {what} ({other}): the report would replace it; choose another name")
     result = check(args.inputs, args.to, exclude=[*conf.exclude, *(args.exclude or ())], root=args.root,
                    baseline=baseline, jobs=args.jobs, keep_edits=args.format == "sarif", progress=progress(),
                    selection=selection)

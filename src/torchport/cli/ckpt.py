@@ -6,13 +6,13 @@ import sys
 
 from ..core.names import printable
 from ..core.words import counted
-from .common import output_path
+from .common import add_trust_options, output_path
 
 
 def run_inspect(args) -> int:
     from ..ckpt import inspect
 
-    result = inspect(args.checkpoint, allow=args.allow)
+    result = inspect(args.checkpoint, allow=args.allow, trust=args.trust)
     if args.json:
         json.dump(result.to_dict(), sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -31,7 +31,7 @@ def run_inspect(args) -> int:
                 "value": part.detail}[part.kind]
         print(f"  {printable(label)}: {printable(text)}")
     if not result.problems:
-        print(f"no problems found: it loads with {_load_call('path', args.allow)} on any machine")
+        print(f"no problems found: it loads with {_load_call('path', [*args.allow, *args.trust])} on any machine")
         return 0
     print("problems:")
     for what, fix in result.problems:
@@ -39,7 +39,7 @@ def run_inspect(args) -> int:
         print(f"    fix: {printable(fix)}")
     strip = sorted({p.prefix for p in result.parts if p.prefix})
     if strip or any(not loc.startswith("cpu") for loc in result.locations):
-        allow = "".join(f" --allow {a}" for a in args.allow)
+        allow = "".join(f" --allow {a}" for a in args.allow) + "".join(f" --trust {a}" for a in args.trust)
         print(f"next: torchport ckpt fix {printable(args.checkpoint)} -o FIXED.pt"
               + "".join(f" --strip-prefix {p}" for p in strip) + allow)
     return 1
@@ -48,7 +48,8 @@ def run_inspect(args) -> int:
 def run_fix(args) -> int:
     from ..ckpt import fix
 
-    result = fix(args.checkpoint, args.output, strip=args.strip_prefix, allow=args.allow, check_model=args.check_model,
+    result = fix(args.checkpoint, args.output, strip=args.strip_prefix, allow=args.allow, trust=args.trust,
+                 check_model=args.check_model,
                  force=args.force)
     moved = ", ".join(f"{loc} {n}" for loc, n in sorted(result.locations.items()) if not loc.startswith("cpu"))
     print(f"wrote {printable(result.output)}: every storage on the CPU" + (f" (saved on {moved})" if moved else ""))
@@ -59,7 +60,7 @@ def run_fix(args) -> int:
         print(f"  no state dict had '{prefix}' on every key: nothing stripped for it")
     if result.checked:
         print(f"  loaded into {printable(result.checked)}'s model: every key fits")
-    print(f"next: {_load_call(repr(printable(result.output)), args.allow)} loads it on any machine; "
+    print(f"next: {_load_call(repr(printable(result.output)), [*args.allow, *args.trust])} loads it on any machine; "
           "move the model to the device after load_state_dict")
     return 1 if missing else 0
 
@@ -87,8 +88,7 @@ def add(sub) -> None:
                          description="Write a copy of the checkpoint that loads with weights_only=True on any machine.")
     for p in (ins, fx):
         p.add_argument("checkpoint", help="the checkpoint file (torch.save output)")
-        p.add_argument("--allow", action="append", default=[], metavar="MODULE.NAME",
-                       help="a pickled global you trust (e.g. argparse.Namespace), repeatable")
+        add_trust_options(p)
     ins.add_argument("--json", action="store_true", help="the findings as JSON")
     ins.set_defaults(func=run_inspect)
     fx.add_argument("-o", "--output", type=output_path, required=True, help="the new checkpoint (never the input)")

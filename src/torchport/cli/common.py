@@ -68,6 +68,16 @@ def target_name(text: str) -> str:
     return resolve_target_name(text)
 
 
+def add_trust_options(parser) -> None:
+    """--allow and --trust: the pickled globals of a checkpoint its loader may build (ckpt, export)."""
+    parser.add_argument("--allow", action="append", default=[], metavar="MODULE.NAME",
+                        help="a plain data type the checkpoint pickles that torchport vouches for (argparse.Namespace, "
+                             "collections.*, datetime.*, numpy arrays), repeatable")
+    parser.add_argument("--trust", action="append", default=[], metavar="MODULE.NAME",
+                        help="any other pickled global, for a checkpoint you wrote yourself (a pickle may call it with "
+                             "arguments of its choosing); code-running ones are refused even so; repeatable")
+
+
 AMP_DTYPES = ("float16", "bfloat16")   # runtime.AMP_DTYPES (the CLI imports no torch)
 
 

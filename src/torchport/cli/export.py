@@ -3,7 +3,7 @@ checked (onnx.checker, onnxruntime against the model) before the file is written
 from __future__ import annotations
 
 from ..core.names import printable
-from .common import output_path
+from .common import add_trust_options, output_path
 
 
 def run_onnx(args) -> int:
@@ -15,7 +15,8 @@ def run_onnx(args) -> int:
                          opset=DEFAULT_OPSET if args.opset is None else args.opset,
                          input_names=parse_names(args.input_names, "--input-names"),
                          output_names=parse_names(args.output_names, "--output-names"),
-                         dynamic_axes=args.dynamic_axes, allow=args.allow, atol=args.atol, force=args.force)
+                         dynamic_axes=args.dynamic_axes, allow=args.allow, trust=args.trust, atol=args.atol,
+                         force=args.force)
     if result.checkpoint:
         cut = "".join(f", '{p}' cut from its keys" for p in result.stripped)
         print(f"loaded {printable(result.checkpoint)} (weights_only=True){cut}")
@@ -59,8 +60,7 @@ def add(sub) -> None:
     onnx.add_argument("--checkpoint", metavar="CKPT",
                       help="weights to load (torch.load weights_only=True; a model state dict, or one under "
                            "'model'/'state_dict'/...; a 'module.' or '_orig_mod.' prefix is cut)")
-    onnx.add_argument("--allow", action="append", default=[], metavar="MODULE.NAME",
-                      help="a pickled global of the checkpoint you trust (e.g. argparse.Namespace), repeatable")
+    add_trust_options(onnx)
     onnx.add_argument("--input-shape", action="append", default=[], required=True, metavar="D,D,...",
                       help="the shape of one input (1,3,224,224); repeat it for each input, in order")
     onnx.add_argument("--dtype", action="append", default=[], metavar="DTYPE",

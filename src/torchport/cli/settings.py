@@ -23,6 +23,7 @@ from typing import Optional
 
 from ..core import suppress
 from ..core.errors import UsageError
+from ..core.files import normal_glob
 from ..core.names import printable
 from ..core.words import closest
 
@@ -97,13 +98,14 @@ def load(path: Path) -> Settings:
                 raise UsageError(f"{name}: must be a file path (a string)")
             out.baseline = str(path.parent / value)
         elif key == "exclude":
-            out.exclude = _strings(value, name)
+            out.exclude = tuple(normal_glob(g, f"{name}: a glob") for g in _strings(value, name))
         elif key in ("select", "ignore"):
             setattr(out, key, _codes(value, name))
         else:
             if not isinstance(value, dict):
                 raise UsageError(f'{name}: must be a table of glob = ["codes"]')
-            out.per_file = tuple((glob, _codes(codes, f"{name} {glob!r}")) for glob, codes in value.items())
+            out.per_file = tuple((normal_glob(glob, f"{name}: a glob"), _codes(codes, f"{name} {glob!r}"))
+                                 for glob, codes in value.items())
     return out
 
 

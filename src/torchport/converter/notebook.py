@@ -101,7 +101,10 @@ def dump(nb: dict, like: bytes = b"") -> bytes:
             indent = len(after[1]) - len(after[1].lstrip(b" ")) or 1
     ascii_only = bool(like) and like.isascii() and b"\\u" in like
     end = "\n" if not like or like.endswith(b"\n") else ""
-    return bom + (json.dumps(nb, indent=indent, ensure_ascii=ascii_only) + end).encode("utf-8")
+    text = json.dumps(nb, indent=indent, ensure_ascii=ascii_only) + end
+    if b"\r\n" in like[:4096]:   # written on Windows: its line ends kept (json.dumps escapes those inside strings)
+        text = text.replace("\n", "\r\n")
+    return bom + text.encode("utf-8")
 
 
 def join(cells: list) -> tuple:

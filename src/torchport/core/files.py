@@ -77,6 +77,21 @@ def same_file(a, b) -> bool:
         return False
 
 
+def check_report_path(report, argv) -> None:
+    """`--report FILE` of a command that runs `argv`: a file name, and none of the files the command names (the
+    script it runs, a file it reads), which the report would replace.  UsageError otherwise."""
+    if report is None:
+        return
+    if not str(report):
+        raise UsageError("--report needs a file name (it was empty)")
+    if Path(report).is_dir():
+        raise UsageError(f"--report {report} is a folder: give a file name (.json or .md)")
+    for word in argv:
+        if isinstance(word, str) and word and not word.startswith("-") and Path(word).is_file() \
+                and same_file(report, word):
+            raise UsageError(f"--report {report} is {word}, a file the command names: the report would replace it")
+
+
 def default_output(src: Path, target: str) -> Path:
     src = Path(os.path.abspath(src))  # `convert .`: named after the folder, beside it
     if src.is_dir():
@@ -97,6 +112,8 @@ def check_layout(src: Path, output: Optional[Path], report_dir: Optional[Path], 
     """Refuse unsafe combinations before anything is written (UsageError -> exit 2)."""
     if not src.exists():
         raise UsageError(f"input not found: {src}")
+    if not src.is_dir() and not src.is_file():   # a FIFO, a device: there is no file to convert
+        raise UsageError(f"input {src} is not a regular file or a folder")
     real_src = src.resolve()
     for what, path in (("output", output), ("report folder", report_dir)):
         if path is None:
@@ -157,9 +174,23 @@ def _excluded(rel: str, patterns: tuple) -> bool:
     return bool(globs.match(os.path.normcase(rel)) or globs.match(os.path.normcase(name))) or rel.startswith(folders)
 
 
+MAX_GLOB = 1024   # characters of one glob (fnmatch's translation of `[` runs is quadratic in them)
+
+
+def normal_glob(pattern: str, what: str = "an exclude glob") -> str:
+    """A glob as paths are matched: relative, without a leading `./` (`./legacy/*` is `legacy/*`); one longer than
+    MAX_GLOB is a UsageError."""
+    if len(pattern) > MAX_GLOB:
+        raise UsageError(f"{what} of {len(pattern):,} characters: at most {MAX_GLOB} ({pattern[:40]}...)")
+    while pattern.startswith("./"):
+        pattern = pattern[2:]
+    return pattern
+
+
 @functools.lru_cache(maxsize=64)
 def _exclusion(patterns: tuple) -> tuple:
     """The exclude globs as one compiled pattern (compiled once, however many there are), and their folders."""
+    patterns = tuple(normal_glob(p) for p in patterns)
     globs = re.compile("|".join(f"(?:{fnmatch.translate(os.path.normcase(p))})" for p in patterns))
     return globs, tuple(p.rstrip("/") + "/" for p in patterns)
 
@@ -185,13 +216,38 @@ def walk(src: Path, exclude: tuple = ()) -> Iterator[Entry]:
             p = base / d
             if p.is_symlink():
                 yield _link(rel_dir + d, p, root, exclude)
-            elif d not in SKIP_DIRS and not os.path.isfile(p / REPORT_MARKER):  # a report torchport wrote
-                # (os.path.isfile: a folder that cannot be read is listed, and said so, below)
+            elif d not in SKIP_DIRS and not is_report_folder(p):  # a report torchport wrote
+                # (a folder that cannot be read is listed, and said so, below)
                 keep.append(d)
         dirnames[:] = keep
         for f in sorted(filenames):
             yield _entry(rel_dir + f, base / f, root, exclude)
     yield from _unlisted(unlisted, src, exclude)
+
+
+REPORT_FILES = 2000     # a report folder holds fewer files than this
+CODE_SUFFIXES = (".py", ".pyi", ".ipynb", ".c", ".cc", ".cpp", ".cxx", ".cu", ".cuh", ".h", ".hpp", ".mu", ".sh",
+                 ".toml", ".cfg", ".txt")
+
+
+def is_report_folder(folder: Path) -> bool:
+    """A folder torchport's reports went into: its marker says so and it holds no code, nor any other file a
+    project is made of (a marker planted beside model.py must not hide it from `check`)."""
+    try:
+        with open(folder / REPORT_MARKER, "rb") as f:
+            if not f.read(64).startswith(b"written by torchport"):
+                return False
+    except OSError:
+        return False
+    seen = 0
+    for _dirpath, _dirnames, filenames in os.walk(folder, followlinks=False):
+        seen += len(filenames)
+        if seen > REPORT_FILES or any(n.endswith(CODE_SUFFIXES) and n not in REPORT_TEXTS for n in filenames):
+            return False
+    return True
+
+
+REPORT_TEXTS = ("verify.log",)   # report files whose names end like a project's
 
 
 def _entry(rel: str, path: Path, root: Path, exclude: tuple, follow: bool = False) -> Entry:

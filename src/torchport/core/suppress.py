@@ -30,8 +30,14 @@ from . import codes
 from .finding import ADVICE, CHANGES, Finding
 
 # `torchport: ignore` and an optional [codes] list, anywhere in a comment (`# noqa  # torchport: ignore[TP201]`)
-_DIRECTIVE = re.compile(r"#.*?\btorchport:\s*ignore\b(?:\s*\[(?P<codes>[^\]]*)\]|(?P<open>\s*\[))?", re.IGNORECASE)
+_DIRECTIVE = re.compile(r"#.*?\btorchport:\s*ignore(?P<junk>[^\s\[\]]\S*)?(?:\s*\[(?P<codes>[^\]]*)\]|(?P<open>\s*\[))?",
+                        re.IGNORECASE)
 MALFORMED = "a `# torchport: ignore[` whose list is never closed with `]`: it suppresses nothing"
+# `ignore(TP201)`, `ignore-next-line`, `ignore:`: no form torchport knows, so nothing is suppressed (it was read as a
+# bare `ignore`, which suppresses every code on the line)
+MALFORMED_FORM = "a `# torchport: ignore` written another way ({form}): the forms are `ignore` and `ignore[TP201,...]`; " \
+    "it suppresses nothing"
+EMPTY = "an empty `# torchport: ignore[]` list suppresses nothing (`ignore` alone suppresses every code on the line)"
 _WORD = re.compile("torchport", re.IGNORECASE)
 ALL = None   # a bare `# torchport: ignore`: every code on the line
 NEVER = codes.TP000.id
@@ -121,8 +127,11 @@ def _codes_of(text: Optional[str], line: int, warn: list, known=()):
     the ids of user rules) go to `warn` as (line, message)."""
     if text is None:
         return ALL
-    if text == MALFORMED:
-        warn.append((line, MALFORMED))
+    if text == MALFORMED or text.startswith(MALFORMED_FORM.split("{", 1)[0]):
+        warn.append((line, text))
+        return frozenset()
+    if not text.strip(" ,"):
+        warn.append((line, EMPTY))
         return frozenset()
     found = set()
     for word in text.split(","):
@@ -137,7 +146,10 @@ def _codes_of(text: Optional[str], line: int, warn: list, known=()):
 
 
 def _listed(m) -> Optional[str]:
-    """A directive's code list: the text in its brackets, None for a bare one, MALFORMED for an unclosed `[`."""
+    """A directive's code list: the text in its brackets, None for a bare one, MALFORMED for an unclosed `[`,
+    MALFORMED_FORM for any other spelling."""
+    if m.group("junk"):
+        return MALFORMED_FORM.format(form=f"`ignore{m.group('junk')[:30]}`")
     return MALFORMED if m.group("open") is not None else m.group("codes")
 
 

@@ -71,7 +71,12 @@ def write_file(path: Path, data: bytes, like: Optional[os.stat_result] = None, e
 
 
 def _is_device(path: Path, info: os.stat_result) -> bool:
-    """A character device or a pipe at path (`info` is its lstat; through links: /dev/stdout is one)."""
+    """The system's character device or pipe the user named as an output (`-o /dev/stdout`, `/dev/null`): a path
+    under /dev/ (through its links: /dev/stdout is one) that is a character device or a pipe.  Anywhere else a
+    device node, a FIFO or a link to one is a file like any other: replaced, never written into (a FIFO in an
+    output folder would hang the run; a link to /dev/null in it would swallow the file)."""
+    if not os.path.abspath(path).startswith("/dev/"):
+        return False
     if stat.S_ISLNK(info.st_mode):
         try:
             info = os.stat(path)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import io
 import math
+import os
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -114,7 +115,7 @@ def _modules():
 
 
 def export_onnx(model: str, output, shapes, checkpoint=None, dtypes=(), opset: int = DEFAULT_OPSET,
-                input_names=(), output_names=(), dynamic_axes=(), allow=(), atol: float = 1e-5,
+                input_names=(), output_names=(), dynamic_axes=(), allow=(), trust=(), atol: float = 1e-5,
                 force: bool = False, seed: int = 0) -> Exported:
     """Build `model` ('pkg.mod:factory' or 'file.py:factory') on the CPU, load `checkpoint` into it, eval(),
     export it to `output` for inputs of `shapes` (one shape tuple per input) and verify the result."""
@@ -130,6 +131,10 @@ def export_onnx(model: str, output, shapes, checkpoint=None, dtypes=(), opset: i
         raise UsageError("-o must name a new file: torchport does not overwrite the model's source")
     if not shapes:
         raise UsageError("--input-shape is needed, once per input of the model (1,3,224,224)")
+    total = sum(math.prod(shape) for shape in shapes)
+    if total > MAX_INPUT_ELEMENTS:   # each one may be under the bound and all of them over it
+        raise UsageError(f"--input-shape: {total:,} elements in all, more than the {MAX_INPUT_ELEMENTS:,} a check "
+                         "needs (give smaller sample inputs)")
     if not (math.isfinite(atol) and atol >= 0):
         raise UsageError(f"--atol must be a finite number, 0 or more (got {atol})")
     if not OPSETS[0] <= opset <= OPSETS[1]:
@@ -160,9 +165,10 @@ def export_onnx(model: str, output, shapes, checkpoint=None, dtypes=(), opset: i
     torch, onnx, ort = _modules()
 
     net = ckpt.build_model(model, "--model")
+    ckpt.refuse_overwriting_source(out, model)   # `-o pkg/m.py` with `--model pkg.m:build`: known once imported
     result = Exported(str(out), opset, [], [], axes, checkpoint=str(checkpoint) if checkpoint else None, atol=atol)
     if checkpoint is not None:
-        obj, _locations = ckpt.load(checkpoint, allow)
+        obj, _locations = ckpt.load(checkpoint, allow, trust)
         result.stripped = ckpt.load_model_state(torch, net, obj, model, "--checkpoint",
                                                 strip=tuple(ckpt.PREFIXES))
     net = net.to("cpu").eval()
@@ -174,7 +180,8 @@ def export_onnx(model: str, output, shapes, checkpoint=None, dtypes=(), opset: i
     try:
         with torch.no_grad(), warnings.catch_warnings():
             warnings.filterwarnings("ignore", category=DeprecationWarning)  # the TorchScript exporter's, on purpose
-            torch.onnx.export(net, inputs, buffer, input_names=input_names, output_names=output_names,
+            torch.onnx.export(net, tuple(t.clone() for t in inputs), buffer, input_names=input_names,
+                              output_names=output_names,
                               opset_version=opset, dynamic_axes=axes or None, dynamo=False)
     except Exception as e:  # noqa: BLE001 - the exporter's refusal (an op it cannot write at this opset, ...)
         raise UsageError(f"torch.onnx.export failed: {type(e).__name__}: {_first_line(e)}") from None
@@ -212,7 +219,10 @@ def export_onnx(model: str, output, shapes, checkpoint=None, dtypes=(), opset: i
         from ..core import writes
 
         out.parent.mkdir(parents=True, exist_ok=True)
-        writes.write_file(out, data, mode=0o666 & ~writes.UMASK)
+        mode = 0o666 & ~writes.UMASK
+        if checkpoint:   # the weights are the checkpoint's: never more readable than it is
+            mode &= os.stat(checkpoint).st_mode & 0o777
+        writes.write_file(out, data, mode=mode)
         result.written = True
     return result
 
@@ -251,9 +261,9 @@ def _grown(torch, inputs, names, axes, dtypes, generator):
 
 def _compare(torch, net, session, names, inputs) -> float:
     """The largest absolute difference between the model's outputs and onnxruntime's for the same inputs."""
+    feeds = {n: t.numpy().copy() for n, t in zip(names, inputs)}   # before a model that writes its inputs runs
     with torch.no_grad():
-        expected = _flatten(torch, net(*inputs))
-    feeds = {n: t.numpy() for n, t in zip(names, inputs)}
+        expected = _flatten(torch, net(*(t.clone() for t in inputs)))
     got = session.run(None, feeds)
     if len(got) != len(expected):
         raise UsageError(f"the ONNX graph has {len(got)} output(s), the model returned {len(expected)}")

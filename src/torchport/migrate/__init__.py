@@ -17,6 +17,7 @@ The report itself (`OUT/torchport-report/`) is written a layer up, by report/mig
 from __future__ import annotations
 
 import collections
+import contextlib
 import difflib
 import os
 import subprocess
@@ -320,6 +321,9 @@ def migrate(path, target: str, output=None, *, force: bool = False, verify: Opti
         raise UsageError(f"migrate does not cover {t.name}: convert has nothing to write for it; use "
                          f"`torchport port-ext --to {t.name}`")
     planned = Path(output) if output else tree.default_output(src, t.name)
+    if tree.same_file(planned, src):
+        raise UsageError(f"-o {planned} is the project itself: migrate writes a new tree beside it (give another "
+                         "folder)")
     tree.check_layout(src, planned, None, force)   # before the project is read: a wrong -o is said at once
     reports = planned / REPORT_FOLDER
     if reports.exists() and not (reports / tree.REPORT_MARKER).is_file():
@@ -337,7 +341,7 @@ def migrate(path, target: str, output=None, *, force: bool = False, verify: Opti
     result = MigrateResult(t.name, t.title, str(src), str(out), str(out / REPORT_FOLDER), analysis, converted,
                            started=started, runtime_shim=runtime_shim)
     if force:
-        _drop_earlier_renames(out)
+        _drop_earlier_renames(out, src)
     _port(result, t, jobs, exclude)
     # the project's files: an earlier run's report (--force) is not the project (`check OUT` reads its JSON files
     # too, and finds nothing in them: the counts agree, tests/test_migrate.py)
@@ -350,10 +354,11 @@ def migrate(path, target: str, output=None, *, force: bool = False, verify: Opti
     return result
 
 
-def _drop_earlier_renames(out: Path) -> None:
+def _drop_earlier_renames(out: Path, src: Path) -> None:
     """--force over an earlier migrate's output: the files its port-ext renamed (k.cu -> k.mu) would be taken for
     files of the project and block this run's renames.  Those still holding exactly what it wrote (recorded in
-    its migrate.json) are removed; one changed since is left, and port-ext reports the clash."""
+    its migrate.json) are removed; one changed since is left, and port-ext reports the clash.  A name the project
+    itself has now (the user adopted the port: k.mu is theirs) is the project's copy, never removed."""
     import hashlib
     import json
 
@@ -368,6 +373,8 @@ def _drop_earlier_renames(out: Path) -> None:
         if not isinstance(entry, dict) or not isinstance(entry.get("to"), str):
             continue
         path = tree.inside(out, entry["to"])   # inside OUT, no link on the way: else not torchport's to remove
+        if path is None or os.path.lexists(src / path.relative_to(out)):
+            continue
         try:
             if path is not None and path.is_file() and not path.is_symlink() and \
                     hashlib.sha256(path.read_bytes()).hexdigest() == entry.get("sha256"):
@@ -452,12 +459,13 @@ def run_verify(t, argv: list, out: Path, echo=None) -> Verify:
     start = time.perf_counter()
     captured = Captured()
     try:
-        try:   # its own process group: what it leaves running in the background ends with it
-            child = subprocess.Popen(command, cwd=out, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, start_new_session=True)
-        except OSError as e:
-            raise UsageError(f"cannot start {command[0]}: {e.strerror}") from None
-        code = _wait_for(child, captured, echo)
+        with _orphans_ended():   # before it starts: what it orphans at once is adopted too
+            try:   # its own process group: what it leaves running in the background ends with it
+                child = subprocess.Popen(command, cwd=out, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, start_new_session=True)
+            except OSError as e:
+                raise UsageError(f"cannot start {command[0]}: {e.strerror}") from None
+            code = _wait_for(child, captured, echo)
         merged = launch.merge(folder) if folder else None
     finally:
         if folder:
@@ -549,6 +557,57 @@ def _wait_for(child, captured: Captured, echo) -> int:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
         reader.join(timeout=5)
+
+
+@contextlib.contextmanager
+def _orphans_ended():
+    """While the verify command runs, this process adopts what it leaves orphaned (Linux: a child subreaper), so a
+    grandchild that started a session of its own (`setsid`, a daemon) is ended with the rest when it exits."""
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        adopting = libc.prctl(36, 1, 0, 0, 0) == 0   # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        adopting = False
+    before = _children()
+    try:
+        yield
+    finally:
+        if adopting:
+            libc.prctl(36, 0, 0, 0, 0)
+            left = _children() - before
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                for pid in left:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(pid, sig)
+                deadline = time.monotonic() + GROUP_GRACE
+                while left and time.monotonic() < deadline:
+                    for pid in list(left):
+                        with contextlib.suppress(ChildProcessError, OSError):
+                            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                                left.discard(pid)
+                    time.sleep(0.05)
+
+
+def _children() -> set:
+    """The pids whose parent is this process (read from /proc; empty where there is none)."""
+    me, out = os.getpid(), set()
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return out
+    for entry in entries:
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+                if int(fields[1]) == me:
+                    out.add(int(entry))
+            except (OSError, IndexError, ValueError):
+                continue
+    return out
 
 
 def _end_group(pgid: int) -> None:

@@ -57,6 +57,7 @@ def write_migrate(result, folder: Path) -> None:
         clear_earlier(folder)
     folder.mkdir(parents=True, exist_ok=True)
     writes.write_text(folder / REPORT_MARKER, "written by torchport; its files:\n")   # listed once written
+    before = _files_of(folder)   # a user's notes in convert/ or port-ext/ are not this run's to list (or remove)
     write_all(result.convert, folder / "convert")
     if result.port is not None:
         write_port(result.port, folder / "port-ext")
@@ -67,10 +68,23 @@ def write_migrate(result, folder: Path) -> None:
     from .html import MIGRATE_NAME, migrate_html
 
     writes.write_text(folder / MIGRATE_NAME, migrate_html(result))
+    after = _files_of(folder)
     written = [name for name in OWN_FILES if (folder / name).is_file()] + \
-        [p.relative_to(folder).as_posix() for d in OWN_DIRS if (folder / d).is_dir()
-         for p in sorted((folder / d).rglob("*")) if p.is_file() and not p.is_symlink()]
+        sorted(rel for rel, seen in after.items() if before.get(rel) != seen)   # new, or replaced by this run
     writes.write_text(folder / REPORT_MARKER, "written by torchport; its files:\n" + "".join(f"{w}\n" for w in written))
+
+
+def _files_of(folder: Path) -> dict:
+    """{path under convert/ and port-ext/: (inode, mtime)} of the plain files there (a file this run writes is a new
+    inode: writes replace files whole)."""
+    out = {}
+    for d in OWN_DIRS:
+        if (folder / d).is_dir() and not (folder / d).is_symlink():
+            for p in (folder / d).rglob("*"):
+                if p.is_file() and not p.is_symlink():
+                    info = p.lstat()
+                    out[p.relative_to(folder).as_posix()] = (info.st_ino, info.st_mtime_ns)
+    return out
 
 
 def markdown(result) -> str:

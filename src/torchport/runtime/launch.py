@@ -22,6 +22,7 @@ import traceback
 from pathlib import Path
 from typing import Optional
 
+from ..core import files, writes
 from ..core.command import child_command, interpreter, interpreter_words, is_this_interpreter
 from ..core.errors import UsageError
 from . import environment
@@ -52,8 +53,7 @@ def run(target: str, argv: list, *, module: Optional[str] = None, report: Option
         program = shutil.which(argv[0])
         if program is None:
             raise UsageError(f"script not found: {script}")
-    if report is not None and Path(report).is_dir():
-        raise UsageError(f"--report {report} is a folder: give a file name (.json or .md)")
+    files.check_report_path(report, [*(argv or []), *([script] if script else [])])
     sim_dir = _simulate(target, simulate) if simulate is not None else None
     report_dir = tempfile.mkdtemp(prefix="torchport-run-") if report else None
     from . import patch
@@ -165,9 +165,9 @@ def _write_report(folder: str, path: Path, simulated: Optional[dict] = None) -> 
         from ..sim.launch import summary
 
         note = f"\n{summary(simulated)} ({simulated['note']})\n" if simulated else ""
-        path.write_text(markdown(merged) + note, encoding="utf-8")
+        writes.write_text(path, markdown(merged) + note)   # atomic, never through a link
     else:
-        path.write_text(json.dumps(merged, indent=1) + "\n", encoding="utf-8")
+        writes.write_text(path, json.dumps(merged, indent=1) + "\n")
 
 
 class _StepsDone(BaseException):

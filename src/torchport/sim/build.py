@@ -122,7 +122,29 @@ def cached_problem(folder: Path, library: Path, record: Path, version: str) -> s
 
 def load(verbose: bool = False):
     """The extension module: from the cache, or built now.  UsageError says what is missing, or why the cache
-    cannot be trusted."""
+    cannot be trusted or used."""
+    try:
+        return _load(verbose)
+    except OSError as e:   # TORCHPORT_CACHE a file, a dangling link on the way, a full disk...
+        where = e.filename or cache_root()
+        raise UsageError(f"the simulator's cache cannot be used: {where}: {e.strerror or e} (set TORCHPORT_CACHE to "
+                         "a folder of your own)") from None
+
+
+def _make_private_dirs(folder: Path) -> None:
+    """Create `folder` and its missing parents, none writable by others whatever the umask (an umask of 002 would
+    make them group-writable, and `unsafe` would then refuse the cache it just made)."""
+    missing = []
+    at = folder
+    while not at.exists() and not at.is_symlink():
+        missing.append(at)
+        at = at.parent
+    for d in reversed(missing):
+        d.mkdir(exist_ok=True)
+        d.chmod(d.stat().st_mode & ~0o022)
+
+
+def _load(verbose: bool):
     import torch
 
     version = torch.__version__
@@ -152,7 +174,7 @@ def load(verbose: bool = False):
         extra = f" (the cache has builds only for other versions: {', '.join(others)})" if others else ""
         raise UsageError(f"the simulated device needs a C++ compiler to build once for torch {version}: "
                          f"none found (install g++, or set CXX){extra}")
-    folder.mkdir(parents=True, exist_ok=True)
+    _make_private_dirs(folder)
     danger = unsafe_place(folder)
     if danger:
         raise UsageError(f"the simulator's build folder is not safe to build in: {danger}; delete {folder}")

@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Optional
 
+from ..core import files, writes
 from ..core.command import interpreter_words
 from ..core.errors import UsageError
 from ..core.words import counted
@@ -46,6 +47,8 @@ def environment(target: str, *, devices: int = 1, cpu_fallback: bool = False, st
            ENV["strict_ops"]: "1" if strict_ops else "0", ENV["rng"]: rng}
     if torch_version:
         env[ENV["torch_version"]] = torch_version
+    if os.environ.get("TORCHPORT_CACHE"):   # a relative one means this folder, wherever the command's processes run
+        env["TORCHPORT_CACHE"] = os.path.abspath(os.environ["TORCHPORT_CACHE"])
     if chip:
         from .chips import device
 
@@ -84,8 +87,7 @@ def run(target: str, argv: list, *, devices: int = 1, cpu_fallback: bool = False
     command = resolve_command(argv)
     env = environment(target, devices=devices, cpu_fallback=cpu_fallback, strict_ops=strict_ops, rng=rng,
                       torch_version=torch_version, chip=chip)   # checks the options before anything starts
-    if report is not None and Path(report).is_dir():
-        raise UsageError(f"--report {report} is a folder: give a file name (.json or .md)")
+    files.check_report_path(report, argv)
     folder = tempfile.mkdtemp(prefix="torchport-sim-")
     try:
         env = {**os.environ, **env, ENV["report"]: folder}
@@ -178,9 +180,7 @@ def write(merged: dict, path: Path) -> None:
                           "| --- | --- | --- |", *(rows or ["| (none) | | |"])]) + "\n"
     else:
         text = json.dumps(merged, indent=1) + "\n"
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    writes.write_text(path, text)   # atomic, never through a link, a device node replaced (core/writes.py)
 
 
 def build(verbose: bool = False) -> int:
