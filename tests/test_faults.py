@@ -622,3 +622,40 @@ def test_a_planted_report_marker_hides_no_code_and_a_fifo_is_no_input(tmp_path):
     code, _out, err = run_cli("convert", str(tmp_path / "f.py"), "--to", "npu", "-o", str(tmp_path / "f_npu.py"),
                               timeout=30)
     assert code == 2 and "not a regular file" in err, err
+
+
+@pytest.mark.subprocess
+def test_reports_never_replace_what_the_command_names_or_write_through_links(tmp_path):
+    """A hostile re-trial: `run --report u.py u.py` replaced the script; a link at the report name (or at sim's
+    temporary name) was written through; a device node named as the report was replaced by a file; `check -o` wrote
+    its report over the baseline it read."""
+    script = tmp_path / "u.py"
+    script.write_text("print('ran')\n")
+    code, _out, err = run_cli("run", "--to", "cpu", "--report", str(script), str(script))
+    assert code == 2 and "the report would replace it" in err and script.read_text() == "print('ran')\n", err
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    (tmp_path / "rep.md").symlink_to(victim)
+    code, _out, err = run_cli("run", "--to", "cpu", "--report", str(tmp_path / "rep.md"), str(script))
+    assert code == 0, err
+    assert victim.read_text() == "precious" and not (tmp_path / "rep.md").is_symlink()
+    src = make_project(tmp_path / "p", {"a.py": CUDA})
+    base = tmp_path / "base.json"
+    run_cli("check", str(src), "--to", "npu", "--write-baseline", str(base))
+    before = base.read_bytes()
+    code, _out, err = run_cli("check", str(src), "--to", "npu", "--baseline", str(base), "-o", str(base))
+    assert code == 2 and "baseline" in err and base.read_bytes() == before, err
+
+
+def test_a_fifo_or_a_link_to_a_device_in_the_output_is_replaced_never_written_into(tmp_path):
+    """A hostile re-trial: a FIFO at an output file hung `convert --force` for ever; a link to /dev/null there
+    swallowed the converted file (writes followed it as if the user had named a device)."""
+    out = tmp_path / "o"
+    out.mkdir()
+    os.mkfifo(out / "a.py")
+    (out / "b.py").symlink_to("/dev/null")
+    with writes.hold(out, "the output"):
+        writes.write_file(out / "a.py", b"x = 1\n")
+        writes.write_file(out / "b.py", b"y = 2\n")
+    assert (out / "a.py").read_bytes() == b"x = 1\n" and (out / "b.py").read_bytes() == b"y = 2\n"
+    assert not (out / "b.py").is_symlink()

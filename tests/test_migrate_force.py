@@ -105,3 +105,31 @@ def test_a_marker_that_lists_nothing_removes_no_user_file(tmp_path):
     code, _, err = cli("migrate", proj, "--to", "npu", "-o", out, "--force")
     assert code in (0, 1), err
     assert mine.read_text() == "n2" and (out / "torchport-report" / "convert" / "report.md").is_file()
+
+
+def test_notes_saved_in_a_steps_report_folder_survive_two_forced_runs(tmp_path):
+    """A hostile re-trial: the marker was built by listing convert/ and port-ext/, so a note saved there was listed
+    by the first --force run and deleted by the second."""
+    proj, out = project(tmp_path), tmp_path / "out"
+    cli("migrate", proj, "--to", "npu", "-o", out, "-q")
+    notes = out / "torchport-report" / "convert" / "my-notes.md"
+    notes.write_text("mine")
+    for _ in range(2):
+        assert cli("migrate", proj, "--to", "npu", "-o", out, "-q", "--force")[0] in (0, 1)
+    assert notes.read_text() == "mine"
+    assert "my-notes.md" not in (out / "torchport-report" / ".torchport-report").read_text()
+
+
+def test_a_port_the_project_adopted_is_not_removed_as_a_stale_rename(tmp_path):
+    """A hostile re-trial: the user adopted port-ext's k.mu into the project (deleting k.cu); the next --force run
+    deleted OUT's copy of the project's k.mu as a file its earlier port had renamed, exit 0, nothing said."""
+    proj = tmp_path / "ext"
+    (proj / "csrc").mkdir(parents=True)
+    (proj / "csrc" / "k.cu").write_text("__global__ void k(float* x) { x[threadIdx.x] = 1; }\n")
+    (proj / "a.py").write_text("import torch\n")
+    out = tmp_path / "out"
+    assert cli("migrate", proj, "--to", "musa", "-o", out, "-q")[0] in (0, 1)
+    (proj / "csrc" / "k.cu").unlink()
+    (proj / "csrc" / "k.mu").write_bytes((out / "csrc" / "k.mu").read_bytes())
+    assert cli("migrate", proj, "--to", "musa", "-o", out, "-q", "--force")[0] in (0, 1)
+    assert (out / "csrc" / "k.mu").is_file()

@@ -38,9 +38,6 @@ def run(args) -> int:
                      similar=args.similar, runtime_shim=args.runtime_shim)
     errors = [f for f in result.findings if f.action == "error"]
     settings.print_warnings(result.findings)
-    if result.all_excluded():
-        print(f"torchport: warning: every file ({len(result.files)}) is excluded (`exclude` in [tool.torchport] or "
-              "-e): nothing was converted", file=sys.stderr)
     if to_stdout:
         return print_converted(args, path, result)
     if args.diff:

@@ -96,10 +96,6 @@ class ConvertResult:
         the run fails (exit 1)."""
         return [f for f in self.findings if f.category == FAILED]
 
-    def all_excluded(self) -> bool:
-        """Every file of the input was excluded (`exclude`, -e): nothing was converted, and that is no pass."""
-        return bool(self.files) and all(r.status == "excluded" for r in self.files)
-
     def summary(self) -> dict:
         files = Counter(r.status for r in self.files)
         actions = Counter(f.action for f in self.findings)
@@ -209,6 +205,13 @@ def _convert(src, rule_paths, target, target_name, mode, out, reports, multi, op
     clock = timer()
     started = time.strftime("%Y-%m-%dT%H:%M:%S")
     entries = list(tree.walk(src, tuple(exclude)))
+    files_ = [e for e in entries if e.kind == "file"]
+    if files_ and all(e.excluded for e in files_):   # a run that converts nothing is no pass (check says so too)
+        if mode == "write" and out is not None and src.is_dir() and out.is_dir() and not any(out.iterdir()) \
+                and not force:
+            out.rmdir()   # made by this run, empty
+        raise UsageError(f"every file of {src} ({len(files_)}) is excluded (`exclude` in [tool.torchport] or -e): "
+                         "nothing would be converted")
     if mode == "write" and not src.is_dir() and (out.is_symlink() or out.exists()):  # looked at again, locked
         if not force:
             raise UsageError(f"output {out} already exists (use --force to write into it)")

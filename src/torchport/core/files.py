@@ -86,6 +86,13 @@ def check_report_path(report, argv) -> None:
         raise UsageError("--report needs a file name (it was empty)")
     if Path(report).is_dir():
         raise UsageError(f"--report {report} is a folder: give a file name (.json or .md)")
+    try:
+        info = os.lstat(report)
+    except OSError:
+        info = None
+    if info is not None and not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)) \
+            and not os.path.abspath(report).startswith("/dev/"):
+        raise UsageError(f"--report {report} is a device or a FIFO, not a file: give a file name (.json or .md)")
     for word in argv:
         if isinstance(word, str) and word and not word.startswith("-") and Path(word).is_file() \
                 and same_file(report, word):

@@ -335,9 +335,6 @@ def migrate(path, target: str, output=None, *, force: bool = False, verify: Opti
     converted = convert(src, t.name, output, force=force, jobs=jobs, write_reports=False, runtime_shim=runtime_shim,
                         exclude=list(exclude), selection=selection)
     out = Path(converted.output or output or "")
-    if converted.all_excluded():
-        raise UsageError(f"every file of {src} ({len(converted.files)}) is excluded (`exclude` in [tool.torchport]): "
-                         f"nothing was migrated ({out} holds an unchanged copy)")
     result = MigrateResult(t.name, t.title, str(src), str(out), str(out / REPORT_FOLDER), analysis, converted,
                            started=started, runtime_shim=runtime_shim)
     if force:
