@@ -512,3 +512,30 @@ def test_amp_dtype_float16_keeps_the_overflow_bfloat16_hides(tmp_path):
     p = run_program([*hunt, "--amp-dtype", "float16", "--", "python", str(path)], capture_output=True, text=True,
                     env=ENV, timeout=300)
     assert p.returncode == 1 and "aten::mm" in p.stderr, p.stderr
+
+
+@pytest.mark.subprocess
+@pytest.mark.torch
+def test_imports_probes_event_methods_and_first_call_sites_in_the_report(tmp_path):
+    """issue 32 item 6: `from torch.cuda import X` of a name the target lacks said only "cannot import name"; a
+    hasattr probe was counted as a failure; Event/Stream methods were not counted; the report gave no call site."""
+    path = script(tmp_path, "probe.py", """\
+        import torch
+        print("has", hasattr(torch.cuda, "CUDAGraph"))
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record(); x = torch.ones(8).cuda() * 2; b.record(); b.synchronize()
+        print("timed", a.elapsed_time(b) >= 0)
+        try:
+            from torch.cuda import CUDAGraph
+        except ImportError as e:
+            print("import:", e)
+        """)
+    report = tmp_path / "r.json"
+    code, out, err = torchport_run("--to", "cpu", "--report", str(report), str(path))
+    assert code == 0 and "has False" in out and "timed True" in out, out + err
+    assert "import: torch.cuda.CUDAGraph has no counterpart on CPU" in out, out
+    data = json.loads(report.read_text())
+    assert data["probed"] == {"torch.cuda.CUDAGraph": 1} and data["failed"] == {"torch.cuda.CUDAGraph": 1}
+    assert data["redirected"]["torch.cuda.Event.record"] == 2 and data["redirected"]["torch.cuda.Event.elapsed_time"] == 1
+    assert data["first_call"]["torch.cuda.CUDAGraph"].endswith("probe.py:2")
+    assert data["first_call"]["torch.Tensor.cuda"].endswith("probe.py:4")

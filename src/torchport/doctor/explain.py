@@ -91,10 +91,18 @@ def explain(text: str, target: Optional[str] = None, nearest: int = 3) -> tuple:
         if at:
             n = at[0]
             found.append(Match(e, n, lines[n - 1].strip() if n - 1 < len(lines) else "", also=tuple(at[1:])))
+    from .families import family_errors, vendors_in
+
+    covered = {n for m in found for n in (m.line, *m.also)}
+    for n, error in family_errors(text, covered):   # kb/error_families.toml: libraries, HCCL codes, parameters
+        if target is None or error.target in (target, "any"):
+            found.append(Match(error, n, lines[n - 1].strip() if n - 1 < len(lines) else ""))
     found.sort(key=lambda m: (m.line, m.error.id))
     if found:
         return found, []
-    return [], [m for m in _nearest(lines, entries, nearest) if m.score >= MIN_SIMILARITY]
+    vendors = vendors_in(text)   # a guess never offers another vendor's fix
+    candidates = [e for e in entries if not vendors or e.target in vendors or e.target == "any"]
+    return [], [m for m in _nearest(lines, candidates, nearest) if m.score >= MIN_SIMILARITY]
 
 
 # The line a Python exception ends a traceback with: `RuntimeError: ...`, `torch.OutOfMemoryError: ...`,

@@ -9,9 +9,11 @@ hot path (math on tensors that already live on the device) runs untouched.
 from __future__ import annotations
 
 import contextlib
+import dis
 import functools
 import importlib
 import re
+import sys
 import types
 
 from ..kb.apimap import ADAPT, MAP, UNSUPPORTED, ApiMap
@@ -85,6 +87,44 @@ def _proxy_class(s: Session, api: str, real: type, map_args):
                                     "__torchport_real__": real})
 
 
+# The methods of torch.cuda's classes whose calls a run's report counts (as `torch.cuda.Event.record`...): what
+# the target (or the host stand-in) did in their place.
+COUNTED_METHODS = {"Event": ("record", "synchronize", "query", "wait", "elapsed_time"),
+                   "Stream": ("synchronize", "query", "wait_stream", "wait_event", "record_event")}
+
+
+def _counting_class(s: Session, api: str, cls: type, methods: tuple) -> type:
+    """`cls` with each of `methods` counted when called (`{api}.{method}`); `cls` itself where it cannot be
+    subclassed."""
+    def counted(name):
+        original = getattr(cls, name)
+
+        @functools.wraps(original)
+        def method(self, *args, **kwargs):
+            s.count(f"{api}.{name}")
+            return original(self, *args, **kwargs)
+        return method
+
+    try:
+        return type(cls.__name__, (cls,), {"__module__": cls.__module__, "__qualname__": cls.__qualname__,
+                                          "__doc__": cls.__doc__,
+                                          **{m: counted(m) for m in methods if callable(getattr(cls, m, None))}})
+    except TypeError:   # a final class of an extension
+        return cls
+
+
+def _asked_how(frame) -> str:
+    """How the code in `frame` is reaching a torch.cuda name: "import" (`from torch.cuda import X`), "probe" (a call
+    of hasattr or getattr with a default: the name is asked about, not used) or "use"."""
+    try:
+        op = dis.opname[frame.f_code.co_code[frame.f_lasti]]
+    except (IndexError, AttributeError):
+        return "use"
+    if op == "IMPORT_FROM":
+        return "import"
+    return "use" if op.startswith(("LOAD_", "STORE_", "DELETE_")) else "probe"
+
+
 def _subclass_mapping_init(s: Session, api: str, base: type, mapper):
     """A subclass of `base` whose __init__ arguments go through `mapper(args, kwargs)`."""
     def __init__(self, *args, **kwargs):
@@ -112,7 +152,11 @@ class CountingModule(types.ModuleType):
                 if api:
                     session.count(api)
                 if type(value) is TorchportMissing:  # absent on the target: hasattr() says False
-                    session.count(value.api, "failed", str(value))
+                    how = _asked_how(sys._getframe(1))
+                    if how == "import":   # `from torch.cuda import X`: torchport's reason, not "cannot import name"
+                        session.count(value.api, "failed", str(value))
+                        raise ImportError(str(value), name="torch.cuda") from None
+                    session.count(value.api, "probed" if how == "probe" else "failed", str(value))
                     raise value
                 return value
         return types.ModuleType.__getattribute__(self, name)
@@ -160,6 +204,9 @@ def patch_namespace(s: Session) -> None:
                     table[name] = ("", s.missing(qualname, why, like=original))
                 continue
             table[name] = (qualname, _amp_adapter(s, qualname, new, r.adapter) if r.kind == ADAPT else new)
+        for name, methods in (COUNTED_METHODS if sub == "" else {}).items():
+            if name in table and isinstance(table[name][1], type):
+                table[name] = (table[name][0], _counting_class(s, f"torch.cuda.{name}", table[name][1], methods))
         if table:
             s.patcher.set(module, "__torchport__", (s, table))
             s.patcher.set_class(module, CountingModule)

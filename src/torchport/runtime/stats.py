@@ -15,7 +15,8 @@ from pathlib import Path
 
 SCHEMA_VERSION = 1
 COUNTERS = {"redirected": "Redirected", "failed": "No counterpart (failed)", "standin": "Neutral values (stand-ins)",
-            "noop": "Run as no-ops", "dropped": "Arguments dropped"}
+            "noop": "Run as no-ops", "dropped": "Arguments dropped",
+            "probed": "Probed, absent on the target (hasattr/getattr answered no)"}
 
 
 class Stats:
@@ -26,6 +27,8 @@ class Stats:
         self.noop = Counter()         # api -> calls run as no-ops (target data says so)
         self.standin = Counter()      # api -> observing calls answered with a neutral value
         self.dropped = Counter()      # api -> arguments dropped (e.g. CUDA profiler activity on cpu)
+        self.probed = Counter()       # api -> hasattr/getattr(torch.cuda, X, default) of a name the target lacks
+        self.first_call: dict = {}    # api -> the first place in the program's code that used it ("train.py:12")
         self.messages: dict = {}      # api -> why it failed / what was dropped
         self.notes: list = []         # one-off remarks (an env var set too late...)
         self._lock = threading.Lock()
@@ -35,6 +38,8 @@ class Stats:
             getattr(self, counter)[api] += 1
             if message and api not in self.messages:
                 self.messages[api] = message
+            if api not in self.first_call:
+                self.first_call[api] = call_site()
 
     def to_dict(self) -> dict:
         return {"schema_version": SCHEMA_VERSION, "target": self.target, "device": self.device,
@@ -42,6 +47,7 @@ class Stats:
                 "redirected": dict(self.redirected.most_common()), "failed": dict(self.failed.most_common()),
                 "noop": dict(self.noop.most_common()),
                 "standin": dict(self.standin.most_common()), "dropped": dict(self.dropped.most_common()),
+                "probed": dict(self.probed.most_common()), "first_call": dict(sorted(self.first_call.items())),
                 "messages": dict(sorted(self.messages.items())), "notes": list(self.notes)}
 
     def write(self, folder) -> Path:
@@ -50,6 +56,28 @@ class Stats:
         path = folder / f"{os.getpid()}.json"
         path.write_text(json.dumps(self.to_dict(), indent=1) + "\n", encoding="utf-8")
         return path
+
+
+_LIBRARY_PARTS = (os.sep + "torchport" + os.sep, os.sep + "torch" + os.sep, os.sep + "site-packages" + os.sep,
+                  os.sep + "lib" + os.sep + "python", "<frozen")
+
+
+def call_site() -> str:
+    """The first frame of the program's own code on the stack ("train.py:12"), or the first outside torchport and
+    torch; '' when there is none."""
+    import sys
+
+    frame = sys._getframe(2)
+    fallback = ""
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not any(part in name for part in _LIBRARY_PARTS):
+            rel = os.path.relpath(name) if os.path.isabs(name) else name
+            return f"{name if rel.startswith('..') else rel}:{frame.f_lineno}"
+        if not fallback and os.sep + "torchport" + os.sep not in name and os.sep + "torch" + os.sep not in name:
+            fallback = f"{os.path.basename(name)}:{frame.f_lineno}"
+        frame = frame.f_back
+    return fallback
 
 
 def merge(reports: list) -> dict:
@@ -64,6 +92,11 @@ def merge(reports: list) -> dict:
             total.update(r.get(key, {}))
         out[key] = dict(total.most_common())
     out["messages"] = dict(sorted({k: v for r in reports for k, v in r.get("messages", {}).items()}.items()))
+    first: dict = {}
+    for r in reports:   # any process's first call site of an API (they usually run the same code)
+        for api, site in r.get("first_call", {}).items():
+            first.setdefault(api, site)
+    out["first_call"] = dict(sorted(first.items()))
     out["notes"] = sorted({n for r in reports for n in r.get("notes", [])})
     return out
 
@@ -75,8 +108,9 @@ def markdown(report: dict) -> str:
     for key, title in COUNTERS.items():
         rows = report.get(key) or {}
         if rows:
-            lines += [f"## {title}", "", "| API | Count | Note |", "|---|---|---|"]
-            lines += [f"| `{api}` | {n} | {report['messages'].get(api, '')} |" for api, n in rows.items()]
+            lines += [f"## {title}", "", "| API | Count | First call | Note |", "|---|---|---|---|"]
+            lines += [f"| `{api}` | {n} | {report.get('first_call', {}).get(api, '')} | {report['messages'].get(api, '')} |"
+                      for api, n in rows.items()]
             lines.append("")
     if report.get("notes"):
         lines += ["## Notes", ""] + [f"- {n}" for n in report["notes"]] + [""]
