@@ -47,7 +47,8 @@ from ..core.names import md_cell, md_code
 from .base import ALLOCATION, OpMode, is_random, op_name, phase
 from .modules import ROOT
 from .metrics import Metrics, worst_first
-from .verdict import MOST_PRECISE, entry_rms, passes, precision, statistic_errors, tensor_errors
+from .verdict import (REDUCED_FLOAT32, SAME_DTYPE_TOLERANCES, entry_rms, least_precise, pair_precision, passes,
+                      statistic_errors, tensor_errors)
 
 CHUNK_BYTES = 64 << 20
 PARAMETER, GRADIENT = "param", "grad"   # the phase of a parameter's and a gradient's entries
@@ -325,18 +326,20 @@ def compare_runs(a_folder, b_folder, *, rank: int = 0, rtol: Optional[float] = N
     for e in a_entries:
         scale[e["step"], e["phase"]] = max(scale.get((e["step"], e["phase"]), 0.0), entry_rms(e))
     result = RunComparison()
-    seen = None  # (tolerance, noise) of the least precise dtype either run has produced so far
+    seen_a = seen_b = None  # the least precise dtype each run has produced so far
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag != "equal":
-            for e in a_entries[i1:i2] + b_entries[j1:j2]:
-                seen = precision(e["dtype"], seen)
+            for e in a_entries[i1:i2]:
+                seen_a = least_precise(e["dtype"], seen_a)
+            for e in b_entries[j1:j2]:
+                seen_b = least_precise(e["dtype"], seen_b)
             result.pairs += [Pair(e, None) for e in a_entries[i1:i2]] + [Pair(None, e) for e in b_entries[j1:j2]]
             result.only_a += i2 - i1
             result.only_b += j2 - j1
             continue
         for ea, eb in zip(a_entries[i1:i2], b_entries[j1:j2]):
-            seen = precision(ea["dtype"], precision(eb["dtype"], seen))
-            tol, noise = seen or MOST_PRECISE
+            seen_a, seen_b = least_precise(ea["dtype"], seen_a), least_precise(eb["dtype"], seen_b)
+            tol, noise = pair_precision(seen_a, seen_b)
             tol = tol if rtol is None else rtol
             floor = noise * scale[ea["step"], ea["phase"]]
             x, y = ta.get(ea), tb.get(eb)
@@ -386,6 +389,13 @@ def summary(result: RunComparison, name=lambda text: text) -> list:
     if worst is not None:
         lines.append(f"worst relative error: {worst.error:.3g} at {name(worst.a['name'])}, step {worst.step} "
                      f"(tolerance {worst.tolerance:.3g})")
+    failed = result.failed
+    if failed and all(p.b is not None and p.tolerance == SAME_DTYPE_TOLERANCES["float32"][0]
+                      and p.error <= REDUCED_FLOAT32 for p in failed):
+        lines.append(f"every failure is under {REDUCED_FLOAT32:g} against the float32 tolerance "
+                     f"{SAME_DTYPE_TOLERANCES['float32'][0]:g}: a run whose convolutions or matmuls used TF32 (cuDNN's "
+                     "default) or HF32 (Ascend's convolution default) differs that much; if either run did, give "
+                     f"--rtol {REDUCED_FLOAT32:g}")
     return lines
 
 

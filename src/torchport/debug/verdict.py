@@ -42,6 +42,15 @@ from .metrics import Metrics, nan_max, tensor_metrics
 RUN_TOLERANCES = {"float64": (1e-6, 1e-3), "complex128": (1e-6, 1e-3), "float32": (1e-2, 1e-2),
                   "complex64": (1e-2, 1e-2), "float16": (0.15, 0.1), "bfloat16": (0.3, 0.1)}
 MOST_PRECISE = RUN_TOLERANCES["float64"]
+# Two runs that both compute in float32 (the usual pair: a GPU run and a target's, or two legal kernels) differ
+# only by reduction order and the like.  Measured on the CPU, 4 SGD steps (momentum 0.9) of a conv + batch norm +
+# MLP net, every op output, parameter and gradient, the same code with 2 threads against 1 (tests/test_debug_verdict.py
+# `test_reduction_order_noise_and_a_bf16_round_trip`): the worst error was 6.6e-6 (tensors) and 6.0e-6 (statistics),
+# while a bfloat16 round trip of one weight before step 2 made that weight itself differ by 1.5e-3: 1e-4 lies a
+# factor of 15 from each.  TF32 (cuDNN convolutions' default on NVIDIA GPUs) and HF32 (Ascend convolutions' default)
+# are not float32: such a run differs by ~1e-3 and needs `--rtol 1e-2` (compare says so when every failure is small).
+SAME_DTYPE_TOLERANCES = {"float32": (1e-4, 1e-2), "complex64": (1e-4, 1e-2)}
+REDUCED_FLOAT32 = 1e-2   # what TF32/HF32 runs need: the float32 tolerance against float64 (RUN_TOLERANCES)
 TINY = 1e-30         # the floor of an all-zero step
 WITHIN = (1e-3, 5e-3)
 
@@ -52,6 +61,23 @@ def precision(dtype: str, previous: Optional[tuple] = None) -> Optional[tuple]:
     if own is None or (previous is not None and previous[0] >= own[0]):
         return previous
     return own
+
+
+def least_precise(dtype: str, previous: Optional[str] = None) -> Optional[str]:
+    """The less precise floating dtype of `dtype` and `previous` (a name; unknown dtypes keep `previous`)."""
+    if dtype not in RUN_TOLERANCES:
+        return previous
+    if previous is None or RUN_TOLERANCES[dtype][0] > RUN_TOLERANCES[previous][0]:
+        return dtype
+    return previous
+
+
+def pair_precision(a: Optional[str], b: Optional[str]) -> tuple:
+    """(tolerance, noise) for a pair when run A has produced `a` and run B `b` as their least precise dtypes so
+    far: the same-dtype tolerance when they match (SAME_DTYPE_TOLERANCES), else the less precise one's."""
+    if a is not None and a == b and a in SAME_DTYPE_TOLERANCES:
+        return SAME_DTYPE_TOLERANCES[a]
+    return precision(a, precision(b)) or MOST_PRECISE
 
 
 def _rms_of(entry: dict) -> float:

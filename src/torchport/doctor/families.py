@@ -14,8 +14,9 @@ from ..core.tomlfile import tomllib
 
 KB = Path(__file__).resolve().parents[1] / "kb" / "error_families.toml"
 _TOKEN = re.compile(r"[a-z][a-z0-9_.+-]*")
-# a library a log names: "libascend_hal.so: cannot open shared object file", "libmupti.so.0.9", "libatb.so"
-_LIBRARY = re.compile(r"\b(lib[A-Za-z0-9_+-]+(?:\.so)(?:\.[0-9][0-9.]*)?)")
+_PART = re.compile(r"[a-z][a-z0-9]*")   # the parts of a token: ascend_transport.so names "ascend"
+# a library a log names: "libascend_hal.so: cannot open shared object file", "libmupti.so.0.9", "ascend_transport.so"
+_LIBRARY = re.compile(r"(?<![\w.+-])([A-Za-z_][A-Za-z0-9_+-]*\.so(?:\.[0-9][0-9.]*)?)(?![\w-])")
 _MISSING_WORDS = re.compile(r"cannot open shared object|no such file|not found|cannot find|could not (?:load|find|open)"
                             r"|undefined symbol|failed to load|找不到|缺少|缺失", re.IGNORECASE)
 _HCCL_CODE = re.compile(r"HCCL[^\n]{0,300}?error code is (\d+)", re.IGNORECASE)
@@ -33,7 +34,8 @@ def _data() -> dict:
 def vendors_in(text: str) -> set:
     """The vendors whose stack the text names (kb/error_families.toml [vendor.*] words, and the libraries it
     names); "cuda" is never one of them."""
-    tokens = set(_TOKEN.findall(text.lower()))
+    low = text.lower()
+    tokens = set(_TOKEN.findall(low)) | set(_PART.findall(low))
     found = {name for name, v in _data()["vendor"].items() if tokens & set(v["words"])}
     for lib in _LIBRARY.findall(text):
         entry = _library(lib)
