@@ -443,3 +443,52 @@ def test_reduction_order_noise_and_a_bf16_round_trip(tmp_path, capsys, mode):
     assert all(p.passed for p in faulty.compared if p.step < 2)
     code, out = compare_cli(capsys, a, tmp_path / "c")
     assert code == 1 and "at step 2" in out
+
+
+class TwoBranches(nn.Module):
+    """Two parallel branches summed; `swap` runs them in the other order (the same result, another op order)."""
+
+    def __init__(self, swap=False):
+        super().__init__()
+        self.swap = swap
+        self.pa = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 4))
+        self.pb = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 4))
+
+    def forward(self, x):
+        if self.swap:
+            b = self.pb(x)
+            a = self.pa(x)
+        else:
+            a = self.pa(x)
+            b = self.pb(x)
+        return a + b
+
+
+def train_branches(folder, *, swap=False, fault=False, steps=2):
+    torch.manual_seed(0)
+    model = TwoBranches(swap)
+    if fault:
+        with torch.no_grad():
+            model.pb[2].weight.mul_(1.2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    torch.manual_seed(1)
+    xs = [torch.randn(5, 6) for _ in range(steps)]
+    with dump(folder, model, tensors=True) as d:
+        for x in xs:
+            opt.zero_grad()
+            model(x).pow(2).mean().backward()
+            opt.step()
+            d.step()
+    return folder
+
+
+def test_reordered_branches_are_aligned_by_what_they_are_and_a_fault_is_blamed_on_its_branch(tmp_path):
+    """issue 32 item 8: with two parallel branches run in the other order, 26 ops on each side were never compared
+    (aligned by sequence only), and a real fault in branch pb was blamed on the sum of the branches."""
+    a = train_branches(tmp_path / "a")
+    same = compare_runs(a, train_branches(tmp_path / "b", swap=True))
+    assert same.only_a == same.only_b == 0 and same.failed == [], (same.only_a, same.only_b)
+    faulty = compare_runs(a, train_branches(tmp_path / "c", swap=True, fault=True))
+    assert faulty.only_a == faulty.only_b == 0
+    first = faulty.first_divergence
+    assert first is not None and first.a["module"].startswith("pb"), first.a["name"]

@@ -326,28 +326,44 @@ def compare_runs(a_folder, b_folder, *, rank: int = 0, rtol: Optional[float] = N
     for e in a_entries:
         scale[e["step"], e["phase"]] = max(scale.get((e["step"], e["phase"]), 0.0), entry_rms(e))
     result = RunComparison()
-    seen_a = seen_b = None  # the least precise dtype each run has produced so far
+    # in order, then by what each output is: two branches the runs took in another order (their outputs out of
+    # sequence) are paired by step, module path, op, phase, output and shape, and compared like the rest
+    partner: dict = {}   # index in A -> index in B
+    loose_a, loose_b = [], []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag != "equal":
-            for e in a_entries[i1:i2]:
-                seen_a = least_precise(e["dtype"], seen_a)
-            for e in b_entries[j1:j2]:
-                seen_b = least_precise(e["dtype"], seen_b)
-            result.pairs += [Pair(e, None) for e in a_entries[i1:i2]] + [Pair(None, e) for e in b_entries[j1:j2]]
-            result.only_a += i2 - i1
-            result.only_b += j2 - j1
+        if tag == "equal":
+            partner.update(zip(range(i1, i2), range(j1, j2)))
+        else:
+            loose_a += range(i1, i2)
+            loose_b += range(j1, j2)
+    waiting: dict = {}
+    for j in loose_b:
+        waiting.setdefault((key(b_entries[j]), tuple(b_entries[j]["shape"])), []).append(j)
+    for i in loose_a:
+        queue = waiting.get((key(a_entries[i]), tuple(a_entries[i]["shape"])))
+        if queue:
+            partner[i] = queue.pop(0)
+    paired_b = set(partner.values())
+    result.only_a = len(a_entries) - len(partner)
+    result.only_b = len(b_entries) - len(paired_b)
+    result.pairs += [Pair(None, b_entries[j]) for j in loose_b if j not in paired_b]
+    seen_a = seen_b = None  # the least precise dtype each run has produced so far (in A's order)
+    for i, ea in enumerate(a_entries):
+        if i not in partner:
+            seen_a = least_precise(ea["dtype"], seen_a)
+            result.pairs.append(Pair(ea, None))
             continue
-        for ea, eb in zip(a_entries[i1:i2], b_entries[j1:j2]):
-            seen_a, seen_b = least_precise(ea["dtype"], seen_a), least_precise(eb["dtype"], seen_b)
-            tol, noise = pair_precision(seen_a, seen_b)
-            tol = tol if rtol is None else rtol
-            floor = noise * scale[ea["step"], ea["phase"]]
-            x, y = ta.get(ea), tb.get(eb)
-            if x is not None and y is not None:
-                (m, error), source = tensor_errors(y, x, floor), "tensors"
-            else:
-                (m, error), source = statistic_errors(eb, ea, floor), "statistics"
-            result.pairs.append(Pair(ea, eb, m, passes(m, error, tol), source, tol, error))
+        eb = b_entries[partner[i]]
+        seen_a, seen_b = least_precise(ea["dtype"], seen_a), least_precise(eb["dtype"], seen_b)
+        tol, noise = pair_precision(seen_a, seen_b)
+        tol = tol if rtol is None else rtol
+        floor = noise * scale[ea["step"], ea["phase"]]
+        x, y = ta.get(ea), tb.get(eb)
+        if x is not None and y is not None:
+            (m, error), source = tensor_errors(y, x, floor), "tensors"
+        else:
+            (m, error), source = statistic_errors(eb, ea, floor), "statistics"
+        result.pairs.append(Pair(ea, eb, m, passes(m, error, tol), source, tol, error))
     return result
 
 
