@@ -64,4 +64,5 @@ python3 tools/extract_autocast.py musa "$AMP/musa.cpp" --repo MooreThreads/torch
     --torch-header "$AMP/autocast_mode-2.7.1.h" --torch-version 2.7.1 --torch-header-from "$(from_wheel 2.7.1)" \
     --torch-version-source 'MooreThreads/torch_musa@v2.7.1 build.sh:30 PYTORCH_TAG=v2.7.1'
 rm -r "$AMP"
+python3 tools/extract_error_codes.py --git "$NPU_GIT"   # kb/acl_codes.json (torch_npu NPUErrorCodes.h)
 git status --short src/torchport/kb

@@ -20,6 +20,8 @@ _LIBRARY = re.compile(r"(?<![\w.+-])([A-Za-z_][A-Za-z0-9_+-]*\.so(?:\.[0-9][0-9.
 _MISSING_WORDS = re.compile(r"cannot open shared object|no such file|not found|cannot find|could not (?:load|find|open)"
                             r"|undefined symbol|failed to load|找不到|缺少|缺失", re.IGNORECASE)
 _HCCL_CODE = re.compile(r"HCCL[^\n]{0,300}?error code is (\d+)", re.IGNORECASE)
+_ACL_CODE = re.compile(r"error code is (\d{6})\b", re.IGNORECASE)
+ACL_CODES = Path(__file__).resolve().parents[1] / "kb" / "acl_codes.json"
 _NOT_LINKED = re.compile(r"not linked with support for (\w+) devices", re.IGNORECASE)
 _IPEX_VERSION = re.compile(r"needs to work with PyTorch ([\d.*]+),? but PyTorch ([\w.+-]+) is found", re.IGNORECASE)
 _CPU_FALLBACK = re.compile(r"operator '([\w:.]+)' is not currently supported on the (\w+) backend and will fall back "
@@ -29,6 +31,13 @@ _CPU_FALLBACK = re.compile(r"operator '([\w:.]+)' is not currently supported on 
 @lru_cache(maxsize=1)
 def _data() -> dict:
     return tomllib.loads(KB.read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=1)
+def _acl_codes() -> dict:
+    import json
+
+    return json.loads(ACL_CODES.read_text(encoding="utf-8"))
 
 
 def vendors_in(text: str) -> set:
@@ -102,6 +111,16 @@ def _explain_line(line: str, vendors: set, KnownError):   # noqa: N803 - the cla
                           "plogs verbose); check that every rank runs the same CANN and torch_npu, the devices' "
                           "network (hccn_tool) and the ports (HCCL_IF_IP, HCCL_CONNECT_TIMEOUT for slow starts).",
                           _data()["hccl_codes"]["source"], line.strip())
+    m = _ACL_CODE.search(line)
+    if m and m.group(1) in _acl_codes()["codes"]:
+        code, meaning = m.group(1), _acl_codes()["codes"][m.group(1)]
+        return KnownError(f"family:acl-{code}", "npu", (), f"The Ascend runtime returned {code}: {meaning}",
+                          f"torch_npu reports the return code of the ACL call that failed: {code} is \"{meaning}\". "
+                          "The detail (which operator or device, and why) is in the Ascend log of that process.",
+                          "Read the [ERROR] lines around the failure in the plog (~/ascend/log/debug/plog, "
+                          "ASCEND_GLOBAL_LOG_LEVEL=3 keeps errors); ASCEND_LAUNCH_BLOCKING=1 makes the failing operator "
+                          "the one reported; check that the driver, CANN and torch_npu are one release's.",
+                          _acl_codes()["source"], line.strip())
     if _MISSING_WORDS.search(line):
         for lib in _LIBRARY.findall(line):
             entry = _library(lib)
