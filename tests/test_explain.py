@@ -249,3 +249,11 @@ def test_an_acl_return_code_is_read_from_torch_npus_own_table():
     assert [m.error.id for m in matches] == ["family:acl-207018"]
     assert "memory on the device is exhausted" in matches[0].error.title
     assert "NPUErrorCodes.h" in matches[0].error.source
+
+
+def test_an_undefined_symbol_in_a_vendor_library_is_a_release_mismatch_not_a_missing_file():
+    text = ("ImportError: /opt/venv/lib/python3.10/site-packages/torch_mlu/csrc/lib/libtorch_mlu.so: undefined symbol: "
+            "_ZN3c1010TensorTypeC1Ev")
+    matches, _ = explain(text)
+    assert [m.error.id for m in matches] == ["library:libtorch_mlu"]
+    assert "built against another release" in matches[0].error.title and "missing" not in matches[0].error.title

@@ -126,13 +126,19 @@ def _explain_line(line: str, vendors: set, KnownError):   # noqa: N803 - the cla
             entry = _library(lib)
             if entry is None:
                 return _unknown_library(lib, line, KnownError)
+            cause = entry["cause"]
             if entry["vendor"] == "cuda":
                 on = ", ".join(sorted(vendors)) or "this machine"
                 title = f"{lib}: a CUDA build of a package on {on}"
+            elif "undefined symbol" in line.lower():   # found, but not the release the caller was built against
+                title = f"{lib} was built against another release (undefined symbol; part of {entry['package']})"
+                cause = (f"{lib} was found, but it needs a symbol the libraries loaded with it do not have: it was "
+                         "built against another release of what it links (torch, or the vendor's SDK). Otherwise: "
+                         + cause)
             else:
                 title = f"{lib} is missing: it is part of {entry['package']}"
             return KnownError(f"library:{entry['prefixes'][0]}", entry["vendor"] if entry["vendor"] != "cuda" else "any",
-                              (), title, entry["cause"], entry["fix"], entry["source"], line.strip(),
+                              (), title, cause, entry["fix"], entry["source"], line.strip(),
                               confidence=entry.get("confidence", "documented"))
     return None
 
