@@ -334,3 +334,23 @@ def test_a_checkpoint_that_asks_for_a_buffer_of_its_own_size_is_refused(project)
 
     with pytest.raises(UsageError, match="builtins.bytearray objects of a size it chooses"):
         inspect(tmp / "big.pt")
+
+
+def test_a_checkpoint_saved_on_another_device_is_described_as_torch_fails_on_it(project, monkeypatch):
+    """A new-user trial: storages tagged npu:0 were described with CUDA's error text; the optimizer part counted 0
+    of its tensors in --json; an empty scaler state was left out of the listing."""
+    tmp, net = project
+    opt = torch.optim.Adam(net.parameters())
+    net(torch.randn(5, 4)).sum().backward()
+    opt.step()
+    with monkeypatch.context() as m:
+        m.setattr(serialization, "location_tag", lambda storage: "npu:0")
+        torch.save({"model": net.state_dict(), "optimizer": opt.state_dict(), "scaler": {}}, tmp / "npu.pt")
+    from torchport.ckpt import inspect
+
+    result = inspect(tmp / "npu.pt")
+    (problem, _fix), = [p for p in result.problems if "storages saved on" in p[0]]
+    assert "tagged with npu:0" in problem and "CUDA" not in problem
+    parts = {p.where: p for p in result.parts}
+    assert parts["optimizer"].tensors > 0 and parts["scaler"].detail == "{} (empty)"
+    assert result.tensors == sum(p.tensors for p in result.parts)

@@ -259,11 +259,12 @@ def inspect(path, allow=(), trust=()) -> Inspection:
     obj, locations = load(path, allow, trust)
     result = Inspection(str(path), locations=locations)
     _walk(torch, obj, "", result)
-    cuda = sorted(loc for loc in locations if not loc.startswith("cpu"))
-    if cuda:
+    devices = sorted(loc for loc in locations if not loc.startswith("cpu"))
+    if devices:
+        said = "; ".join(_load_error(loc) for loc in sorted({loc.split(":")[0] for loc in devices}))
         result.problems.append((
-            f"storages saved on {', '.join(cuda)}: torch.load without map_location fails on a machine without "
-            "that device (\"Attempting to deserialize object on a CUDA device\")",
+            f"storages saved on {', '.join(devices)}: torch.load without map_location fails on a machine without "
+            f"that device ({said})",
             "torch.load(..., map_location=\"cpu\") in the code, or `torchport ckpt fix` for a copy saved on the CPU"))
     for part in result.parts:
         if part.prefix:
@@ -304,9 +305,11 @@ def _walk(torch, obj, where: str, result: Inspection, depth: int = 0) -> None:
             return
         if kind == "optimizer":
             groups = obj.get("param_groups", [])
-            result.parts.append(Part(where, kind, detail=f"{len(groups)} param group(s), "
-                                                          f"{len(obj.get('state', {}))} parameter state(s)"))
+            before = result.tensors
             _count_tensors(torch, obj, result)
+            result.parts.append(Part(where, kind, result.tensors - before,
+                                     detail=f"{len(groups)} param group(s), {len(obj.get('state', {}))} parameter "
+                                            "state(s)"))
             return
         if kind == "grad-scaler":
             result.parts.append(Part(where, kind, detail=f"scale {obj.get('scale')}"))
@@ -315,6 +318,8 @@ def _walk(torch, obj, where: str, result: Inspection, depth: int = 0) -> None:
             scales = [v.get("loss_scale") for v in obj.values() if isinstance(v, dict)]
             result.parts.append(Part(where, kind, detail=f"loss_scale {scales[0] if scales else '?'}"))
             return
+        if not obj and where and "." not in where and "[" not in where:
+            result.parts.append(Part(where, "value", detail="{} (empty)"))   # an empty scaler state, say
         for key, value in obj.items():
             _walk(torch, value, f"{where}.{key}" if where else str(key), result, depth + 1)
         return
@@ -325,6 +330,13 @@ def _walk(torch, obj, where: str, result: Inspection, depth: int = 0) -> None:
     if where and "." not in where and "[" not in where:
         text = reprlib.repr(obj)   # bounded: a value's repr is not the size of the value
         result.parts.append(Part(where, "value", detail=text if len(text) <= 60 else text[:57] + "..."))
+
+
+def _load_error(device: str) -> str:
+    """What torch.load says on a machine without `device` (torch 2.13 serialization.py)."""
+    if device == "cuda":
+        return "\"Attempting to deserialize object on a CUDA device\""
+    return f"\"don't know how to restore data location of torch.storage.UntypedStorage (tagged with {device}:0)\""
 
 
 def _count_tensors(torch, obj, result: Inspection) -> None:
