@@ -123,11 +123,12 @@ def load(path, allow=(), trust=()) -> tuple:
         raise UsageError(f"--allow {unvouched[0]}: torchport vouches only for plain data types ({', '.join(SAFE_SHOWN)}, "
                          "numpy arrays...); a pickle can call anything else with arguments of its choosing, and "
                          f"loading may run code: if you wrote this checkpoint and trust it, give --trust {unvouched[0]}")
-    allocating = [name for name in pickles.globals_in(path) if name in ALLOCATORS]
+    named = pickles.globals_in(path)   # read from the opcodes, before torch reads anything
+    allocating = [name for name in named if name in ALLOCATORS]
     if allocating:   # torch's default allowlist takes them, with a size the pickle chooses
         raise UsageError(f"{path}: the checkpoint builds {', '.join(allocating)} objects of a size it chooses (a "
                          "checkpoint's storages never come that way: a 1 KB file can ask for gigabytes); not loaded")
-    code = [name for name in pickles.globals_in(path) if runs_code(name)]
+    code = [name for name in named if runs_code(name)]
     if code:   # read from the opcodes, before torch reads anything: whatever the protocol, nothing is unpickled
         raise UsageError(f"{path}: the checkpoint calls {', '.join(code)} when it is loaded: loading it would run "
                          "code; torchport does not load it")

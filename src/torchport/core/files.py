@@ -249,12 +249,10 @@ def is_report_folder(folder: Path) -> bool:
     seen = 0
     for _dirpath, _dirnames, filenames in os.walk(folder, followlinks=False):
         seen += len(filenames)
-        if seen > REPORT_FILES or any(n.endswith(CODE_SUFFIXES) and n not in REPORT_TEXTS for n in filenames):
+        if seen > REPORT_FILES or any(n.endswith(CODE_SUFFIXES) for n in filenames):
             return False
     return True
 
-
-REPORT_TEXTS = ("verify.log",)   # report files whose names end like a project's
 
 
 def _entry(rel: str, path: Path, root: Path, exclude: tuple, follow: bool = False) -> Entry:

@@ -94,7 +94,8 @@ def explain(text: str, target: Optional[str] = None, nearest: int = 3) -> tuple:
     from .families import family_errors, vendors_in
 
     covered = {n for m in found for n in (m.line, *m.also)}
-    for n, error in family_errors(text, covered):   # kb/error_families.toml: libraries, HCCL codes, parameters
+    for n, fields in family_errors(text, covered):   # kb/error_families.toml: libraries, HCCL codes, parameters
+        error = KnownError(patterns=(), **fields)
         if target is None or error.target in (target, "any"):
             found.append(Match(error, n, lines[n - 1].strip() if n - 1 < len(lines) else ""))
     found.sort(key=lambda m: (m.line, m.error.id))

@@ -1,7 +1,8 @@
 """Error families `torchport explain` reads by structure (kb/error_families.toml): whose stack a log comes from,
 which vendor package owns a shared library a log says is missing, what an HCCL return code means, and messages
 with a parameter (a device type torch was built without, the torch version IPEX needs, an op a vendor runs on the
-CPU).  Each answer is a `KnownError` made from the data, so `explain` reports it like an entry of kb/errors.toml.
+CPU).  Each answer is the fields of a known error made from the data, so `explain` reports it like an entry of
+kb/errors.toml.
 """
 from __future__ import annotations
 
@@ -40,6 +41,12 @@ def _acl_codes() -> dict:
     return json.loads(ACL_CODES.read_text(encoding="utf-8"))
 
 
+def _error(id_: str, target: str, title: str, cause: str, fix: str, source: str, example: str,
+           confidence: str = "documented") -> dict:
+    return {"id": id_, "target": target, "title": title, "cause": cause, "fix": fix, "source": source,
+            "example": example, "confidence": confidence}
+
+
 def vendors_in(text: str) -> set:
     """The vendors whose stack the text names (kb/error_families.toml [vendor.*] words, and the libraries it
     names); "cuda" is never one of them."""
@@ -58,25 +65,25 @@ def _library(name: str) -> Optional[dict]:
     return next((e for e in _data()["library"] if any(low.startswith(p) for p in e["prefixes"])), None)
 
 
-def family_errors(text: str, covered: set):
-    """[(line, KnownError)] for the lines of `text` (1-based) not in `covered` that a family explains."""
-    from .explain import KnownError
+def family_errors(text: str, covered: set) -> list:
+    """[(line, fields)] for the lines of `text` (1-based) not in `covered` that a family explains: the fields of a
+    known error (explain.KnownError's, less its patterns)."""
 
     vendors = vendors_in(text)
     out = []
     for n, line in enumerate(text.splitlines(), 1):
         if n in covered:
             continue
-        error = _explain_line(line, vendors, KnownError)
+        error = _explain_line(line, vendors)
         if error is not None:
             out.append((n, error))
     return out
 
 
-def _explain_line(line: str, vendors: set, KnownError):   # noqa: N803 - the class, passed in (no import cycle)
+def _explain_line(line: str, vendors: set) -> Optional[dict]:
     m = _NOT_LINKED.search(line)
     if m and m.group(1).lower() == "xpu":
-        return KnownError("family:not-linked-xpu", "xpu", (), "This torch has no XPU support",
+        return _error("family:not-linked-xpu", "xpu", "This torch has no XPU support",
                           "The torch in use was built without XPU devices: a CPU or CUDA wheel, or (torch 2.4 and "
                           "older) Intel Extension for PyTorch was not imported, which adds them.",
                           "Install torch's XPU build (pip install torch --index-url https://download.pytorch.org/whl/xpu), "
@@ -84,7 +91,7 @@ def _explain_line(line: str, vendors: set, KnownError):   # noqa: N803 - the cla
                           "torch's message (c10: 'PyTorch is not linked with support for xpu devices')", line.strip())
     m = _IPEX_VERSION.search(line)
     if m:
-        return KnownError("family:ipex-torch-version", "xpu", (), "IPEX was built for another torch",
+        return _error("family:ipex-torch-version", "xpu", "IPEX was built for another torch",
                           f"Intel Extension for PyTorch checks the torch it runs with: it needs {m.group(1)}, and "
                           f"torch {m.group(2)} is installed.",
                           f"Install torch {m.group(1).rstrip('.*')} (and the torchvision/torchaudio of the same "
@@ -93,7 +100,7 @@ def _explain_line(line: str, vendors: set, KnownError):   # noqa: N803 - the cla
     m = _CPU_FALLBACK.search(line)
     if m:
         device = m.group(2).lower()
-        return KnownError("family:cpu-fallback", device if device in ("npu", "mlu", "musa", "xpu") else "any", (),
+        return _error("family:cpu-fallback", device if device in ("npu", "mlu", "musa", "xpu") else "any",
                           f"{m.group(1)} runs on the CPU (a warning, not an error)",
                           f"The {m.group(2)} backend has no kernel for {m.group(1)}; the vendor's CPU fallback copies its "
                           "inputs to the host, runs it there and copies the results back. The run goes on, slower.",
@@ -103,7 +110,7 @@ def _explain_line(line: str, vendors: set, KnownError):   # noqa: N803 - the cla
     m = _HCCL_CODE.search(line)
     if m and m.group(1) in _data()["hccl_codes"]:
         meaning = _data()["hccl_codes"][m.group(1)]
-        return KnownError(f"family:hccl-{m.group(1)}", "npu", (), f"HCCL returned {meaning.split(':')[0]}",
+        return _error(f"family:hccl-{m.group(1)}", "npu", f"HCCL returned {meaning.split(':')[0]}",
                           f"An HCCL collective (or communicator set-up) returned {m.group(1)}, {meaning}. HCCL's own "
                           "lines around it (and the plog of each rank: ~/ascend/log/debug/plog) name the failing step; "
                           "with several ranks, the first rank that failed is the cause and the others follow.",
@@ -114,7 +121,7 @@ def _explain_line(line: str, vendors: set, KnownError):   # noqa: N803 - the cla
     m = _ACL_CODE.search(line)
     if m and m.group(1) in _acl_codes()["codes"]:
         code, meaning = m.group(1), _acl_codes()["codes"][m.group(1)]
-        return KnownError(f"family:acl-{code}", "npu", (), f"The Ascend runtime returned {code}: {meaning}",
+        return _error(f"family:acl-{code}", "npu", f"The Ascend runtime returned {code}: {meaning}",
                           f"torch_npu reports the return code of the ACL call that failed: {code} is \"{meaning}\". "
                           "The detail (which operator or device, and why) is in the Ascend log of that process.",
                           "Read the [ERROR] lines around the failure in the plog (~/ascend/log/debug/plog, "
@@ -125,7 +132,7 @@ def _explain_line(line: str, vendors: set, KnownError):   # noqa: N803 - the cla
         for lib in _LIBRARY.findall(line):
             entry = _library(lib)
             if entry is None:
-                return _unknown_library(lib, line, KnownError)
+                return _unknown_library(lib, line)
             cause = entry["cause"]
             if entry["vendor"] == "cuda":
                 on = ", ".join(sorted(vendors)) or "this machine"
@@ -137,14 +144,14 @@ def _explain_line(line: str, vendors: set, KnownError):   # noqa: N803 - the cla
                          + cause)
             else:
                 title = f"{lib} is missing: it is part of {entry['package']}"
-            return KnownError(f"library:{entry['prefixes'][0]}", entry["vendor"] if entry["vendor"] != "cuda" else "any",
-                              (), title, cause, entry["fix"], entry["source"], line.strip(),
+            return _error(f"library:{entry['prefixes'][0]}", entry["vendor"] if entry["vendor"] != "cuda" else "any",
+                              title, cause, entry["fix"], entry["source"], line.strip(),
                               confidence=entry.get("confidence", "documented"))
     return None
 
 
-def _unknown_library(lib: str, line: str, KnownError):   # noqa: N803
-    return KnownError("library:unknown", "any", (), f"{lib} is not found",
+def _unknown_library(lib: str, line: str) -> dict:
+    return _error("library:unknown", "any", f"{lib} is not found",
                       f"A shared library the program (or an extension it imports) links is not on the library path; "
                       f"torchport does not know which package ships {lib}.",
                       f"Find the package that provides it (`find / -name '{lib.split('.so')[0]}*' 2>/dev/null`, "
