@@ -136,15 +136,17 @@ def test_each_real_message_is_recognised(msg):
 @pytest.mark.parametrize("msg", UNRELATED, ids=lambda m: m["text"][:40])
 def test_unrelated_messages_get_no_match_and_no_confident_guess(msg):
     """No entry of kb/errors.toml explains these.  An HCCL line with its return code is explained by that code
-    alone (kb/error_families.toml, hccl_types.h: what HCCL returned, and where the cause is written); one without
-    a code gets nothing."""
+    alone (kb/error_families.toml, hccl_types.h: what HCCL returned, and where the cause is written), and torch_npu's
+    ERRmmccc code by what its tables say of it (kb/acl_codes.json "pta"); one without a code gets nothing."""
     matches, nearest = explain(msg["text"])
     from torchport.doctor.families import _acl_codes
 
     code = re.search(r"hccl[^\n]*error code is (\d+)", msg["text"], re.IGNORECASE) if msg["kind"] == "hccl" else None
     acl = re.search(r"error code is (\d{6})", msg["text"])
+    pta = re.search(r"\bERR(\d{5})\b", msg["text"])
     expected = [f"family:hccl-{code.group(1)}"] if code else \
-        [f"family:acl-{acl.group(1)}"] if acl and acl.group(1) in _acl_codes()["codes"] else []
+        [f"family:acl-{acl.group(1)}"] if acl and acl.group(1) in _acl_codes()["codes"] else \
+        [f"family:pta-ERR{pta.group(1)}"] if pta else []
     assert [m.error.id for m in matches] == expected and nearest == [], \
         [(m.error.id, m.score) for m in matches + nearest]
 
@@ -257,3 +259,88 @@ def test_an_undefined_symbol_in_a_vendor_library_is_a_release_mismatch_not_a_mis
     matches, _ = explain(text)
     assert [m.error.id for m in matches] == ["library:libtorch_mlu"]
     assert "built against another release" in matches[0].error.title and "missing" not in matches[0].error.title
+
+
+def test_every_cann_code_is_answered_from_its_registry_with_its_module():
+    """issue 32 item 11: CANN's codes (E + module + 4 digits) are read from CANN's own registries
+    (kb/cann_codes.json); each gets its module's name and advice, and its title's hint."""
+    import json
+
+    from torchport.doctor.families import CANN_CODES, _data
+
+    codes = json.loads(CANN_CODES.read_text(encoding="utf-8"))["codes"]
+    assert len(codes) > 500 and {"EE1001", "EI0006", "EL0004", "EZ9999", "E10001"} <= set(codes)
+    modules = _data()["cann"]["modules"]
+    unanswered = []
+    for code in codes:
+        assert code[1] in modules, code
+        matches, _ = explain(f"{code}: [PID: 1] 2026-01-01-10:00:00.000.000 something failed")
+        if not matches or matches[0].error.id != f"family:cann-{code}":
+            unanswered.append((code, [m.error.id for m in matches]))
+    # only codes a kb/errors.toml entry explains first (the thread-backed answer) are not answered by the family
+    assert all(ids and not ids[0].startswith("family:") for _code, ids in unanswered), unanswered[:5]
+    matches, _ = explain("EL0004: Failed to allocate memory requested by HCCL module.")
+    error = matches[0].error
+    assert error.id == "family:cann-EL0004" and "NPU driver" in error.title and "lower the batch size" in error.fix
+    assert "Failed to allocate memory requested by %s module." in error.cause and "error_code.json" in error.source
+
+
+def test_an_internal_cann_code_quotes_the_line_that_says_more_than_its_header():
+    log = ("EZ9999: Inner Error!\n"
+           "EZ9999: [PID: 4242] 2025-03-01-08:00:00.123.456 The input dtype DT_DOUBLE of Foo is not supported.\n"
+           "EZ9999: [PID: 4242] 2025-03-01-08:00:00.123.456 The input dtype DT_DOUBLE of Foo is not supported.")
+    matches, _ = explain(log)
+    assert [m.error.id for m in matches] == ["family:cann-EZ9999"], [m.error.id for m in matches]
+    assert '"The input dtype DT_DOUBLE of Foo is not supported."' in matches[0].error.cause
+
+
+def test_torch_npus_err_code_points_to_the_cann_code_which_comes_first():
+    """torch_npu's ERR00100 says only that an ACL call failed: with CANN codes in the log, their answer comes
+    first (CANN's troubleshooting guide: read the first CANN code) and ERR00100's names them."""
+    log = ("[ERROR] 2026-07-21-14:15:02 (PID:1, Device:7, RankID:-1) ERR00100 PTA call acl api failed\n"
+           "EE1001: [PID: 1] 2026-07-21-14:15:02.000.000 The argument is invalid. Reason: Invalid device ID 8.")
+    matches, _ = explain(log)
+    assert [m.error.id for m in matches] == ["family:cann-EE1001", "family:pta-ERR00100"]
+    assert "EE1001 at line 2" in matches[1].error.cause and "Ascend runtime" in matches[0].error.title
+    alone, _ = explain(log.splitlines()[0])
+    assert [m.error.id for m in alone] == ["family:pta-ERR00100"] and "call acl api failed" in alone[0].error.title
+
+
+def test_an_acl_meaning_printed_without_its_code_is_read_back_to_the_code():
+    matches, _ = explain("[Error]: The aicore execution is abnormal.\nRectify the fault based on the error information")
+    assert [m.error.id for m in matches] == ["family:acl-507015"]
+
+
+def test_ascends_codes_are_not_read_in_another_vendors_log():
+    text = "torch_mlu/csrc/framework/core/device.cpp: CNRT error E10001 ERR00100 error code is 507015"
+    matches, _ = explain(text)
+    assert not [m.error.id for m in matches if m.error.target == "npu"], [m.error.id for m in matches]
+
+
+@pytest.mark.parametrize("text, expected, vendor, words", [
+    ("RuntimeError: CNNL error: CNNL_STATUS_BAD_PARAM", "family:status-cnnl", "mlu", "refused an argument"),
+    ("RuntimeError: CNRT error: invalid device ordinal", "family:status-cnrt", "mlu", "beyond the MLUs"),
+    ("RuntimeError: CNCL error in: /src/pg.cpp:61, unhandled system error", "family:status-cncl", "mlu", "system call"),
+    ("RuntimeError: forward MUDNN failed in: Run Conv", "family:status-mudnn", "musa", "refused to run"),
+    ("RuntimeError: MUSA error: no kernel image is available for execution on the device", "family:status-musa-runtime",
+     "musa", "another GPU architecture"),
+    ("RuntimeError: Native API failed. Native API returns: -45 (PI_ERROR_INVALID_BINARY)", "family:status-sycl", "xpu",
+     "another GPU"),
+    ("NotImplementedError: Could not run 'aten::_foo' with arguments from the 'XPU' backend.", "family:no-kernel", "xpu",
+     "no kernel for xpu"),
+    ("NotImplementedError: Could not run 'aten::_foo' with arguments from the 'MPS' backend.", "family:no-kernel", "mps",
+     "PYTORCH_ENABLE_MPS_FALLBACK"),
+    ("import torch_mlu\nRuntimeError: \"bitwise_and_mlu\" not implemented for 'Float'", "family:no-dtype", "mlu",
+     "not built for Float"),
+])
+def test_a_vendor_librarys_status_is_read_from_torchs_message(text, expected, vendor, words):
+    """issue 32 item 11: the statuses torch_mlu, torch_musa and torch's XPU backend print (CNNL_STATUS_*, CNRT/CNCL
+    errors, muDNN failures, the MUSA runtime's strings, PI/UR/ZE errors) and torch's own messages with a parameter
+    (an op without a kernel for a backend or a dtype) are answered from kb/error_families.toml, for their vendor."""
+    matches, _ = explain(text)
+    error = matches[0].error
+    assert error.id == expected and error.target == vendor, [(m.error.id, m.error.target) for m in matches]
+    assert words in error.title + error.cause + error.fix
+    others = {"npu": "ascend", "mlu": "cambricon", "musa": "moore threads", "xpu": "intel"}
+    assert not [o for v, o in others.items() if v != vendor and o in (error.cause + error.fix).lower()]
+

@@ -49,6 +49,7 @@ class KnownError:
     source: str
     example: str
     confidence: str = "documented"   # "weak": the source shows the message only as a screenshot, or gives no cause
+    defers: bool = False   # the answer says the cause is on other lines it names (ERR00100 beside CANN's codes): listed last
 
     @property
     def regexes(self) -> tuple:
@@ -98,7 +99,7 @@ def explain(text: str, target: Optional[str] = None, nearest: int = 3) -> tuple:
         error = KnownError(patterns=(), **fields)
         if target is None or error.target in (target, "any"):
             found.append(Match(error, n, lines[n - 1].strip() if n - 1 < len(lines) else ""))
-    found.sort(key=lambda m: (m.line, m.error.id))
+    found.sort(key=lambda m: (m.error.defers, m.line, m.error.id))
     if found:
         return found, []
     vendors = vendors_in(text)   # a guess never offers another vendor's fix

@@ -1,7 +1,8 @@
 """Error families `torchport explain` reads by structure (kb/error_families.toml): whose stack a log comes from,
-which vendor package owns a shared library a log says is missing, what an HCCL return code means, and messages
-with a parameter (a device type torch was built without, the torch version IPEX needs, an op a vendor runs on the
-CPU).  Each answer is the fields of a known error made from the data, so `explain` reports it like an entry of
+which vendor package owns a shared library a log says is missing, what a vendor's code means (HCCL's return codes,
+the Ascend runtime's return codes, torch_npu's ERRmmccc codes, CANN's EE1001/EI0006/EZ9999 codes; the tables in
+kb/acl_codes.json and kb/cann_codes.json), and messages with a parameter (a device type torch was built without,
+the torch version IPEX needs, an op a vendor runs on the CPU).  Each answer is the fields of a known error made from the data, so `explain` reports it like an entry of
 kb/errors.toml.
 """
 from __future__ import annotations
@@ -23,6 +24,14 @@ _MISSING_WORDS = re.compile(r"cannot open shared object|no such file|not found|c
 _HCCL_CODE = re.compile(r"HCCL[^\n]{0,300}?error code is (\d+)", re.IGNORECASE)
 _ACL_CODE = re.compile(r"error code is (\d{6})\b", re.IGNORECASE)
 ACL_CODES = Path(__file__).resolve().parents[1] / "kb" / "acl_codes.json"
+CANN_CODES = Path(__file__).resolve().parents[1] / "kb" / "cann_codes.json"
+# CANN's code: E (W: a warning), the module's character, 4 digits, then ":" or the end of a word ("EZ9999: Inner Error!")
+_CANN_CODE = re.compile(r"(?<![\w-])([EW][A-Z0-9]\d{4})(?![\w-])")
+_PTA_CODE = re.compile(r"(?<![\w-])ERR(\d\d)(\d{3})(?![\w-])")   # torch_npu's ERR00100 PTA call acl api failed
+_STAMP = re.compile(r"^(?:\[PID:\s*\d+\]\s*)?(?:\d{4}-\d\d-\d\d(?:[-\s][\d:.-]+)?\s*)?")   # "[PID: 1] 2025-01-01-10:00:00.123 "
+_COULD_NOT_RUN = re.compile(r"Could not run '([\w:.]+)' with arguments from the '(\w+)' backend")
+_NO_DTYPE = re.compile(r"\"?([\w:.]+)\"? not implemented for '(\w+)'")   # AT_DISPATCH's "addmm_cuda" not implemented for 'Bool'
+_ACL_TEXT = re.compile(r"\[Error\]:\s*(.+?)\s*$")   # torch_npu prints a code's meaning as "[Error]: <meaning>"
 _NOT_LINKED = re.compile(r"not linked with support for (\w+) devices", re.IGNORECASE)
 _IPEX_VERSION = re.compile(r"needs to work with PyTorch ([\d.*]+),? but PyTorch ([\w.+-]+) is found", re.IGNORECASE)
 _CPU_FALLBACK = re.compile(r"operator '([\w:.]+)' is not currently supported on the (\w+) backend and will fall back "
@@ -41,10 +50,22 @@ def _acl_codes() -> dict:
     return json.loads(ACL_CODES.read_text(encoding="utf-8"))
 
 
+@lru_cache(maxsize=1)
+def _statuses() -> tuple:
+    return tuple((re.compile(s["pattern"], re.IGNORECASE), s) for s in _data()["status"])
+
+
+@lru_cache(maxsize=1)
+def _cann_codes() -> dict:
+    import json
+
+    return json.loads(CANN_CODES.read_text(encoding="utf-8"))
+
+
 def _error(id_: str, target: str, title: str, cause: str, fix: str, source: str, example: str,
-           confidence: str = "documented") -> dict:
+           confidence: str = "documented", defers: bool = False) -> dict:
     return {"id": id_, "target": target, "title": title, "cause": cause, "fix": fix, "source": source,
-            "example": example, "confidence": confidence}
+            "example": example, "confidence": confidence, "defers": defers}
 
 
 def vendors_in(text: str) -> set:
@@ -70,17 +91,46 @@ def family_errors(text: str, covered: set) -> list:
     known error (explain.KnownError's, less its patterns)."""
 
     vendors = vendors_in(text)
-    out = []
-    for n, line in enumerate(text.splitlines(), 1):
+    lines = text.splitlines()
+    cann = _cann_in(lines) if vendors <= {"npu"} else []
+    out, ids = [], set()
+    for n, line in enumerate(lines, 1):
         if n in covered:
             continue
-        error = _explain_line(line, vendors)
-        if error is not None:
+        error = _explain_line(line, vendors, cann)
+        if error is not None and error["id"] not in ids:   # a code every rank repeats is answered once
+            ids.add(error["id"])
             out.append((n, error))
     return out
 
 
-def _explain_line(line: str, vendors: set) -> Optional[dict]:
+def _cann_in(lines: list) -> list:
+    """[(line, code, what it says)] of the CANN codes in a log, first seen first, each code once: the first line of
+    the code, and the first of its lines that says more than a header ("EZ9999: Inner Error!" is followed by
+    "EZ9999: [PID: 1] ... <the operator's message>")."""
+    table, modules, found = _cann_codes()["codes"], _data()["cann"]["modules"], {}
+    for n, line in enumerate(lines, 1):
+        for m in _CANN_CODE.finditer(line):
+            code = m.group(1)
+            if code not in table and not (code.endswith("9999") and code[1] in modules):
+                continue
+            said = _STAMP.sub("", line[m.end():].lstrip(" :]")).strip(" :")
+            first, text = found.get(code, (n, ""))
+            if not text and said.lower().rstrip("!. ") not in ("inner error", "internal error", ""):
+                text = said
+            found[code] = (first, text)
+    return sorted((n, code, text) for code, (n, text) in found.items())
+
+
+def _cann_note(cann: list) -> str:
+    """What the CANN codes of a log add to an answer about another line of it."""
+    if not cann:
+        return ""
+    said = "; ".join(f"{code} at line {n}" + (f" ({rest[:120]})" if rest else "") for n, code, rest in cann[:3])
+    return f" The CANN codes in this log say more, the first one most: {said}."
+
+
+def _explain_line(line: str, vendors: set, cann: list) -> Optional[dict]:
     m = _NOT_LINKED.search(line)
     if m and m.group(1).lower() == "xpu":
         return _error("family:not-linked-xpu", "xpu", "This torch has no XPU support",
@@ -118,16 +168,34 @@ def _explain_line(line: str, vendors: set) -> Optional[dict]:
                           "plogs verbose); check that every rank runs the same CANN and torch_npu, the devices' "
                           "network (hccn_tool) and the ports (HCCL_IF_IP, HCCL_CONNECT_TIMEOUT for slow starts).",
                           _data()["hccl_codes"]["source"], line.strip())
-    m = _ACL_CODE.search(line)
-    if m and m.group(1) in _acl_codes()["codes"]:
-        code, meaning = m.group(1), _acl_codes()["codes"][m.group(1)]
+    code = _acl_code(line) if vendors <= {"npu"} else None
+    if code is not None:
+        meaning = _acl_codes()["codes"][code]
         return _error(f"family:acl-{code}", "npu", f"The Ascend runtime returned {code}: {meaning}",
                           f"torch_npu reports the return code of the ACL call that failed: {code} is \"{meaning}\". "
-                          "The detail (which operator or device, and why) is in the Ascend log of that process.",
+                          "The detail (which operator or device, and why) is in the Ascend log of that process."
+                          + _cann_note(cann),
                           "Read the [ERROR] lines around the failure in the plog (~/ascend/log/debug/plog, "
                           "ASCEND_GLOBAL_LOG_LEVEL=3 keeps errors); ASCEND_LAUNCH_BLOCKING=1 makes the failing operator "
                           "the one reported; check that the driver, CANN and torch_npu are one release's.",
-                          _acl_codes()["source"], line.strip())
+                          _acl_codes()["source"], line.strip(), defers=bool(cann))
+    for pattern, status in _statuses():
+        m = pattern.search(line)
+        if m and (not vendors or status["vendor"] in vendors):
+            return _status_error(status, m.group(1).strip(), line)
+    m = _COULD_NOT_RUN.search(line)
+    if m:
+        return _no_kernel(m.group(1), m.group(2), vendors, line)
+    m = _NO_DTYPE.search(line)
+    if m and (vendors or "cpu" not in m.group(1).lower()):
+        return _no_dtype(m.group(1), m.group(2), vendors, line)
+    m = _CANN_CODE.search(line)
+    hit = next((c for c in cann if m and c[1] == m.group(1)), None)
+    if hit is not None:
+        return _cann_error(*hit, line)
+    m = _PTA_CODE.search(line)
+    if m and vendors <= {"npu"}:
+        return _pta_error(m.group(1), m.group(2), line, cann)
     if _MISSING_WORDS.search(line):
         for lib in _LIBRARY.findall(line):
             entry = _library(lib)
@@ -158,3 +226,109 @@ def _unknown_library(lib: str, line: str) -> dict:
                       "`pip show` of the failing import), install it, or add its folder to LD_LIBRARY_PATH; an "
                       "extension built for another torch must be rebuilt.", "torchport (no vendor source names it)",
                       line.strip(), confidence="weak")
+
+
+def _acl_code(line: str) -> Optional[str]:
+    """The ACL return code a line gives: "error code is 507015", or its meaning after "[Error]:"."""
+    codes = _acl_codes()["codes"]
+    m = _ACL_CODE.search(line)
+    if m and m.group(1) in codes:
+        return m.group(1)
+    m = _ACL_TEXT.search(line)
+    if m:
+        text = m.group(1).rstrip(".").lower()
+        return next((code for code, meaning in codes.items() if meaning and meaning.rstrip(".").lower() == text), None)
+    return None
+
+
+def _cann_error(n: int, code: str, rest: str, line: str) -> dict:
+    entry = _cann_codes()["codes"].get(code)
+    module = _data()["cann"]["modules"][code[1]]
+    internal = code.endswith("9999") and (entry is None or entry["message"] in ("", "%s"))
+    title_words = (entry or {}).get("title", "") or ("Inner error" if internal else "")
+    kind = "warning" if code[0] == "W" else "error"
+    if internal:
+        what = (f"{code} is an internal {kind} of {module['name']}: it has no template, the text printed with it is "
+                "the module's own message" + (f": \"{rest[:300]}\"" if rest else " (on the lines after it)") + ".")
+    else:
+        what = (f"{code} is {module['name']}'s {kind} \"{title_words.replace('_', ' ')}\", printed as \""
+                f"{entry['message']}\"" + (f"; here: \"{rest[:300]}\"" if rest else "") + ".")
+    low = title_words.lower()
+    hint = next((h["hint"] for h in _data()["cann"]["title_hint"] if any(w in low for w in h["words"])), "")
+    title = f"CANN {code}: {module['name']}" + (f", {title_words.replace('_', ' ')}" if title_words else "")
+    return _error(f"family:cann-{code}", "npu", title,
+                  what + " In a CANN log, the first of these codes is the one to read; the torch_npu error "
+                  "(ERR00100...) and the Python traceback after it follow from it.",
+                  (hint + " " if hint else "") + module["fix"],
+                  f"{code}: " + (_cann_codes()["sources"][entry["source"]] if entry else "the code's form") + "; "
+                  + _data()["cann"]["source"], line.strip())
+
+
+def _pta_error(module: str, number: str, line: str, cann: list) -> dict:
+    pta = _acl_codes()["pta"]
+    sub = pta["submodules"].get(module, {"words": f"module {module}"})["words"]
+    meaning = pta["codes"].get(number, {"words": f"code {number}"})["words"]
+    calls = {"100": "ACL (the Ascend runtime)", "200": "HCCL", "300": "GE (graph mode)"}
+    if number in calls:
+        cause = (f"torch_npu's {sub} part called {calls[number]} and the call failed. ERR{module}{number} says only that; "
+                 "the reason is the return code and the CANN code (EZ9999, EE1001...) printed with it, or the plog.")
+        fix = ("Read the CANN code or the \"[Error]:\" line printed before this one (ASCEND_LAUNCH_BLOCKING=1 makes the "
+               "failing operator the one reported), then the plog (~/ascend/log/debug/plog); check that the driver, "
+               "CANN and torch_npu are one release's.")
+    else:
+        cause = (f"torch_npu's {sub} part reports \"{meaning}\" (ERR{module}{number}); the text before the code on that "
+                 "line says what it checked.")
+        fix = {"007": "Use another API or argument: this torch_npu does not support the one the message names.",
+               "006": "Memory ran out or was misused: lower the batch size or free what other processes hold (npu-smi info).",
+               "008": "A file or resource torch_npu looks for is missing: check the CANN environment (set_env.sh) and the paths the message names.",
+               "011": "Something waited past its limit: with several ranks, look for the rank that failed first.",
+               "012": "Check the permissions of the files and devices the message names (/dev/davinci*, the log folder)."}.get(
+                   number, "Read the message before the code: it names the argument or resource; the source of this "
+                   "code (torch_npu's troubleshooting guide, 'Error Code') lists what each code means.")
+    return _error(f"family:pta-ERR{module}{number}", "npu", f"torch_npu ERR{module}{number}: {sub} {meaning}",
+                  cause + _cann_note(cann), fix, pta["source"], line.strip(), defers=bool(cann) and number in calls)
+
+
+def _status_error(status: dict, said: str, line: str) -> dict:
+    low = said.lower()
+    meaning = next((text for words, text in status["statuses"] if words in low), None)
+    what = f"{status['library']} reported \"{said[:200]}\"" + (f": {meaning}." if meaning else ".")
+    return _error(f"family:status-{status['id']}", status["vendor"],
+                  f"{status['library'].split(',')[0]}: {said[:80]}", what, status["fix"], status["source"], line.strip())
+
+
+def _device_of(backend: str, vendors: set) -> str:
+    devices = _data()["backends"]
+    device = devices.get(backend, devices.get(backend.replace("Autograd", ""), None))
+    if device == "":   # PrivateUse1: the vendor the log names
+        return next(iter(sorted(vendors)), "") if len(vendors) == 1 else ""
+    if device is None and backend.upper().startswith("NPU"):   # NPUTensorId (old torch_npu)
+        return "npu"
+    return device or ""
+
+
+def _no_kernel(op: str, backend: str, vendors: set, line: str) -> dict:
+    device = _device_of(backend, vendors)
+    on = device or f"the '{backend}' backend"
+    fallback = {"mps": " PYTORCH_ENABLE_MPS_FALLBACK=1 runs it on the CPU instead."}.get(device, "")
+    return _error("family:no-kernel", device if device in ("npu", "mlu", "musa", "xpu", "mps") else "any",
+                  f"{op} has no kernel for {on}",
+                  f"torch's dispatcher found no implementation of {op} registered for {on}: the device's package "
+                  "(or this release of it) does not implement that operator, or the package that registers it was "
+                  "not imported.",
+                  "Check the operator against the target (`torchport ops check`), update the vendor's package to a "
+                  "release that has it, or run that step on the CPU (move its inputs with .cpu() and back)." + fallback,
+                  _data()["backends"]["source"], line.strip())
+
+
+def _no_dtype(op: str, dtype: str, vendors: set, line: str) -> dict:
+    on = ", ".join(sorted(vendors)) or "the device in use"
+    return _error("family:no-dtype", next(iter(sorted(vendors))) if len(vendors) == 1 else "any",
+                  f"{op} has no kernel for {dtype}",
+                  f"The kernel that runs {op} ({on}) was not built for {dtype}: devices other than CUDA often lack "
+                  "some dtypes (float64, bfloat16, integer or bool variants) that CUDA's kernels have.",
+                  f"Cast the inputs of that operator to a dtype it takes (for example `.float()` around it, and back to "
+                  f"{dtype} after), or run it on the CPU; `torchport ops check` lists the dtypes a target's kernels take "
+                  "where the vendor publishes them.",
+                  "torch's AT_DISPATCH message (\"<kernel> not implemented for '<dtype>'\", c10/core/ScalarType and "
+                  "ATen/Dispatch.h)", line.strip())
