@@ -332,6 +332,12 @@ def test_ascends_codes_are_not_read_in_another_vendors_log():
      "PYTORCH_ENABLE_MPS_FALLBACK"),
     ("import torch_mlu\nRuntimeError: \"bitwise_and_mlu\" not implemented for 'Float'", "family:no-dtype", "mlu",
      "not built for Float"),
+    ("RuntimeError: Failed to load the backend extension: torch_mlu. You can disable extension auto-loading with "
+     "TORCH_DEVICE_BACKEND_AUTOLOAD=0.", "family:backend-autoload", "mlu", 'python -c "import torch_mlu"'),
+    ("RuntimeError: ('torch version must not be less than v2.7.1 when using torch_musa,', ' but now torch version is "
+     "2.5.0')", "family:vendor-torch-version", "musa", "built for another torch"),
+    ("Warning: CANN package version 8.0.RC1 and PyTorch version 2.5.1 do not match. Please check the README of the "
+     "Ascend PyTorch repo.", "family:cann-torch-npu-pair", "npu", "version table"),
 ])
 def test_a_vendor_librarys_status_is_read_from_torchs_message(text, expected, vendor, words):
     """issue 32 item 11: the statuses torch_mlu, torch_musa and torch's XPU backend print (CNNL_STATUS_*, CNRT/CNCL

@@ -31,6 +31,11 @@ _PTA_CODE = re.compile(r"(?<![\w-])ERR(\d\d)(\d{3})(?![\w-])")   # torch_npu's E
 _STAMP = re.compile(r"^(?:\[PID:\s*\d+\]\s*)?(?:\d{4}-\d\d-\d\d(?:[-\s][\d:.-]+)?\s*)?")   # "[PID: 1] 2025-01-01-10:00:00.123 "
 _COULD_NOT_RUN = re.compile(r"Could not run '([\w:.]+)' with arguments from the '(\w+)' backend")
 _NO_DTYPE = re.compile(r"\"?([\w:.]+)\"? not implemented for '(\w+)'")   # AT_DISPATCH's "addmm_cuda" not implemented for 'Bool'
+_AUTOLOAD = re.compile(r"Failed to load the backend extension: (\w+(?:\.\w+)*)")
+_CANN_PAIR = re.compile(r"CANN package version (\S+) and PyTorch version (\S+) do not match")
+_VENDOR_PACKAGE = re.compile(r"\b(torch_npu|torch_mlu|torch_musa)\b")
+_TORCH_VERSION_CHECK = re.compile(r"(?:torch|pytorch) version\b[^\n]*\b(?:must|should|requires?|needs?|but|expected)\b",
+                                  re.IGNORECASE)
 _ACL_TEXT = re.compile(r"\[Error\]:\s*(.+?)\s*$")   # torch_npu prints a code's meaning as "[Error]: <meaning>"
 _NOT_LINKED = re.compile(r"not linked with support for (\w+) devices", re.IGNORECASE)
 _IPEX_VERSION = re.compile(r"needs to work with PyTorch ([\d.*]+),? but PyTorch ([\w.+-]+) is found", re.IGNORECASE)
@@ -139,6 +144,39 @@ def _explain_line(line: str, vendors: set, cann: list) -> Optional[dict]:
                           "Install torch's XPU build (pip install torch --index-url https://download.pytorch.org/whl/xpu), "
                           "or with IPEX on torch 2.4 or older `import intel_extension_for_pytorch` before using 'xpu'.",
                           "torch's message (c10: 'PyTorch is not linked with support for xpu devices')", line.strip())
+    m = _AUTOLOAD.search(line)
+    if m:
+        package = m.group(1)
+        owner = next((v for v, data in _data()["vendor"].items() if package.lower() in data["words"]), "any")
+        return _error("family:backend-autoload", owner, f"torch could not import {package} at start-up",
+                      f"torch (2.5 and later) imports the device packages installed beside it when it starts "
+                      f"(their 'torch.backends' entry point); importing {package} failed. The reason is the error "
+                      "printed with it (often a shared library that is not found, or a torch the package was not "
+                      "built for).",
+                      f"Run `python -c \"import {package}\"` to see that error and fix it; if you do not use "
+                      f"{package} in this environment, uninstall it or set TORCH_DEVICE_BACKEND_AUTOLOAD=0.",
+                      "torch/__init__.py _import_device_backends (\"Failed to load the backend extension: <name>. You "
+                      "can disable extension auto-loading with TORCH_DEVICE_BACKEND_AUTOLOAD=0.\")", line.strip())
+    m = _CANN_PAIR.search(line)
+    if m:
+        return _error("family:cann-torch-npu-pair", "npu", f"CANN {m.group(1)} is not a release torch_npu {m.group(2)} "
+                      "is paired with", "torch_npu checks the installed CANN against its table of the CANN releases each "
+                      f"torch_npu release supports: CANN {m.group(1)} is not listed for torch_npu {m.group(2)}. Operators "
+                      "may be missing or fail (aclnn calls that are not found, undefined symbols, EZ9999 errors).",
+                      "Install the CANN release the torch_npu README's version table pairs with this torch_npu (or "
+                      "the torch_npu release paired with your CANN), then source its set_env.sh again.",
+                      "Ascend/pytorch@9e73e708 torch_npu/_init/registry/registry_manager.py:58-62 (cann_pytorch_version_map)",
+                      line.strip())
+    m = _VENDOR_PACKAGE.search(line)
+    if m and _TORCH_VERSION_CHECK.search(line):
+        package = m.group(1)
+        return _error("family:vendor-torch-version", package.split("_")[1], f"{package} was built for another torch",
+                      f"{package} is built against one torch release and checks the torch it is imported with; the "
+                      "installed torch is not that release.",
+                      f"Install the torch release {package}'s release notes pair with it (and torchvision/torchaudio of "
+                      f"the same release), or the {package} release built for the installed torch.",
+                      "MooreThreads/torch_musa@8b583b3 torch_musa/__init__.py:26-39 (the torch version check); each "
+                      "vendor's release table pairs one torch with one package release", line.strip())
     m = _IPEX_VERSION.search(line)
     if m:
         return _error("family:ipex-torch-version", "xpu", "IPEX was built for another torch",
