@@ -349,11 +349,14 @@ def _no_kernel(op: str, backend: str, vendors: set, line: str) -> dict:
     device = _device_of(backend, vendors)
     on = device or f"the '{backend}' backend"
     fallback = {"mps": " PYTORCH_ENABLE_MPS_FALLBACK=1 runs it on the CPU instead."}.get(device, "")
+    package = op.split("::")[0] if "::" in op else "aten"
+    owner = ("the device's package (or this release of it) does not implement that operator, or the package that "
+             "registers it was not imported" if package in ("aten", "prims") else
+             f"{package}, which defines it, was built without a kernel for that device (a wheel built for another "
+             f"device or torch: install the {package} build that goes with this torch and device)")
     return _error("family:no-kernel", device if device in ("npu", "mlu", "musa", "xpu", "mps") else "any",
                   f"{op} has no kernel for {on}",
-                  f"torch's dispatcher found no implementation of {op} registered for {on}: the device's package "
-                  "(or this release of it) does not implement that operator, or the package that registers it was "
-                  "not imported.",
+                  f"torch's dispatcher found no implementation of {op} registered for {on}: {owner}.",
                   "Check the operator against the target (`torchport ops check`), update the vendor's package to a "
                   "release that has it, or run that step on the CPU (move its inputs with .cpu() and back)." + fallback,
                   _data()["backends"]["source"], line.strip())
