@@ -136,124 +136,186 @@ def _cann_note(cann: list) -> str:
 
 
 def _explain_line(line: str, vendors: set, cann: list) -> Optional[dict]:
+    """The first family that reads `line` (READERS, in order), or None."""
+    for reader in READERS:
+        error = reader(line, vendors, cann)
+        if error is not None:
+            return error
+    return None
+
+
+def _not_linked_xpu(line: str, vendors: set, cann: list) -> Optional[dict]:
     m = _NOT_LINKED.search(line)
-    if m and m.group(1).lower() == "xpu":
-        return _error("family:not-linked-xpu", "xpu", "This torch has no XPU support",
-                          "The torch in use was built without XPU devices: a CPU or CUDA wheel, or (torch 2.4 and "
-                          "older) Intel Extension for PyTorch was not imported, which adds them.",
-                          "Install torch's XPU build (pip install torch --index-url https://download.pytorch.org/whl/xpu), "
-                          "or with IPEX on torch 2.4 or older `import intel_extension_for_pytorch` before using 'xpu'.",
-                          "torch's message (c10: 'PyTorch is not linked with support for xpu devices')", line.strip())
+    if not (m and m.group(1).lower() == "xpu"):
+        return None
+    return _error("family:not-linked-xpu", "xpu", "This torch has no XPU support",
+                  "The torch in use was built without XPU devices: a CPU or CUDA wheel, or (torch 2.4 and "
+                  "older) Intel Extension for PyTorch was not imported, which adds them.",
+                  "Install torch's XPU build (pip install torch --index-url https://download.pytorch.org/whl/xpu), "
+                  "or with IPEX on torch 2.4 or older `import intel_extension_for_pytorch` before using 'xpu'.",
+                  "torch's message (c10: 'PyTorch is not linked with support for xpu devices')", line.strip())
+
+
+def _backend_autoload(line: str, vendors: set, cann: list) -> Optional[dict]:
     m = _AUTOLOAD.search(line)
-    if m:
-        package = m.group(1)
-        owner = next((v for v, data in _data()["vendor"].items() if package.lower() in data["words"]), "any")
-        return _error("family:backend-autoload", owner, f"torch could not import {package} at start-up",
-                      f"torch (2.5 and later) imports the device packages installed beside it when it starts "
-                      f"(their 'torch.backends' entry point); importing {package} failed. The reason is the error "
-                      "printed with it (often a shared library that is not found, or a torch the package was not "
-                      "built for).",
-                      f"Run `python -c \"import {package}\"` to see that error and fix it; if you do not use "
-                      f"{package} in this environment, uninstall it or set TORCH_DEVICE_BACKEND_AUTOLOAD=0.",
-                      "torch/__init__.py _import_device_backends (\"Failed to load the backend extension: <name>. You "
-                      "can disable extension auto-loading with TORCH_DEVICE_BACKEND_AUTOLOAD=0.\")", line.strip())
+    if not m:
+        return None
+    package = m.group(1)
+    owner = next((v for v, data in _data()["vendor"].items() if package.lower() in data["words"]), "any")
+    return _error("family:backend-autoload", owner, f"torch could not import {package} at start-up",
+                  f"torch (2.5 and later) imports the device packages installed beside it when it starts "
+                  f"(their 'torch.backends' entry point); importing {package} failed. The reason is the error "
+                  "printed with it (often a shared library that is not found, or a torch the package was not "
+                  "built for).",
+                  f"Run `python -c \"import {package}\"` to see that error and fix it; if you do not use "
+                  f"{package} in this environment, uninstall it or set TORCH_DEVICE_BACKEND_AUTOLOAD=0.",
+                  "torch/__init__.py _import_device_backends (\"Failed to load the backend extension: <name>. You "
+                  "can disable extension auto-loading with TORCH_DEVICE_BACKEND_AUTOLOAD=0.\")", line.strip())
+
+
+def _cann_torch_npu_pair(line: str, vendors: set, cann: list) -> Optional[dict]:
     m = _CANN_PAIR.search(line)
-    if m:
-        return _error("family:cann-torch-npu-pair", "npu", f"CANN {m.group(1)} is not a release torch_npu {m.group(2)} "
-                      "is paired with", "torch_npu checks the installed CANN against its table of the CANN releases each "
-                      f"torch_npu release supports: CANN {m.group(1)} is not listed for torch_npu {m.group(2)}. Operators "
-                      "may be missing or fail (aclnn calls that are not found, undefined symbols, EZ9999 errors).",
-                      "Install the CANN release the torch_npu README's version table pairs with this torch_npu (or "
-                      "the torch_npu release paired with your CANN), then source its set_env.sh again.",
-                      "Ascend/pytorch@9e73e708 torch_npu/_init/registry/registry_manager.py:58-62 (cann_pytorch_version_map)",
-                      line.strip())
+    if not m:
+        return None
+    return _error("family:cann-torch-npu-pair", "npu", f"CANN {m.group(1)} is not a release torch_npu {m.group(2)} "
+                  "is paired with", "torch_npu checks the installed CANN against its table of the CANN releases each "
+                  f"torch_npu release supports: CANN {m.group(1)} is not listed for torch_npu {m.group(2)}. Operators "
+                  "may be missing or fail (aclnn calls that are not found, undefined symbols, EZ9999 errors).",
+                  "Install the CANN release the torch_npu README's version table pairs with this torch_npu (or "
+                  "the torch_npu release paired with your CANN), then source its set_env.sh again.",
+                  "Ascend/pytorch@9e73e708 torch_npu/_init/registry/registry_manager.py:58-62 (cann_pytorch_version_map)",
+                  line.strip())
+
+
+def _vendor_torch_version(line: str, vendors: set, cann: list) -> Optional[dict]:
     m = _VENDOR_PACKAGE.search(line)
-    if m and _TORCH_VERSION_CHECK.search(line):
-        package = m.group(1)
-        return _error("family:vendor-torch-version", package.split("_")[1], f"{package} was built for another torch",
-                      f"{package} is built against one torch release and checks the torch it is imported with; the "
-                      "installed torch is not that release.",
-                      f"Install the torch release {package}'s release notes pair with it (and torchvision/torchaudio of "
-                      f"the same release), or the {package} release built for the installed torch.",
-                      "MooreThreads/torch_musa@8b583b3 torch_musa/__init__.py:26-39 (the torch version check); each "
-                      "vendor's release table pairs one torch with one package release", line.strip())
+    if not (m and _TORCH_VERSION_CHECK.search(line)):
+        return None
+    package = m.group(1)
+    return _error("family:vendor-torch-version", package.split("_")[1], f"{package} was built for another torch",
+                  f"{package} is built against one torch release and checks the torch it is imported with; the "
+                  "installed torch is not that release.",
+                  f"Install the torch release {package}'s release notes pair with it (and torchvision/torchaudio of "
+                  f"the same release), or the {package} release built for the installed torch.",
+                  "MooreThreads/torch_musa@8b583b3 torch_musa/__init__.py:26-39 (the torch version check); each "
+                  "vendor's release table pairs one torch with one package release", line.strip())
+
+
+def _ipex_torch_version(line: str, vendors: set, cann: list) -> Optional[dict]:
     m = _IPEX_VERSION.search(line)
-    if m:
-        return _error("family:ipex-torch-version", "xpu", "IPEX was built for another torch",
-                          f"Intel Extension for PyTorch checks the torch it runs with: it needs {m.group(1)}, and "
-                          f"torch {m.group(2)} is installed.",
-                          f"Install torch {m.group(1).rstrip('.*')} (and the torchvision/torchaudio of the same "
-                          "release), or the IPEX release built for the installed torch (Intel's installation table "
-                          "pairs them).", "intel_extension_for_pytorch's own version check message", line.strip())
+    if not m:
+        return None
+    return _error("family:ipex-torch-version", "xpu", "IPEX was built for another torch",
+                  f"Intel Extension for PyTorch checks the torch it runs with: it needs {m.group(1)}, and "
+                  f"torch {m.group(2)} is installed.",
+                  f"Install torch {m.group(1).rstrip('.*')} (and the torchvision/torchaudio of the same "
+                  "release), or the IPEX release built for the installed torch (Intel's installation table "
+                  "pairs them).", "intel_extension_for_pytorch's own version check message", line.strip())
+
+
+def _cpu_fallback(line: str, vendors: set, cann: list) -> Optional[dict]:
     m = _CPU_FALLBACK.search(line)
-    if m:
-        device = m.group(2).lower()
-        return _error("family:cpu-fallback", device if device in ("npu", "mlu", "musa", "xpu") else "any",
-                          f"{m.group(1)} runs on the CPU (a warning, not an error)",
-                          f"The {m.group(2)} backend has no kernel for {m.group(1)}; the vendor's CPU fallback copies its "
-                          "inputs to the host, runs it there and copies the results back. The run goes on, slower.",
-                          "Nothing to fix for correctness. If it is in a hot loop, replace the op with one the device "
-                          "has (`torchport ops check` lists them), or move that step off the device yourself.",
-                          "torch's CPU fallback warning for a PrivateUse1 backend", line.strip(), confidence="documented")
+    if not m:
+        return None
+    device = m.group(2).lower()
+    return _error("family:cpu-fallback", device if device in ("npu", "mlu", "musa", "xpu") else "any",
+                  f"{m.group(1)} runs on the CPU (a warning, not an error)",
+                  f"The {m.group(2)} backend has no kernel for {m.group(1)}; the vendor's CPU fallback copies its "
+                  "inputs to the host, runs it there and copies the results back. The run goes on, slower.",
+                  "Nothing to fix for correctness. If it is in a hot loop, replace the op with one the device "
+                  "has (`torchport ops check` lists them), or move that step off the device yourself.",
+                  "torch's CPU fallback warning for a PrivateUse1 backend", line.strip(), confidence="documented")
+
+
+def _hccl_code(line: str, vendors: set, cann: list) -> Optional[dict]:
     m = _HCCL_CODE.search(line)
-    if m and m.group(1) in _data()["hccl_codes"]:
-        meaning = _data()["hccl_codes"][m.group(1)]
-        return _error(f"family:hccl-{m.group(1)}", "npu", f"HCCL returned {meaning.split(':')[0]}",
-                          f"An HCCL collective (or communicator set-up) returned {m.group(1)}, {meaning}. HCCL's own "
-                          "lines around it (and the plog of each rank: ~/ascend/log/debug/plog) name the failing step; "
-                          "with several ranks, the first rank that failed is the cause and the others follow.",
-                          "Read the first [ERROR] HCCL line of the first failing rank (ASCEND_GLOBAL_LOG_LEVEL=1 makes "
-                          "plogs verbose); check that every rank runs the same CANN and torch_npu, the devices' "
-                          "network (hccn_tool) and the ports (HCCL_IF_IP, HCCL_CONNECT_TIMEOUT for slow starts).",
-                          _data()["hccl_codes"]["source"], line.strip())
+    if not (m and m.group(1) in _data()["hccl_codes"]):
+        return None
+    meaning = _data()["hccl_codes"][m.group(1)]
+    return _error(f"family:hccl-{m.group(1)}", "npu", f"HCCL returned {meaning.split(':')[0]}",
+                  f"An HCCL collective (or communicator set-up) returned {m.group(1)}, {meaning}. HCCL's own "
+                  "lines around it (and the plog of each rank: ~/ascend/log/debug/plog) name the failing step; "
+                  "with several ranks, the first rank that failed is the cause and the others follow.",
+                  "Read the first [ERROR] HCCL line of the first failing rank (ASCEND_GLOBAL_LOG_LEVEL=1 makes "
+                  "plogs verbose); check that every rank runs the same CANN and torch_npu, the devices' "
+                  "network (hccn_tool) and the ports (HCCL_IF_IP, HCCL_CONNECT_TIMEOUT for slow starts).",
+                  _data()["hccl_codes"]["source"], line.strip())
+
+
+def _acl_return_code(line: str, vendors: set, cann: list) -> Optional[dict]:
     code = _acl_code(line) if vendors <= {"npu"} else None
-    if code is not None:
-        meaning = _acl_codes()["codes"][code]
-        return _error(f"family:acl-{code}", "npu", f"The Ascend runtime returned {code}: {meaning}",
-                          f"torch_npu reports the return code of the ACL call that failed: {code} is \"{meaning}\". "
-                          "The detail (which operator or device, and why) is in the Ascend log of that process."
-                          + _cann_note(cann),
-                          "Read the [ERROR] lines around the failure in the plog (~/ascend/log/debug/plog, "
-                          "ASCEND_GLOBAL_LOG_LEVEL=3 keeps errors); ASCEND_LAUNCH_BLOCKING=1 makes the failing operator "
-                          "the one reported; check that the driver, CANN and torch_npu are one release's.",
-                          _acl_codes()["source"], line.strip(), defers=bool(cann))
+    if code is None:
+        return None
+    meaning = _acl_codes()["codes"][code]
+    return _error(f"family:acl-{code}", "npu", f"The Ascend runtime returned {code}: {meaning}",
+                  f"torch_npu reports the return code of the ACL call that failed: {code} is \"{meaning}\". "
+                  "The detail (which operator or device, and why) is in the Ascend log of that process."
+                  + _cann_note(cann),
+                  "Read the [ERROR] lines around the failure in the plog (~/ascend/log/debug/plog, "
+                  "ASCEND_GLOBAL_LOG_LEVEL=3 keeps errors); ASCEND_LAUNCH_BLOCKING=1 makes the failing operator "
+                  "the one reported; check that the driver, CANN and torch_npu are one release's.",
+                  _acl_codes()["source"], line.strip(), defers=bool(cann))
+
+
+def _library_status(line: str, vendors: set, cann: list) -> Optional[dict]:
     for pattern, status in _statuses():
         m = pattern.search(line)
         if m and (not vendors or status["vendor"] in vendors):
             return _status_error(status, m.group(1).strip(), line)
+    return None
+
+
+def _could_not_run(line: str, vendors: set, cann: list) -> Optional[dict]:
     m = _COULD_NOT_RUN.search(line)
-    if m:
-        return _no_kernel(m.group(1), m.group(2), vendors, line)
+    return _no_kernel(m.group(1), m.group(2), vendors, line) if m else None
+
+
+def _not_implemented_for(line: str, vendors: set, cann: list) -> Optional[dict]:
     m = _NO_DTYPE.search(line)
     if m and (vendors or "cpu" not in m.group(1).lower()):
         return _no_dtype(m.group(1), m.group(2), vendors, line)
+    return None
+
+
+def _cann_code(line: str, vendors: set, cann: list) -> Optional[dict]:
     m = _CANN_CODE.search(line)
     hit = next((c for c in cann if m and c[1] == m.group(1)), None)
-    if hit is not None:
-        return _cann_error(*hit, line)
+    return _cann_error(*hit, line) if hit is not None else None
+
+
+def _pta_code(line: str, vendors: set, cann: list) -> Optional[dict]:
     m = _PTA_CODE.search(line)
-    if m and vendors <= {"npu"}:
-        return _pta_error(m.group(1), m.group(2), line, cann)
-    if _MISSING_WORDS.search(line):
-        for lib in _LIBRARY.findall(line):
-            entry = _library(lib)
-            if entry is None:
-                return _unknown_library(lib, line)
-            cause = entry["cause"]
-            if entry["vendor"] == "cuda":
-                on = ", ".join(sorted(vendors)) or "this machine"
-                title = f"{lib}: a CUDA build of a package on {on}"
-            elif "undefined symbol" in line.lower():   # found, but not the release the caller was built against
-                title = f"{lib} was built against another release (undefined symbol; part of {entry['package']})"
-                cause = (f"{lib} was found, but it needs a symbol the libraries loaded with it do not have: it was "
-                         "built against another release of what it links (torch, or the vendor's SDK). Otherwise: "
-                         + cause)
-            else:
-                title = f"{lib} is missing: it is part of {entry['package']}"
-            return _error(f"library:{entry['prefixes'][0]}", entry["vendor"] if entry["vendor"] != "cuda" else "any",
-                              title, cause, entry["fix"], entry["source"], line.strip(),
-                              confidence=entry.get("confidence", "documented"))
+    return _pta_error(m.group(1), m.group(2), line, cann) if m and vendors <= {"npu"} else None
+
+
+def _missing_library(line: str, vendors: set, cann: list) -> Optional[dict]:
+    if not _MISSING_WORDS.search(line):
+        return None
+    for lib in _LIBRARY.findall(line):
+        entry = _library(lib)
+        if entry is None:
+            return _unknown_library(lib, line)
+        cause = entry["cause"]
+        if entry["vendor"] == "cuda":
+            on = ", ".join(sorted(vendors)) or "this machine"
+            title = f"{lib}: a CUDA build of a package on {on}"
+        elif "undefined symbol" in line.lower():   # found, but not the release the caller was built against
+            title = f"{lib} was built against another release (undefined symbol; part of {entry['package']})"
+            cause = (f"{lib} was found, but it needs a symbol the libraries loaded with it do not have: it was "
+                     "built against another release of what it links (torch, or the vendor's SDK). Otherwise: "
+                     + cause)
+        else:
+            title = f"{lib} is missing: it is part of {entry['package']}"
+        return _error(f"library:{entry['prefixes'][0]}", entry["vendor"] if entry["vendor"] != "cuda" else "any",
+                      title, cause, entry["fix"], entry["source"], line.strip(),
+                      confidence=entry.get("confidence", "documented"))
     return None
+
+
+# The families, in the order a line is read: messages with a parameter first, then codes, then libraries.
+READERS = (_not_linked_xpu, _backend_autoload, _cann_torch_npu_pair, _vendor_torch_version, _ipex_torch_version,
+           _cpu_fallback, _hccl_code, _acl_return_code, _library_status, _could_not_run, _not_implemented_for,
+           _cann_code, _pta_code, _missing_library)
 
 
 def _unknown_library(lib: str, line: str) -> dict:
