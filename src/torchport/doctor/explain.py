@@ -34,6 +34,10 @@ _NEWLINE = re.compile(r"\n")
 # 22 with their entry first) or under 0.292.  The threshold lies in that gap; tests/test_explain.py checks
 # both sides.
 MIN_SIMILARITY = 0.30
+# A warning line: "[W compiler_depend.ts:51] Warning: ...", "UserWarning: ...", "WARNING 10-22 ...", unless it
+# reports an error too
+_WARNING = re.compile(r"^(?!.*(?:\bError\b|\bERROR\b|\w+Error:))(?:.*\b\w*Warning:|\W*(?:\[?rank\d+\]?:\s*)?\[W[\d ]|"
+                      r"\W*WARNING\b|.*\[WARNING\])")
 _ERROR_LINE = re.compile(r"error|exception|failed|not found|cannot|could not|traceback|undefined|denied|invalid",
                          re.IGNORECASE)
 
@@ -92,18 +96,24 @@ def explain(text: str, target: Optional[str] = None, nearest: int = 3) -> tuple:
         if at:
             n = at[0]
             found.append(Match(e, n, lines[n - 1].strip() if n - 1 < len(lines) else "", also=tuple(at[1:])))
-    from .families import family_errors, vendors_in
+    from .families import family_errors, refinements, vendors_in
 
+    for n, fields in refinements(text):   # a line's own parameters say more than the entries matching it
+        error = KnownError(patterns=(), **fields)
+        if target is None or error.target in (target, "any"):
+            found = [m for m in found if m.line != n] + [Match(error, n, lines[n - 1].strip())]
     covered = {n for m in found for n in (m.line, *m.also)}
     for n, fields in family_errors(text, covered):   # kb/error_families.toml: libraries, HCCL codes, parameters
         error = KnownError(patterns=(), **fields)
         if target is None or error.target in (target, "any"):
             found.append(Match(error, n, lines[n - 1].strip() if n - 1 < len(lines) else ""))
-    found.sort(key=lambda m: (m.error.defers, m.line, m.error.id))
+    # a warning (the vendor's CPU fallback, an optional library not loaded) or an answer that points to other lines
+    # comes after the errors the log ends with
+    found.sort(key=lambda m: (m.error.defers or bool(_WARNING.search(m.text)), m.line, m.error.id))
     if found:
         return found, []
-    vendors = vendors_in(text)   # a guess never offers another vendor's fix
-    candidates = [e for e in entries if not vendors or e.target in vendors or e.target == "any"]
+    vendors = vendors_in(text)   # a guess never offers another vendor's fix, nor one where the log names no vendor
+    candidates = [e for e in entries if e.target in vendors or e.target == "any"]
     return [], [m for m in _nearest(lines, candidates, nearest) if m.score >= MIN_SIMILARITY]
 
 

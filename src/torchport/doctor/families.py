@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from pathlib import Path
+from dataclasses import dataclass
 from typing import Optional
 
 from ..core.tomlfile import tomllib
@@ -36,6 +37,17 @@ _CANN_PAIR = re.compile(r"CANN package version (\S+) and PyTorch version (\S+) d
 _VENDOR_PACKAGE = re.compile(r"\b(torch_npu|torch_mlu|torch_musa)\b")
 _TORCH_VERSION_CHECK = re.compile(r"(?:torch|pytorch) version\b[^\n]*\b(?:must|should|requires?|needs?|but|expected)\b",
                                   re.IGNORECASE)
+_UNDEFINED = re.compile(r"undefined symbol:?\s*([\w$.@]+)", re.IGNORECASE)
+_MANGLED = re.compile(r"^_ZN?K?(\d+)")   # _ZN3c1010TensorTypeC1Ev -> 3 -> "c10"
+_SIZE = r"([\d.]+) ?([KMGT]i?B|bytes)"
+_OOM_ASKED = re.compile(r"out of memory\. Tried to allocate " + _SIZE, re.IGNORECASE)
+_OOM_FREE = re.compile(r"of which " + _SIZE + r" is free|;\s*" + _SIZE + r" free\b", re.IGNORECASE)
+_ONE_BLOCK_LIMIT = re.compile(r"can NOT allocate memory block with size larger than (\w+)", re.IGNORECASE)
+_CANN_DTYPE = re.compile(r"\bDT_([A-Z0-9]+)\b[^\n]*?\b(?:not support|not implemented|unsupported|is not supported|"
+                         r"does not support)|\b(?:not support|not implemented|unsupported)[^\n]*?\bDT_([A-Z0-9]+)\b",
+                         re.IGNORECASE)
+_CANN_OP = re.compile(r"\baclnn([A-Z]\w*?)(?:GetWorkspaceSize)?\b|\bOp(?:type)? \[?(\w+)|\bop\s*\[(\w+)\]")
+_EXCEPTION = re.compile(r"^\W*(?:\[rank\d+\]:\s*)?[A-Za-z_][\w.]*(?:Error|Exception):\s*\S")
 _ACL_TEXT = re.compile(r"\[Error\]:\s*(.+?)\s*$")   # torch_npu prints a code's meaning as "[Error]: <meaning>"
 _NOT_LINKED = re.compile(r"not linked with support for (\w+) devices", re.IGNORECASE)
 _IPEX_VERSION = re.compile(r"needs to work with PyTorch ([\d.*]+),? but PyTorch ([\w.+-]+) is found", re.IGNORECASE)
@@ -91,6 +103,84 @@ def _library(name: str) -> Optional[dict]:
     return next((e for e in _data()["library"] if any(low.startswith(p) for p in e["prefixes"])), None)
 
 
+def refinements(text: str) -> list:
+    """[(line, fields)] for lines whose own parameters say more than any entry that matches them: an out-of-memory
+    error whose free memory exceeds the request, a platform's limit on one allocation, a CANN operator refusing a
+    dtype.  `explain` puts each in place of the entries matching its line."""
+    vendors = vendors_in(text)
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        for refine in REFINERS:
+            error = refine(line, vendors)
+            if error is not None:
+                out.append((n, error))
+                break
+    return out
+
+
+def _bytes(number: str, unit: str) -> float:
+    return float(number) * 1024 ** "BKMGT".index(unit[0].upper() if unit != "bytes" else "B")
+
+
+def _oom_with_free_memory(line: str, vendors: set) -> Optional[dict]:
+    asked, free = _OOM_ASKED.search(line), _OOM_FREE.search(line)
+    if not (asked and free):
+        return None
+    number, unit = (free.group(1), free.group(2)) if free.group(1) else (free.group(3), free.group(4))
+    if _bytes(*asked.groups()) > _bytes(number, unit) * 0.8:
+        return None   # the memory is used up: the entries' advice holds
+    on = next(iter(sorted(vendors))) if len(vendors) == 1 else "any"
+    return _error("family:oom-with-free-memory", on,
+                  f"Out of memory with {number} {unit} free for a {asked.group(1)} {asked.group(2)} request",
+                  "The device says more memory is free than was asked for, so the memory is not used up: the free "
+                  "memory is in pieces smaller than the request (fragmentation), or the request is over the device's "
+                  "limit for one allocation (Intel GPUs without 2D block arrays allow at most 4 GB in one block; "
+                  "Level Zero reports the limit as maxMemAllocSize), or another allocator in the process holds it.",
+                  "Split the large tensor (a smaller batch or sequence chunk, or tiling the op) so that no single "
+                  "allocation is that large; against fragmentation set PYTORCH_<DEVICE>_ALLOC_CONF="
+                  "expandable_segments:True where the device's allocator supports it (the CUDA-like ones do) and call "
+                  "empty_cache() between phases.",
+                  "the out-of-memory message of torch's caching allocators (\"Tried to allocate X ... of which Y is "
+                  "free\", c10/cuda and c10/xpu CachingAllocator; the vendors' copies print the same)", line.strip())
+
+
+def _one_block_limit(line: str, vendors: set) -> Optional[dict]:
+    m = _ONE_BLOCK_LIMIT.search(line)
+    if not m:
+        return None
+    return _error("family:one-block-limit", "xpu", f"One allocation over {m.group(1)} is refused on this GPU",
+                  f"Intel GPUs without 2D block array support (the Arc A-series and Flex ones IPEX calls ATS-M) cannot "
+                  f"hold one memory block over {m.group(1)}, whatever memory is free: the request is refused by "
+                  "design, not for lack of memory.",
+                  "Keep every tensor under that size: a smaller batch, sequence or image size, or the op run in "
+                  "chunks (attention slicing, tiled VAE decoding in diffusion pipelines).",
+                  "intel/intel-extension-for-pytorch csrc/gpu/runtime/CachingDeviceAllocator.cpp (has_2d_block_array, "
+                  "the 4 GB stateful limit)", line.strip())
+
+
+def _cann_dtype(line: str, vendors: set) -> Optional[dict]:
+    m = _CANN_DTYPE.search(line)
+    if not m or not vendors <= {"npu"}:
+        return None
+    dtype = m.group(1) or m.group(2)
+    op = next((g for g in (_CANN_OP.search(line) or re.match("()", "")).groups() if g), "the operator")
+    return _error("family:cann-dtype", "npu", f"{op} does not take {dtype} on this NPU",
+                  f"CANN's {op} kernel was called with a {dtype} input, which this chip (or this CANN release) does "
+                  "not support for it: the message names the dtype. torch_npu counts bfloat16 as supported only from "
+                  "the Ascend 910B on (torch.npu.is_bf16_supported()); float64 and some integer types are missing "
+                  "for many operators.",
+                  "Cast the inputs of that operator to a dtype it takes (float32 or float16; int32 for indices) and "
+                  "back after it, or use a dtype the chip supports for the whole model (float16 instead of bfloat16 "
+                  "where is_bf16_supported() is False); `torchport ops check --to npu` lists what the vendor's op list "
+                  "says.",
+                  "CANN's operator messages (\"DT_<TYPE> ... not supported\", the GE data type names DT_FLOAT, DT_BF16, "
+                  "DT_DOUBLE ...); Ascend/pytorch torch_npu/csrc/core/npu/NpuVariables.cpp:105-107 (bf16 from "
+                  "Ascend910B1)", line.strip())
+
+
+REFINERS = (_oom_with_free_memory, _one_block_limit, _cann_dtype)
+
+
 def family_errors(text: str, covered: set) -> list:
     """[(line, fields)] for the lines of `text` (1-based) not in `covered` that a family explains: the fields of a
     known error (explain.KnownError's, less its patterns)."""
@@ -102,7 +192,7 @@ def family_errors(text: str, covered: set) -> list:
     for n, line in enumerate(lines, 1):
         if n in covered:
             continue
-        error = _explain_line(line, vendors, cann)
+        error = _explain_line(line, vendors, Log(cann, lines[max(0, n - 4):n - 1]))
         if error is not None and error["id"] not in ids:   # a code every rank repeats is answered once
             ids.add(error["id"])
             out.append((n, error))
@@ -135,16 +225,31 @@ def _cann_note(cann: list) -> str:
     return f" The CANN codes in this log say more, the first one most: {said}."
 
 
-def _explain_line(line: str, vendors: set, cann: list) -> Optional[dict]:
+@dataclass(frozen=True)
+class Log:
+    """What a reader may need beyond its line: the log's CANN codes and the lines just before it."""
+    cann: list
+    before: list
+
+
+def _what_failed(line: str, log: Log) -> str:
+    """The message torch_npu reports its ERR code for: the text before "[ERROR]" on the line, or the exception line
+    just above it."""
+    head = line.split("[ERROR]")[0].strip(" :")
+    said = head if len(head) > 15 else next((b.strip() for b in reversed(log.before) if _EXCEPTION.search(b)), "")
+    return f" What failed, as torch_npu says it: \"{said[:300]}\"." if said else ""
+
+
+def _explain_line(line: str, vendors: set, log: "Log") -> Optional[dict]:
     """The first family that reads `line` (READERS, in order), or None."""
     for reader in READERS:
-        error = reader(line, vendors, cann)
+        error = reader(line, vendors, log)
         if error is not None:
             return error
     return None
 
 
-def _not_linked_xpu(line: str, vendors: set, cann: list) -> Optional[dict]:
+def _not_linked_xpu(line: str, vendors: set, log: "Log") -> Optional[dict]:
     m = _NOT_LINKED.search(line)
     if not (m and m.group(1).lower() == "xpu"):
         return None
@@ -156,7 +261,7 @@ def _not_linked_xpu(line: str, vendors: set, cann: list) -> Optional[dict]:
                   "torch's message (c10: 'PyTorch is not linked with support for xpu devices')", line.strip())
 
 
-def _backend_autoload(line: str, vendors: set, cann: list) -> Optional[dict]:
+def _backend_autoload(line: str, vendors: set, log: "Log") -> Optional[dict]:
     m = _AUTOLOAD.search(line)
     if not m:
         return None
@@ -173,7 +278,7 @@ def _backend_autoload(line: str, vendors: set, cann: list) -> Optional[dict]:
                   "can disable extension auto-loading with TORCH_DEVICE_BACKEND_AUTOLOAD=0.\")", line.strip())
 
 
-def _cann_torch_npu_pair(line: str, vendors: set, cann: list) -> Optional[dict]:
+def _cann_torch_npu_pair(line: str, vendors: set, log: "Log") -> Optional[dict]:
     m = _CANN_PAIR.search(line)
     if not m:
         return None
@@ -187,7 +292,7 @@ def _cann_torch_npu_pair(line: str, vendors: set, cann: list) -> Optional[dict]:
                   line.strip())
 
 
-def _vendor_torch_version(line: str, vendors: set, cann: list) -> Optional[dict]:
+def _vendor_torch_version(line: str, vendors: set, log: "Log") -> Optional[dict]:
     m = _VENDOR_PACKAGE.search(line)
     if not (m and _TORCH_VERSION_CHECK.search(line)):
         return None
@@ -201,7 +306,7 @@ def _vendor_torch_version(line: str, vendors: set, cann: list) -> Optional[dict]
                   "vendor's release table pairs one torch with one package release", line.strip())
 
 
-def _ipex_torch_version(line: str, vendors: set, cann: list) -> Optional[dict]:
+def _ipex_torch_version(line: str, vendors: set, log: "Log") -> Optional[dict]:
     m = _IPEX_VERSION.search(line)
     if not m:
         return None
@@ -213,7 +318,7 @@ def _ipex_torch_version(line: str, vendors: set, cann: list) -> Optional[dict]:
                   "pairs them).", "intel_extension_for_pytorch's own version check message", line.strip())
 
 
-def _cpu_fallback(line: str, vendors: set, cann: list) -> Optional[dict]:
+def _cpu_fallback(line: str, vendors: set, log: "Log") -> Optional[dict]:
     m = _CPU_FALLBACK.search(line)
     if not m:
         return None
@@ -227,7 +332,7 @@ def _cpu_fallback(line: str, vendors: set, cann: list) -> Optional[dict]:
                   "torch's CPU fallback warning for a PrivateUse1 backend", line.strip(), confidence="documented")
 
 
-def _hccl_code(line: str, vendors: set, cann: list) -> Optional[dict]:
+def _hccl_code(line: str, vendors: set, log: "Log") -> Optional[dict]:
     m = _HCCL_CODE.search(line)
     if not (m and m.group(1) in _data()["hccl_codes"]):
         return None
@@ -242,7 +347,7 @@ def _hccl_code(line: str, vendors: set, cann: list) -> Optional[dict]:
                   _data()["hccl_codes"]["source"], line.strip())
 
 
-def _acl_return_code(line: str, vendors: set, cann: list) -> Optional[dict]:
+def _acl_return_code(line: str, vendors: set, log: "Log") -> Optional[dict]:
     code = _acl_code(line) if vendors <= {"npu"} else None
     if code is None:
         return None
@@ -250,14 +355,15 @@ def _acl_return_code(line: str, vendors: set, cann: list) -> Optional[dict]:
     return _error(f"family:acl-{code}", "npu", f"The Ascend runtime returned {code}: {meaning}",
                   f"torch_npu reports the return code of the ACL call that failed: {code} is \"{meaning}\". "
                   "The detail (which operator or device, and why) is in the Ascend log of that process."
-                  + _cann_note(cann),
+                  + _cann_note(log.cann),
                   "Read the [ERROR] lines around the failure in the plog (~/ascend/log/debug/plog, "
                   "ASCEND_GLOBAL_LOG_LEVEL=3 keeps errors); ASCEND_LAUNCH_BLOCKING=1 makes the failing operator "
                   "the one reported; check that the driver, CANN and torch_npu are one release's.",
-                  _acl_codes()["source"], line.strip(), defers=bool(cann))
+                  _acl_codes()["source"], line.strip(),
+                  defers=any(not code.endswith("9999") for _n, code, _text in log.cann))   # a registered code says more
 
 
-def _library_status(line: str, vendors: set, cann: list) -> Optional[dict]:
+def _library_status(line: str, vendors: set, log: "Log") -> Optional[dict]:
     for pattern, status in _statuses():
         m = pattern.search(line)
         if m and (not vendors or status["vendor"] in vendors):
@@ -265,30 +371,30 @@ def _library_status(line: str, vendors: set, cann: list) -> Optional[dict]:
     return None
 
 
-def _could_not_run(line: str, vendors: set, cann: list) -> Optional[dict]:
+def _could_not_run(line: str, vendors: set, log: "Log") -> Optional[dict]:
     m = _COULD_NOT_RUN.search(line)
     return _no_kernel(m.group(1), m.group(2), vendors, line) if m else None
 
 
-def _not_implemented_for(line: str, vendors: set, cann: list) -> Optional[dict]:
+def _not_implemented_for(line: str, vendors: set, log: "Log") -> Optional[dict]:
     m = _NO_DTYPE.search(line)
     if m and (vendors or "cpu" not in m.group(1).lower()):
         return _no_dtype(m.group(1), m.group(2), vendors, line)
     return None
 
 
-def _cann_code(line: str, vendors: set, cann: list) -> Optional[dict]:
+def _cann_code(line: str, vendors: set, log: "Log") -> Optional[dict]:
     m = _CANN_CODE.search(line)
-    hit = next((c for c in cann if m and c[1] == m.group(1)), None)
+    hit = next((c for c in log.cann if m and c[1] == m.group(1)), None)
     return _cann_error(*hit, line) if hit is not None else None
 
 
-def _pta_code(line: str, vendors: set, cann: list) -> Optional[dict]:
+def _pta_code(line: str, vendors: set, log: "Log") -> Optional[dict]:
     m = _PTA_CODE.search(line)
-    return _pta_error(m.group(1), m.group(2), line, cann) if m and vendors <= {"npu"} else None
+    return _pta_error(m.group(1), m.group(2), line, log) if m and vendors <= {"npu"} else None
 
 
-def _missing_library(line: str, vendors: set, cann: list) -> Optional[dict]:
+def _missing_library(line: str, vendors: set, log: "Log") -> Optional[dict]:
     if not _MISSING_WORDS.search(line):
         return None
     for lib in _LIBRARY.findall(line):
@@ -300,6 +406,9 @@ def _missing_library(line: str, vendors: set, cann: list) -> Optional[dict]:
             on = ", ".join(sorted(vendors)) or "this machine"
             title = f"{lib}: a CUDA build of a package on {on}"
         elif "undefined symbol" in line.lower():   # found, but not the release the caller was built against
+            symbol = _symbol_owner(line)
+            if symbol is not None:
+                return _undefined_symbol(lib, entry, symbol, vendors, line)
             title = f"{lib} was built against another release (undefined symbol; part of {entry['package']})"
             cause = (f"{lib} was found, but it needs a symbol the libraries loaded with it do not have: it was "
                      "built against another release of what it links (torch, or the vendor's SDK). Otherwise: "
@@ -364,7 +473,7 @@ def _cann_error(n: int, code: str, rest: str, line: str) -> dict:
                   + _data()["cann"]["source"], line.strip())
 
 
-def _pta_error(module: str, number: str, line: str, cann: list) -> dict:
+def _pta_error(module: str, number: str, line: str, log: "Log") -> dict:
     pta = _acl_codes()["pta"]
     sub = pta["submodules"].get(module, {"words": f"module {module}"})["words"]
     meaning = pta["codes"].get(number, {"words": f"code {number}"})["words"]
@@ -386,7 +495,8 @@ def _pta_error(module: str, number: str, line: str, cann: list) -> dict:
                    number, "Read the message before the code: it names the argument or resource; the source of this "
                    "code (torch_npu's troubleshooting guide, 'Error Code') lists what each code means.")
     return _error(f"family:pta-ERR{module}{number}", "npu", f"torch_npu ERR{module}{number}: {sub} {meaning}",
-                  cause + _cann_note(cann), fix, pta["source"], line.strip(), defers=bool(cann) and number in calls)
+                  cause + _what_failed(line, log) + _cann_note(log.cann), fix, pta["source"], line.strip(),
+                  defers=bool(log.cann) and number in calls)
 
 
 def _status_error(status: dict, said: str, line: str) -> dict:
@@ -435,3 +545,28 @@ def _no_dtype(op: str, dtype: str, vendors: set, line: str) -> dict:
                   "where the vendor publishes them.",
                   "torch's AT_DISPATCH message (\"<kernel> not implemented for '<dtype>'\", c10/core/ScalarType and "
                   "ATen/Dispatch.h)", line.strip())
+
+
+def _symbol_owner(line: str) -> Optional[tuple]:
+    """(symbol, [[symbol]] entry) for the undefined symbol a line names, where the data knows who defines it."""
+    m = _UNDEFINED.search(line)
+    if not m:
+        return None
+    symbol = m.group(1)
+    mangled = _MANGLED.match(symbol)
+    namespace = symbol[mangled.end():mangled.end() + int(mangled.group(1))] if mangled else None
+    for entry in _data()["symbol"]:
+        if namespace is not None and namespace in entry.get("namespaces", ()):
+            return symbol, entry
+        if namespace is None and any(symbol.startswith(p) for p in entry.get("prefixes", ())):
+            return symbol, entry
+    return None
+
+
+def _undefined_symbol(lib: str, entry: dict, symbol: tuple, vendors: set, line: str) -> dict:
+    name, owner = symbol
+    return _error(f"symbol:{owner['id']}", entry["vendor"] if entry["vendor"] != "cuda" else "any",
+                  f"{lib} needs {name} from {owner['owner']}: built against another release of it",
+                  f"{lib} (part of {entry['package']}) was found and loaded, but it calls {name}, which "
+                  f"{owner['owner']} defines and the installed release of it does not have: the two are not a pair.",
+                  owner["fix"], f"{owner['source']}; {entry['source']}", line.strip())
