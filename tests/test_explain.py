@@ -406,3 +406,10 @@ def test_a_log_that_names_no_vendor_gets_no_vendors_guess():
     _matches, nearest = explain("ModuleNotFoundError: No module named 'some_adapter.contrib' while importing the plugin "
                                 "wrapper for the device; shared object file version library missing driver toolkit")
     assert all(m.error.target == "any" for m in nearest), [(m.error.id, m.error.target) for m in nearest]
+
+
+def test_a_dcmi_return_code_is_read_from_the_drivers_header():
+    matches, _ = explain("npu-smi info\ndcmi model initialized failed, because the device is used. ret is -8020")
+    assert [m.error.id for m in matches] == ["family:dcmi-8020"]
+    assert "RESOURCE_OCCUPIED" in matches[0].error.title and "another process" in matches[0].error.cause
+    assert "dcmi_interface_api.h" in matches[0].error.source

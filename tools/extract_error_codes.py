@@ -7,7 +7,8 @@
 - src/torchport/kb/cann_codes.json: CANN's error codes (EE1001, EI0006, EZ9999, E10001...) as its error managers
   register them: each code's class, title and message template (the "error_info_list" JSON of the runtime's
   error_code.json, of GE's error registry and of the operator base's two registries).  The vendor's suggested
-  causes and solutions are prose and are not copied.
+  causes and solutions are prose and are not copied.  Also the NPU driver's DCMI return codes (-8001...), which
+  npu-smi and the driver's management library print as "ret is -8020" (hicann/driver dcmi_interface_api.h).
 
     python tools/extract_error_codes.py [--npu-git /work/.mirror/Ascend+pytorch/repo] [--cann-mirror /work/.mirror]
 """
@@ -34,6 +35,9 @@ CANN_TABLES = (
     ("hicann/opbase", "src/nnopbase/composite_op/log/op_error_manager.cpp"),
     ("hicann/opbase", "src/op_common/log/log.cpp"),
 )
+DCMI_FILE = ("hicann/driver", "src/custom/include/dcmi_interface_api.h")
+DCMI = re.compile(r"#define (DCMI_ERR_CODE_\w+)\s+\(DCMI_ERROR_CODE_BASE - (\d+)\)")
+DCMI_BASE = re.compile(r"#define DCMI_ERROR_CODE_BASE \((-?\d+)\)")
 RAW_JSON = re.compile(r'R"\((\s*\{\s*"error_info_list".*?)\)"', re.S)
 
 
@@ -86,7 +90,14 @@ def cann_codes(mirror: str) -> dict:
             if code not in codes:
                 codes[code] = {"class": (e.get("errClass") or "").strip(), "title": (e.get("errTitle") or "").strip(),
                                "message": " ".join(e.get("ErrMessage", "").split()), "source": index}
-    return {"sources": sources, "extracted": datetime.date.today().isoformat(),
+    repo, path = DCMI_FILE
+    git = f"{mirror}/{repo.replace('/', '+')}/repo"
+    commit = _git(git, "rev-parse", "HEAD").strip()
+    header = _git(git, "show", f"{commit}:{path}")
+    base = int(DCMI_BASE.search(header).group(1))
+    dcmi = {"source": f"{repo}@{commit[:9]} {path}",
+            "codes": {str(base - int(offset)): name[len("DCMI_ERR_CODE_"):] for name, offset in DCMI.findall(header)}}
+    return {"sources": sources, "extracted": datetime.date.today().isoformat(), "dcmi": dcmi,
             "method": "each registry's error_info_list: the code, its class, title and message template, and the index "
                       "of its registry in sources (the vendor's causes and solutions are not copied)",
             "codes": dict(sorted(codes.items()))}
@@ -97,7 +108,8 @@ def main() -> None:
     ap.add_argument("--npu-git", "--git", default="/work/.mirror/Ascend+pytorch/repo")
     ap.add_argument("--rev", default="HEAD")
     ap.add_argument("--cann-mirror", default="/work/.mirror",
-                    help="a folder holding bare copies named hicann+runtime/repo, hicann+ge/repo, hicann+opbase/repo")
+                    help="a folder holding bare copies named hicann+runtime/repo, hicann+ge/repo, hicann+opbase/repo, "
+                         "hicann+driver/repo")
     args = ap.parse_args()
     for name, data in (("acl_codes.json", acl_codes(args.npu_git, args.rev)), ("cann_codes.json", cann_codes(args.cann_mirror))):
         (KB / name).write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -64,7 +64,7 @@ python3 tools/extract_autocast.py musa "$AMP/musa.cpp" --repo MooreThreads/torch
     --torch-header "$AMP/autocast_mode-2.7.1.h" --torch-version 2.7.1 --torch-header-from "$(from_wheel 2.7.1)" \
     --torch-version-source 'MooreThreads/torch_musa@v2.7.1 build.sh:30 PYTORCH_TAG=v2.7.1'
 rm -r "$AMP"
-# kb/acl_codes.json (torch_npu NPUErrorCodes.h, NPUException.h) and kb/cann_codes.json (CANN's error registries:
-# bare copies of github:hicann/runtime, hicann/ge and hicann/opbase in $MIRROR as hicann+<name>/repo)
+# kb/acl_codes.json (torch_npu NPUErrorCodes.h, NPUException.h) and kb/cann_codes.json (CANN's error registries and the driver's DCMI codes:
+# bare copies of github:hicann/runtime, ge, opbase and driver in $MIRROR as hicann+<name>/repo)
 python3 tools/extract_error_codes.py --npu-git "$NPU_GIT" --cann-mirror "$MIRROR"
 git status --short src/torchport/kb

@@ -48,6 +48,7 @@ _CANN_DTYPE = re.compile(r"\bDT_([A-Z0-9]+)\b[^\n]*?\b(?:not support|not impleme
                          re.IGNORECASE)
 _CANN_OP = re.compile(r"\baclnn([A-Z]\w*?)(?:GetWorkspaceSize)?\b|\bOp(?:type)? \[?(\w+)|\bop\s*\[(\w+)\]")
 _EXCEPTION = re.compile(r"^\W*(?:\[rank\d+\]:\s*)?[A-Za-z_][\w.]*(?:Error|Exception):\s*\S")
+_DCMI = re.compile(r"\b(?:ret|return code|error code|errno)\s*(?:is|=|:)?\s*(-80\d\d)\b", re.IGNORECASE)
 _ACL_TEXT = re.compile(r"\[Error\]:\s*(.+?)\s*$")   # torch_npu prints a code's meaning as "[Error]: <meaning>"
 _NOT_LINKED = re.compile(r"not linked with support for (\w+) devices", re.IGNORECASE)
 _IPEX_VERSION = re.compile(r"needs to work with PyTorch ([\d.*]+),? but PyTorch ([\w.+-]+) is found", re.IGNORECASE)
@@ -394,6 +395,18 @@ def _pta_code(line: str, vendors: set, log: "Log") -> Optional[dict]:
     return _pta_error(m.group(1), m.group(2), line, log) if m and vendors <= {"npu"} else None
 
 
+def _dcmi_code(line: str, vendors: set, log: "Log") -> Optional[dict]:
+    m = _DCMI.search(line)
+    name = _cann_codes()["dcmi"]["codes"].get(m.group(1)) if m and vendors <= {"npu"} else None
+    if name is None:
+        return None
+    meaning = _data()["dcmi"]["names"].get(name, name.lower().replace("_", " "))
+    return _error(f"family:dcmi{m.group(1)}", "npu", f"The NPU driver returned {m.group(1)} ({name})",
+                  f"The driver's management library (DCMI, which npu-smi and torch_npu's device queries use) "
+                  f"returned {m.group(1)}, {name}: {meaning}.", _data()["dcmi"]["fix"],
+                  _cann_codes()["dcmi"]["source"], line.strip())
+
+
 def _missing_library(line: str, vendors: set, log: "Log") -> Optional[dict]:
     if not _MISSING_WORDS.search(line):
         return None
@@ -424,7 +437,7 @@ def _missing_library(line: str, vendors: set, log: "Log") -> Optional[dict]:
 # The families, in the order a line is read: messages with a parameter first, then codes, then libraries.
 READERS = (_not_linked_xpu, _backend_autoload, _cann_torch_npu_pair, _vendor_torch_version, _ipex_torch_version,
            _cpu_fallback, _hccl_code, _acl_return_code, _library_status, _could_not_run, _not_implemented_for,
-           _cann_code, _pta_code, _missing_library)
+           _cann_code, _pta_code, _dcmi_code, _missing_library)
 
 
 def _unknown_library(lib: str, line: str) -> dict:
