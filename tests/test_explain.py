@@ -31,8 +31,8 @@ def test_the_data_is_sound():
         assert e.target in targets and e.source and e.cause and e.fix and e.title and e.confidence in ("documented", "weak")
         for field in (e.title, e.cause, e.fix, e.source):
             assert not INTERNAL.search(field), (e.id, INTERNAL.search(field).group())
-        # a source names a document (guide, manual, notes, torch's own file) or a public thread
-        assert re.search(r"https://|guide|manual|notes|torch \d", e.source), (e.id, e.source)
+        # a source names a document (guide, manual, notes, torch's own file), a public thread or torchport's own code
+        assert re.search(r"https://|guide|manual|notes|torch \d|torchport's own message \(src/", e.source), (e.id, e.source)
         # each pattern matches the entry's example or a real message the entry is cited for (another wording)
         cited = [e.example] + [m["text"] for m in MESSAGES if m["expect"] == e.id]
         assert all(any(rx.search(text) for text in cited) for rx in e.regexes), e.id
@@ -413,3 +413,36 @@ def test_a_dcmi_return_code_is_read_from_the_drivers_header():
     assert [m.error.id for m in matches] == ["family:dcmi-8020"]
     assert "RESOURCE_OCCUPIED" in matches[0].error.title and "another process" in matches[0].error.cause
     assert "dcmi_interface_api.h" in matches[0].error.source
+
+
+@pytest.mark.parametrize("text, expected, words", [
+    ("ModuleNotFoundError: No module named 'flash_attn'", "package:flash_attn", "scaled_dot_product_attention"),
+    ("ModuleNotFoundError: No module named 'vllm_ascend'", "package:vllm_ascend", "version table"),
+    ("AttributeError: module 'torch_npu' has no attribute 'npu_moe_gating_top_k'", "family:vendor-api-missing",
+     "another release"),
+    ("ImportError: cannot import name 'npu_format_cast' from 'torch_npu.contrib'", "family:vendor-api-missing",
+     "pip show torch_npu"),
+    ("csrc/ops.cpp:3:10: fatal error: cnrt.h: No such file or directory", "header:mlu", "NEUWARE_HOME"),
+    ("kernel.cu:1:10: fatal error: cuda_runtime.h: No such file or directory", "header:cuda", "torchport port-ext"),
+    ("/usr/bin/ld: libmlu_ext.a(ops.o): undefined reference to `cnrtQueueSync'", "link:neuware", "link line"),
+    ("torch._dynamo.exc.Unsupported: call_function UserDefinedObjectVariable(Foo) [] {}", "family:compile-failed",
+     "enforce-eager"),
+    ("RuntimeError: failed to initialize MUSA: system has unsupported display driver / musa driver combination",
+     "family:status-musa-runtime", "not a pair"),
+    ("torch.OutOfMemoryError: XPU out of memory. Tried to allocate 6.00 GiB. GPU 0 has a total capacity of 15.11 GiB "
+     "of which 2.00 GiB is free.", "family:xpu-large-allocation", "UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS"),
+])
+def test_who_owns_what_a_build_or_an_import_is_missing(text, expected, words):
+    """A Python package, a vendor API, a C header, a symbol at link time, a compile backend, a runtime's init:
+    each answered by who owns it (kb/error_families.toml [[package]], [[header]], [[symbol]]), with its fix."""
+    matches, _ = explain(text)
+    assert matches[0].error.id == expected, [m.error.id for m in matches]
+    assert words in matches[0].error.cause + matches[0].error.fix
+
+
+def test_a_log_inside_a_json_body_is_read_as_lines():
+    import json
+
+    body = json.dumps({"detail": "RuntimeError: x\nEE1001: [PID: 1] The argument is invalid. Reason: bad\nmore\nmore"})
+    matches, _ = explain("HTTP 500: " + body)
+    assert [m.error.id for m in matches] == ["family:cann-EE1001"] and matches[0].line == 2

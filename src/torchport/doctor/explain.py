@@ -69,7 +69,7 @@ def _compiled(patterns: tuple) -> tuple:
 def known_errors(path: Optional[str] = None) -> tuple:
     data = tomllib.loads(Path(path or KB).read_text(encoding="utf-8"))
     return tuple(KnownError(e["id"], e.get("target", "any"), tuple(e["patterns"]), e["title"], e["cause"], e["fix"],
-                            e["source"], e.get("example", ""), e.get("confidence", "documented"))
+                            e["source"], e.get("example", ""), e.get("confidence", "documented"), e.get("defers", False))
                  for e in data["error"])
 
 
@@ -82,11 +82,19 @@ class Match:
     also: tuple = ()     # the other lines where the same error is found (another rank, a retry)
 
 
+def readable(text: str) -> str:
+    """The log as lines: one inside a JSON or HTTP error body has its newlines escaped ("\\n")."""
+    if text.count("\\n") > max(2, text.count("\n")):
+        return text.replace("\\r\\n", "\n").replace("\\n", "\n").replace('\\"', '"')
+    return text
+
+
 def explain(text: str, target: Optional[str] = None, nearest: int = 3) -> tuple:
     """(matches, nearest guesses): every known error found in `text` (in order of appearance), and
     when there is none, the `nearest` most similar entries that reach MIN_SIMILARITY (maybe none)."""
     if not text.strip():
         raise UsageError("nothing to explain: give the error text, or --file LOG")
+    text = readable(text)
     entries = [e for e in known_errors() if target is None or e.target in (target, "any")]
     starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
     lines = text.splitlines()
@@ -127,6 +135,7 @@ def unexplained(text: str, matches: list) -> list:
     """[(line, text)] of the exception lines no match explains: a match explains the exception that ends the
     traceback it is found in (from that traceback's first line to two lines after the exception's, where a
     message goes on, short of the next traceback), or the exception line itself."""
+    text = readable(text)
     lines = text.splitlines()
     explained = {n for m in matches for n in (m.line, *m.also)}
     starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]

@@ -38,6 +38,14 @@ _VENDOR_PACKAGE = re.compile(r"\b(torch_npu|torch_mlu|torch_musa)\b")
 _TORCH_VERSION_CHECK = re.compile(r"(?:torch|pytorch) version\b[^\n]*\b(?:must|should|requires?|needs?|but|expected)\b",
                                   re.IGNORECASE)
 _UNDEFINED = re.compile(r"undefined symbol:?\s*([\w$.@]+)", re.IGNORECASE)
+_LINK_UNDEFINED = re.compile(r"undefined reference to [`'\u2018\"]([^'\u2019\"]+)['\u2019\"]")
+_NO_MODULE = re.compile(r"No module named ['\"]?([\w.]+)['\"]?")
+_NO_ATTRIBUTE = re.compile(r"module ['\"]((?:torch_npu|torch_mlu|torch_musa|intel_extension_for_pytorch|torch\.(?:npu|mlu|"
+                           r"musa|xpu))(?:\.\w+)*)['\"] has no attribute ['\"](\w+)['\"]|cannot import name ['\"](\w+)['\"] "
+                           r"from ['\"]((?:torch_npu|torch_mlu|torch_musa|intel_extension_for_pytorch)(?:\.\w+)*)['\"]")
+_NO_HEADER = re.compile(r"fatal error: ['\"]?([\w./+-]+\.(?:h|hpp|hxx|cuh|muh))['\"]?:? (?:No such file|file not found)",
+                        re.IGNORECASE)
+_DYNAMO = re.compile(r"torch\._(?:dynamo|inductor)\.exc\.(\w+)|BackendCompilerFailed: backend='(\w+)'")
 _MANGLED = re.compile(r"^_ZN?K?(\d+)")   # _ZN3c1010TensorTypeC1Ev -> 3 -> "c10"
 _SIZE = r"([\d.]+) ?([KMGT]i?B|bytes)"
 _OOM_ASKED = re.compile(r"out of memory\. Tried to allocate " + _SIZE, re.IGNORECASE)
@@ -179,7 +187,22 @@ def _cann_dtype(line: str, vendors: set) -> Optional[dict]:
                   "Ascend910B1)", line.strip())
 
 
-REFINERS = (_oom_with_free_memory, _one_block_limit, _cann_dtype)
+def _xpu_large_request(line: str, vendors: set) -> Optional[dict]:
+    asked = _OOM_ASKED.search(line)
+    if not (asked and "xpu" in line.lower() and _bytes(*asked.groups()) >= 4 * 1024 ** 3):
+        return None
+    return _error("family:xpu-large-allocation", "xpu", f"One {asked.group(1)} {asked.group(2)} allocation on an "
+                  "Intel GPU", "A request of 4 GB or more in one block is over the Level Zero driver's default limit "
+                  "for one allocation on many Intel GPUs (and a lower one under WSL2), whatever memory is free: the "
+                  "out-of-memory error is that limit, not exhaustion.",
+                  "Keep each tensor under 4 GB (a smaller batch or sequence, chunked attention, tiled decoding), or "
+                  "set UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1 (Unified Runtime's Level Zero adapter) to allow larger "
+                  "blocks where the driver supports it; on WSL2, prefer native Linux for large models.",
+                  "the Level Zero driver's maximum allocation size (maxMemAllocSize); intel/intel-extension-for-pytorch "
+                  "csrc/gpu/runtime/CachingDeviceAllocator.cpp (the 4 GB limit)", line.strip(), confidence="weak")
+
+
+REFINERS = (_xpu_large_request, _oom_with_free_memory, _one_block_limit, _cann_dtype)
 
 
 def family_errors(text: str, covered: set) -> list:
@@ -360,8 +383,7 @@ def _acl_return_code(line: str, vendors: set, log: "Log") -> Optional[dict]:
                   "Read the [ERROR] lines around the failure in the plog (~/ascend/log/debug/plog, "
                   "ASCEND_GLOBAL_LOG_LEVEL=3 keeps errors); ASCEND_LAUNCH_BLOCKING=1 makes the failing operator "
                   "the one reported; check that the driver, CANN and torch_npu are one release's.",
-                  _acl_codes()["source"], line.strip(),
-                  defers=any(not code.endswith("9999") for _n, code, _text in log.cann))   # a registered code says more
+                  _acl_codes()["source"], line.strip())
 
 
 def _library_status(line: str, vendors: set, log: "Log") -> Optional[dict]:
@@ -434,10 +456,6 @@ def _missing_library(line: str, vendors: set, log: "Log") -> Optional[dict]:
     return None
 
 
-# The families, in the order a line is read: messages with a parameter first, then codes, then libraries.
-READERS = (_not_linked_xpu, _backend_autoload, _cann_torch_npu_pair, _vendor_torch_version, _ipex_torch_version,
-           _cpu_fallback, _hccl_code, _acl_return_code, _library_status, _could_not_run, _not_implemented_for,
-           _cann_code, _pta_code, _dcmi_code, _missing_library)
 
 
 def _unknown_library(lib: str, line: str) -> dict:
@@ -565,15 +583,37 @@ def _symbol_owner(line: str) -> Optional[tuple]:
     m = _UNDEFINED.search(line)
     if not m:
         return None
-    symbol = m.group(1)
+    owner = _owner_of(m.group(1))
+    return (m.group(1), owner) if owner is not None else None
+
+
+def _owner_of(symbol: str) -> Optional[dict]:
+    """The [[symbol]] entry of who defines `symbol`: a C name by its prefix, a C++ one by its first namespace
+    (mangled _ZN3c10..., or demangled c10::... as a linker prints it)."""
     mangled = _MANGLED.match(symbol)
-    namespace = symbol[mangled.end():mangled.end() + int(mangled.group(1))] if mangled else None
+    namespace = symbol[mangled.end():mangled.end() + int(mangled.group(1))] if mangled else \
+        symbol.split("::")[0] if "::" in symbol else None
     for entry in _data()["symbol"]:
         if namespace is not None and namespace in entry.get("namespaces", ()):
-            return symbol, entry
+            return entry
         if namespace is None and any(symbol.startswith(p) for p in entry.get("prefixes", ())):
-            return symbol, entry
+            return entry
     return None
+
+
+def _undefined_reference(line: str, vendors: set, log: "Log") -> Optional[dict]:
+    m = _LINK_UNDEFINED.search(line)
+    owner = _owner_of(m.group(1).split("(")[0]) if m else None
+    if owner is None:
+        return None
+    return _error(f"link:{owner['id']}", _SYMBOL_VENDOR.get(owner["id"], "any"),
+                  f"The link step cannot find {m.group(1)[:80]} ({owner['owner']})",
+                  f"The linker (ld), building an extension or a program, found no library on its link line that "
+                  f"defines {m.group(1)[:120]}; {owner['owner']} defines it. The library is not linked, or the one "
+                  "found is another release without it.",
+                  f"Add {owner['owner']}'s library to the link (its -L folder and -l name: the vendor's setup.py or "
+                  "CMake helper does this), and build against the release you run with. " + owner["fix"],
+                  owner["source"], line.strip())
 
 
 def _undefined_symbol(lib: str, entry: dict, symbol: tuple, vendors: set, line: str) -> dict:
@@ -583,3 +623,89 @@ def _undefined_symbol(lib: str, entry: dict, symbol: tuple, vendors: set, line: 
                   f"{lib} (part of {entry['package']}) was found and loaded, but it calls {name}, which "
                   f"{owner['owner']} defines and the installed release of it does not have: the two are not a pair.",
                   owner["fix"], f"{owner['source']}; {entry['source']}", line.strip())
+
+
+def _no_module(line: str, vendors: set, log: "Log") -> Optional[dict]:
+    m = _NO_MODULE.search(line)
+    if not m:
+        return None
+    name = m.group(1)
+    entry = next((p for p in _data()["package"] for n in p["names"] if name == n or name.startswith(n + ".")), None)
+    if entry is None:
+        return None
+    top = name.split(".")[0]
+    if entry["kind"] == "cuda-only":
+        on = ", ".join(sorted(vendors)) or "a machine without NVIDIA GPUs"
+        return _error(f"package:{top}", "any", f"{top} is {entry['what']} ({on})",
+                      f"The code imports {name}, {entry['what']}: it is not installed here, and its CUDA build would "
+                      "not run on this device anyway.", entry["fix"], entry["source"], line.strip())
+    return _error(f"package:{top}", entry["vendor"], f"{top} is not installed in this interpreter",
+                  f"The code (or a library it imports) needs {name} ({entry['what']}); this Python does not have it "
+                  "(another virtual environment or container has it, or it was never installed).",
+                  entry["fix"], entry["source"], line.strip())
+
+
+def _vendor_api_missing(line: str, vendors: set, log: "Log") -> Optional[dict]:
+    m = _NO_ATTRIBUTE.search(line)
+    if not m:
+        return None
+    module, name = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+    package = {"torch.npu": "torch_npu", "torch.mlu": "torch_mlu", "torch.musa": "torch_musa", "torch.xpu": "torch"}.get(
+        ".".join(module.split(".")[:2]), module.split(".")[0])
+    vendor = {"torch_npu": "npu", "torch_mlu": "mlu", "torch_musa": "musa"}.get(package, "xpu")
+    return _error("family:vendor-api-missing", vendor, f"The installed {package} has no {module}.{name}",
+                  f"The code (or a library built on {package}: an inference engine, a training framework, a model's "
+                  f"own scripts) calls {module}.{name}, which this release of {package} does not have: it was written "
+                  f"for another release, where {name} exists (or is named so).",
+                  f"Install the {package} release the calling project's version table names (and the torch and SDK "
+                  f"that go with it), or the project release written for your {package}; `pip show {package}` gives "
+                  "the installed one.", "the vendors' release tables pair each package release with a torch release",
+                  line.strip())
+
+
+def _missing_header(line: str, vendors: set, log: "Log") -> Optional[dict]:
+    m = _NO_HEADER.search(line)
+    if not m:
+        return None
+    header = m.group(1)
+    entry = next((h for h in _data()["header"] if any(header.startswith(p) for p in h["prefixes"])), None)
+    if entry is None:
+        return None
+    cuda = entry["vendor"] == "cuda"
+    on = f" on {', '.join(sorted(vendors))}" if vendors and cuda else ""
+    cause = (f"The build compiles CUDA code (it includes {header}), and this machine has no CUDA toolkit{on}." if cuda
+             else f"The compiler looked for {header}, a header of {entry['owner']}, and did not find it: the SDK is "
+             "not installed, or its include folder is not the one the build uses.")
+    return _error(f"header:{entry['vendor']}", "any" if cuda else entry["vendor"],
+                  f"{header} is not found: it belongs to {entry['owner']}{on}", cause, entry["fix"],
+                  entry["source"], line.strip())
+
+
+def _compile_failed(line: str, vendors: set, log: "Log") -> Optional[dict]:
+    m = _DYNAMO.search(line)
+    if not m:
+        return None
+    what = m.group(1) or f"BackendCompilerFailed ({m.group(2)})"
+    device = next(iter(sorted(vendors))) if len(vendors) == 1 else "any"
+    backend = {"npu": " (on Ascend, torchair's npu backend: torchair.get_npu_backend())"}.get(device, "")
+    return _error("family:compile-failed", device, f"torch.compile failed: {what}",
+                  f"torch.compile (TorchDynamo tracing the Python code, then a backend compiling the graph) raised "
+                  f"{what}. Unsupported: Dynamo cannot trace a construct; BackendCompilerFailed and the inductor errors: "
+                  "the backend could not compile the graph for this device (inductor needs a Triton backend for the "
+                  "device, which vendors provide separately and for some torch releases only).",
+                  f"Run the model without compiling to confirm the model itself works (remove torch.compile, "
+                  f"torch.compiler.disable, or the framework's eager option such as vLLM's --enforce-eager); then use "
+                  f"the backend the vendor supports{backend}, or the torch and vendor releases its docs pair; "
+                  "TORCHDYNAMO_VERBOSE=1 shows where tracing stopped.",
+                  "torch/_dynamo/exc.py and torch/_inductor/exc.py (the exception classes torch.compile raises)",
+                  line.strip())
+
+
+_SYMBOL_VENDOR = {"cann": "npu", "cann-profiler": "npu", "hccl": "npu", "nnal": "npu", "torch_npu": "npu",
+                  "neuware": "mlu", "torch_mlu": "mlu", "musa-sdk": "musa", "oneapi": "xpu"}
+
+# The families, in the order a line is read: messages with a parameter first, then codes, then libraries.
+READERS = (_not_linked_xpu, _backend_autoload, _cann_torch_npu_pair, _vendor_torch_version, _ipex_torch_version,
+           _cpu_fallback, _hccl_code, _acl_return_code, _library_status, _could_not_run, _not_implemented_for,
+           _cann_code, _pta_code, _dcmi_code, _undefined_reference, _no_module, _vendor_api_missing, _missing_header,
+           _compile_failed, _missing_library)

@@ -92,8 +92,10 @@ def patch(target: Optional[str] = None, *, policy: Optional[str] = None, on_miss
                 importlib.import_module(t.register)
             except ImportError as e:
                 environment.restore(changes)
+                hint = f"; without the hardware, simulate it: `torchport sim --to {t.name} -- ...`" \
+                    if t.name in ("npu", "mlu", "musa") else ""
                 raise UsageError(f"{t.register} is not installed or does not load ({e}): "
-                                 f"{t.title} needs {t.torch_install or t.register}") from None
+                                 f"{t.title} needs {t.torch_install or t.register}{hint}") from None
         device, backend = _device_and_backend(t, torch)
         host_note = ""
         if not t.device and device == "cpu":  # device-agnostic code on a machine without an accelerator
