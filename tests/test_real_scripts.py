@@ -294,3 +294,29 @@ def test_dataparallel_over_two_simulated_devices_trains_like_the_hand_port(built
             ours["torch.nn.parallel.comm (torchport's gather)"] == 6, ours
     peaks = next(iter(data["simulated"]["peak_memory"].values()))   # one process: {device: peak bytes}
     assert len([d for d, peak in peaks.items() if peak > 0]) == 2, f"both devices were used: {peaks}"
+
+
+@pytest.mark.torch
+@pytest.mark.sim
+def test_debug_and_profile_run_on_the_simulated_device(built, workdir):
+    """A new user's trial: `debug dump`, `debug nan` and `profile` had no --simulate (only `run` had it), and a
+    profile under `torchport sim` called the simulated device "host-bound: busy 0%"."""
+    script = str(SCRIPTS_DIR / "mnist_cnn.py")
+    dump = workdir / "dump"
+    p = run([sys.executable, "-m", "torchport", "debug", "dump", "-o", str(dump), "--steps", "0-1", "--to", "npu",
+             "--simulate", "--", "python", script], workdir)
+    assert p.returncode == 0 and "simulated npu" in p.stderr and "exit 0" in p.stderr, p.stderr[-2000:]
+    entries = [json.loads(line) for line in (dump / "rank0" / "ops.jsonl").read_text().splitlines()]
+    assert {e["phase"] for e in entries} >= {"forward", "param"} and {e["step"] for e in entries} == {0, 1}
+    p = run([sys.executable, "-m", "torchport", "debug", "nan", "--steps", "0", "--to", "mlu", "--simulate", "--",
+             "python", script], workdir)
+    assert p.returncode == 0 and "simulated mlu" in p.stderr, p.stderr[-2000:]
+    out = workdir / "prof"
+    p = run([sys.executable, "-m", "torchport", "profile", "-o", str(out), "--to", "musa", "--simulate", "--",
+             "python", script], workdir)
+    assert p.returncode == 0 and "simulated musa" in p.stderr, p.stderr[-2000:]
+    profile = json.loads((out / "profile.json").read_text())
+    assert profile["simulated"] is True and profile["device"] is None
+    assert "simulated" in (out / "summary.md").read_text()
+    p = run([sys.executable, "-m", "torchport", "debug", "nan", "--simulate", "--", "python", script], workdir)
+    assert p.returncode == 2 and "--simulate go with --to" in p.stderr

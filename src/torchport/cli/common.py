@@ -89,6 +89,12 @@ def add_amp_dtype(parser) -> None:
                              "when it was changed)")
 
 
+def add_simulate(parser) -> None:
+    """--simulate for the commands that run a script with the run-time patches (run has its own, with --devices)."""
+    parser.add_argument("--simulate", action="store_true", help="with --to npu, mlu or musa: run on torchport's "
+                                                                "simulated device (see `torchport sim`)")
+
+
 def target_list(text: str) -> str:
     """`analyze --to npu,Cambricon`: each name as `target_name` reads it, joined by commas again."""
     return ",".join(target_name(t.strip()) for t in text.split(",") if t.strip())

@@ -6,7 +6,7 @@ import sys
 
 from ..core.names import printable
 from ..core.words import counted
-from .common import add_amp_dtype, target_name, output_path
+from .common import add_amp_dtype, add_simulate, target_name, output_path
 
 
 def run_compare(args) -> int:
@@ -28,14 +28,15 @@ def run_debug(args) -> int:
 
     if args.debug_command == "dump":
         code, dumper, step = script.dump_script(args.program, args.output, tensors=args.tensors,
-                                                steps=args.steps, target=args.to, amp_dtype=args.amp_dtype)
+                                                steps=args.steps, target=args.to, amp_dtype=args.amp_dtype,
+                                                simulate=args.simulate)
         print(f"torchport debug dump: {counted(dumper.entries, 'entry', 'entries')} (op outputs, parameters, "
               f"gradients) in {counted(dumper.steps_dumped, 'step')} (a step: {step}) -> {printable(str(dumper.folder / 'ops.jsonl'))}",
               file=sys.stderr)
         print(f"  next: torchport compare A_DUMP {printable(args.output)}", file=sys.stderr)
         return code
     code, tracker, step = script.nan_script(args.program, steps=args.steps, check_every=args.check_every,
-                                            target=args.to, amp_dtype=args.amp_dtype)
+                                            target=args.to, amp_dtype=args.amp_dtype, simulate=args.simulate)
     print(f"torchport debug nan: {printable(tracker.describe())}; {tracker.nonfinite_outputs} op calls output "
           f"NaN/Inf (a step: {step})", file=sys.stderr)
     for note in _amp_notes():
@@ -74,7 +75,7 @@ def add(sub) -> None:
         d = dsub.add_parser(name, help=text, description=text + "; the script runs in this process. See docs/debug.md.",
                             usage=f"torchport debug {name} " + ("-o DIR [--tensors] " if name == "dump" else
                                                                 "[--check-every N] ")
-                                  + "[--steps A-B] [--to TARGET] -- python script.py [ARGS...]")
+                                  + "[--steps A-B] [--to TARGET [--simulate]] -- python script.py [ARGS...]")
         if name == "dump":
             d.add_argument("-o", "--output", type=output_path, required=True, metavar="DIR", help="dump folder")
             d.add_argument("--tensors", action="store_true", help="also save the tensors (else statistics only)")
@@ -83,5 +84,6 @@ def add(sub) -> None:
         d.add_argument("--steps", metavar="A-B", help="only steps A to B (from 0; A- or A also), then end the script")
         d.add_argument("-t", "--to", metavar="TARGET", type=target_name, help="apply `torchport run --to TARGET` first")
         add_amp_dtype(d)
+        add_simulate(d)
         d.set_defaults(func=run_debug, program=[])
         d.takes_program = True

@@ -7,7 +7,7 @@ import sys
 from ..core.errors import UsageError
 from ..core.names import printable
 from ..core.words import counted
-from .common import add_amp_dtype, target_name, output_path
+from .common import add_amp_dtype, add_simulate, target_name, output_path
 
 
 def run(args) -> int:
@@ -17,7 +17,7 @@ def run(args) -> int:
 
     code, profiler = profile_script(args.program, args.output, target=args.to, steps=args.steps, wait=args.wait,
                                     warmup=args.warmup, step_fn=args.step_fn, window=args.window,
-                                    amp_dtype=args.amp_dtype)
+                                    amp_dtype=args.amp_dtype, simulate=args.simulate)
     r = profiler.result
     if r is None:
         print(f"torchport profile: no step was profiled: {printable(profiler.why_empty)}", file=sys.stderr)
@@ -67,6 +67,7 @@ def add(sub) -> None:
     pr.add_argument("-t", "--to", metavar="TARGET", type=target_name, help="the target: its device activity is profiled and "
                                                          "`torchport run --to TARGET` patches are applied")
     add_amp_dtype(pr)
+    add_simulate(pr)
     pr.add_argument("--steps", type=int, default=3, help="active (recorded) steps; default 3")
     pr.add_argument("--wait", type=int, default=1, help="steps skipped first; default 1")
     pr.add_argument("--warmup", type=int, default=1, help="steps traced but discarded; default 1")

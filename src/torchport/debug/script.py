@@ -117,41 +117,44 @@ class _StepClock:
 
 
 def run_script(command: list, mode, name: str, *, last: Optional[int] = None, target: Optional[str] = None,
-               amp_dtype: Optional[str] = None) -> tuple:
+               amp_dtype: Optional[str] = None, simulate: bool = False) -> tuple:
     """Run `command` under `mode` (an OpMode); (exit code, what a step was).  `amp_dtype`: what CUDA's float16
-    autocast becomes on the target (`torchport run --amp-dtype`)."""
+    autocast becomes on the target (`torchport run --amp-dtype`); `simulate`: on torchport's simulated target."""
     check_command(command, name)
-    from ..runtime.launch import run_here, split_command
+    from ..runtime.launch import run_here, simulated, split_command
 
     script, module, args = split_command(command)
-    if target:
-        from ..runtime import patch
+    if (amp_dtype or simulate) and not target:
+        raise UsageError("--amp-dtype and --simulate go with --to TARGET")
+    with simulated(target, simulate) as outcome:
+        if target:
+            from ..runtime import patch
 
-        patch(target, amp_dtype=amp_dtype)
-    elif amp_dtype:
-        raise UsageError("--amp-dtype goes with --to TARGET (it says what CUDA's float16 autocast becomes there)")
-    clock = _StepClock(mode, last)
-    with clock, mode:
-        try:
-            code = run_here(script, module, args, passthrough=(_Done,))
-        except _Done:
-            code = 0
+            patch(target, amp_dtype=amp_dtype)
+        clock = _StepClock(mode, last)
+        with clock, mode:
+            try:
+                code = run_here(script, module, args, passthrough=(_Done,))
+            except _Done:
+                code = 0
+        outcome["code"] = code
     return code, clock.describe()
 
 
 def dump_script(command: list, output, *, tensors: bool = False, steps: Optional[str] = None,
-                target: Optional[str] = None, amp_dtype: Optional[str] = None) -> tuple:
+                target: Optional[str] = None, amp_dtype: Optional[str] = None, simulate: bool = False) -> tuple:
     """`debug dump`: (exit code, RunDumper, what a step was)."""
     first, last = parse_steps(steps)
     from .runs import RunDumper
 
     dumper = RunDumper(output, tensors=tensors, start_step=first, end_step=last)
-    code, step = run_script(command, dumper, "debug dump", last=last, target=target, amp_dtype=amp_dtype)
+    code, step = run_script(command, dumper, "debug dump", last=last, target=target, amp_dtype=amp_dtype,
+                            simulate=simulate)
     return code, dumper, step
 
 
 def nan_script(command: list, *, steps: Optional[str] = None, check_every: int = 256,
-               target: Optional[str] = None, amp_dtype: Optional[str] = None) -> tuple:
+               target: Optional[str] = None, amp_dtype: Optional[str] = None, simulate: bool = False) -> tuple:
     """`debug nan`: (exit code, NanInfTracker, what a step was)."""
     if check_every < 1:
         raise UsageError("--check-every must be at least 1")
@@ -159,5 +162,6 @@ def nan_script(command: list, *, steps: Optional[str] = None, check_every: int =
     from .nan import NanInfTracker
 
     tracker = NanInfTracker(check_every=check_every, start_step=first, end_step=last)
-    code, step = run_script(command, tracker, "debug nan", last=last, target=target, amp_dtype=amp_dtype)
+    code, step = run_script(command, tracker, "debug nan", last=last, target=target, amp_dtype=amp_dtype,
+                            simulate=simulate)
     return code, tracker, step

@@ -44,6 +44,10 @@ def activities_for(target: Optional[str]) -> tuple:
     """(activities, device name or None): CPU always, plus the target's device activity when this
     machine has it (decided by the target data, like `convert` and `run`)."""
     acts = [ProfilerActivity.CPU]
+    from .. import sim
+
+    if sim.active() is not None:   # a simulated device runs its kernels on the host: there is no device timing
+        return tuple(acts), None
     supported = torch.profiler.supported_activities()
     device = None
     if target in (None, "cuda") and torch.cuda.is_available():
@@ -70,6 +74,9 @@ class Profiler:
         self.target = target
         self.wait, self.warmup, self.active = wait, warmup, active
         self.activities, self.device = activities_for(target)
+        from .. import sim
+
+        self.simulated = sim.active() is not None
         self.record_shapes = record_shapes
         planned = schedule(wait=wait, warmup=warmup, active=active, repeat=1)
 
@@ -209,6 +216,9 @@ def summarize(prof, p: "Profiler") -> dict:
     if loader_share >= DATA_BOUND:
         bound = (f"data-loading bound: {loader_share:.0%} of the profiled step time waits for DataLoader batches "
                  "(dataset __getitem__, collate, workers)")
+    elif p.device is None and p.simulated:
+        bound = ("host only: the device is simulated on the CPU, so its kernels ran on the host and there is no "
+                 "device timing (profile on the hardware for a device-bound or host-bound verdict)")
     elif p.device is None:
         bound = "host only: no device activity was profiled (CPU target, or no device on this machine)"
     elif busy < 0.5:
@@ -218,7 +228,7 @@ def summarize(prof, p: "Profiler") -> dict:
     from ..core.version import __version__
 
     return {"schema_version": SCHEMA_VERSION, "tool": {"name": "torchport", "version": __version__},
-            "torch": torch.__version__, "target": p.target or "this machine", "device": p.device,
+            "torch": torch.__version__, "target": p.target or "this machine", "device": p.device, "simulated": p.simulated,
             "activities": [str(a).split(".")[-1] for a in p.activities],
             "schedule": {"wait": p.wait, "warmup": p.warmup, "active": p.active},
             "steps": {"profiled": steps, "step_by": p.step_by, "last_partial": p.partial,

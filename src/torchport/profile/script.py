@@ -13,30 +13,32 @@ from ..core.errors import UsageError
 
 def profile_script(command: list, output, *, target: Optional[str] = None, steps: int = 3, wait: int = 1,
                    warmup: int = 1, step_fn: Optional[str] = None, window: Optional[float] = None,
-                   amp_dtype: Optional[str] = None) -> tuple:
+                   amp_dtype: Optional[str] = None, simulate: bool = False) -> tuple:
     """(exit code, Profiler).  With a target, the run-time patches of `torchport run --to T` are
     applied first and the target's device activity is profiled.  When nothing was profiled,
     `profiler.result` is None and `profiler.why_empty` says why."""
     if steps < 1 or wait < 0 or warmup < 0:
         raise UsageError("--steps must be at least 1, --wait and --warmup at least 0")
     require_this_interpreter(command, "profile")
-    from ..runtime.launch import run_here, split_command
+    from ..runtime.launch import run_here, simulated, split_command
     from .profiler import Profiler
     from .steps import EndScript, StepClock
 
     script, module, args = split_command(command)
-    if target:  # the vendor stack registers its profiler activity when it is imported: patch first
-        from ..runtime import patch
+    if (amp_dtype or simulate) and not target:
+        raise UsageError("--amp-dtype and --simulate go with --to TARGET")
+    with simulated(target, simulate) as outcome:
+        if target:  # the vendor stack registers its profiler activity when it is imported: patch first
+            from ..runtime import patch
 
-        patch(target, amp_dtype=amp_dtype)
-    elif amp_dtype:
-        raise UsageError("--amp-dtype goes with --to TARGET (it says what CUDA's float16 autocast becomes there)")
-    profiler = Profiler(output, target=target, wait=wait, warmup=warmup, active=steps)
-    clock = StepClock(profiler, step_fn=step_fn, window=window)
-    with profiler, clock:
-        try:
-            code = run_here(script, module, args, passthrough=(EndScript,))
-        except EndScript:
-            code = 0
+            patch(target, amp_dtype=amp_dtype)
+        profiler = Profiler(output, target=target, wait=wait, warmup=warmup, active=steps)
+        clock = StepClock(profiler, step_fn=step_fn, window=window)
+        with profiler, clock:
+            try:
+                code = run_here(script, module, args, passthrough=(EndScript,))
+            except EndScript:
+                code = 0
+        outcome["code"] = code
     profiler.why_empty = None if profiler.result is not None else clock.why_no_profile()
     return code, profiler

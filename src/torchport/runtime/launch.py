@@ -12,6 +12,7 @@ script: `torchport ops record` and `torchport profile` use it.
 from __future__ import annotations
 
 import json
+import contextlib
 import os
 import runpy
 import shutil
@@ -81,6 +82,25 @@ def run(target: str, argv: list, *, module: Optional[str] = None, report: Option
         for folder in (report_dir, sim_dir):
             if folder:
                 shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def simulated(target: Optional[str], enabled: bool):
+    """Run the body on torchport's simulated `target` device when `enabled` (debug and profile's --simulate): the
+    stand-in vendor package is found by `patch()`, and the device's summary, with the exit code the body puts in
+    the dict it is given, is printed at the end."""
+    outcome = {"code": 1}   # the body sets the script's exit code here
+    if not enabled:
+        yield outcome
+        return
+    folder = _simulate(target, {})
+    try:
+        yield outcome
+    finally:
+        try:
+            _simulated(folder, target, outcome["code"])
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _simulate(target: Optional[str], options: dict) -> str:
