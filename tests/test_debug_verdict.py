@@ -492,3 +492,18 @@ def test_reordered_branches_are_aligned_by_what_they_are_and_a_fault_is_blamed_o
     assert faulty.only_a == faulty.only_b == 0
     first = faulty.first_divergence
     assert first is not None and first.a["module"].startswith("pb"), first.a["name"]
+
+
+def test_the_summary_says_which_steps_were_forwards_before_the_first_optimizer(tmp_path):
+    """A new user's trial (torchdiffeq 0.2.5): data made by forwards of a module before any optimizer existed counted
+    as 2487 steps, and the summary said 'a step: optimizer.step()' for all 2490."""
+    from torchport.debug.script import dump_script
+
+    script = tmp_path / "fit.py"
+    script.write_text("import torch\nf = torch.nn.Linear(2, 2)\nwith torch.no_grad():\n"
+                      "    data = [f(torch.ones(1, 2)) for _ in range(5)]\n"
+                      "opt = torch.optim.SGD(f.parameters(), lr=0.1)\n"
+                      "for y in data[:2]:\n    opt.zero_grad()\n    (f(torch.ones(1, 2)) - y).pow(2).sum().backward()\n"
+                      "    opt.step()\n")
+    code, dumper, step = dump_script(["python", str(script)], tmp_path / "d")
+    assert code == 0 and "optimizer.step()" in step and "the first 5 were top-level module forwards" in step, step

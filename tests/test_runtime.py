@@ -540,3 +540,28 @@ def test_imports_probes_event_methods_and_first_call_sites_in_the_report(tmp_pat
     assert data["redirected"]["torch.cuda.Event.record"] == 2 and data["redirected"]["torch.cuda.Event.elapsed_time"] == 1
     assert data["first_call"]["torch.cuda.CUDAGraph"].endswith("probe.py:2")
     assert data["first_call"]["torch.Tensor.cuda"].endswith("probe.py:4")
+
+
+@pytest.mark.subprocess
+@pytest.mark.torch
+def test_a_disabled_autocast_is_not_said_to_run_as_bfloat16(tmp_path):
+    """A new user's trial (schedulefree 1.4.1 with --no-amp): autocast(enabled=False) and
+    torch.cuda.amp.autocast(enabled=False) were counted as 'torch.autocast(float16)' and the report said CUDA's
+    float16 ran as bfloat16, though no AMP ran at all."""
+    path = script(tmp_path, "off.py", """\
+        import torch
+        lin = torch.nn.Linear(2, 2)
+        with torch.autocast("cuda", enabled=False):
+            a = lin(torch.ones(1, 2))
+        with torch.autocast("cuda", torch.float16, False):
+            b = lin(torch.ones(1, 2))
+        with torch.cuda.amp.autocast(enabled=False):
+            c = lin(torch.ones(1, 2))
+        print(a.dtype, b.dtype, c.dtype)
+        """)
+    report = tmp_path / "r.json"
+    code, out, err = torchport_run("--to", "cpu", "--report", str(report), str(path))
+    assert code == 0 and out.split() == ["torch.float32"] * 3, out + err
+    data = json.loads(report.read_text())
+    assert data["notes"] == [] and "torch.autocast(float16)" not in data["redirected"], data
+    assert "bfloat16" not in err

@@ -73,9 +73,14 @@ class _StepClock:
     def __init__(self, mode, last: Optional[int]):
         self.mode, self.last = mode, last
         self.training = False
+        self.forwards = self.optimizer_steps = 0   # the steps each rule ended
         self._undo: list = []
 
     def _tick(self) -> None:
+        if self.training:
+            self.optimizer_steps += 1
+        else:
+            self.forwards += 1
         self.mode.step()
         if self.last is not None and self.mode.step_index > self.last:
             raise _Done()
@@ -113,7 +118,12 @@ class _StepClock:
         return False
 
     def describe(self) -> str:
-        return "optimizer.step()" if self.training else "top-level module forward (no optimizer)"
+        if not self.training:
+            return "top-level module forward (no optimizer)"
+        if not self.forwards:
+            return "optimizer.step()"
+        return (f"optimizer.step(); the first {self.forwards} were top-level module forwards, before the script "
+                "created an optimizer")
 
 
 def run_script(command: list, mode, name: str, *, last: Optional[int] = None, target: Optional[str] = None,

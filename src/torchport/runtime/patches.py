@@ -285,7 +285,7 @@ def _amp_adapter(s: Session, api: str, new, spec: dict):
         for k, v in defaults.items():
             if kwargs.get(k) is None:
                 kwargs[k] = v
-        if "dtype" in kwargs and api.endswith("autocast"):
+        if "dtype" in kwargs and api.endswith("autocast") and kwargs.get("enabled", True):   # a disabled one runs no AMP
             kwargs["dtype"] = _amp_dtype(s, kwargs["dtype"])
         if spec["device"] == "first":
             return (device, *args), kwargs
@@ -653,6 +653,8 @@ def patch_amp(s: Session) -> None:
             args = (device, *args[1:])
         else:
             kwargs["device_type"] = device
+        if not kwargs.get("enabled", args[2] if len(args) > 2 else True):
+            return args, kwargs   # a disabled autocast runs no AMP: nothing to choose or to report
         if len(args) >= 2:
             args = (args[0], _amp_dtype(s, args[1]), *args[2:])
         else:
