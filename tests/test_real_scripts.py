@@ -320,3 +320,21 @@ def test_debug_and_profile_run_on_the_simulated_device(built, workdir):
     assert "simulated" in (out / "summary.md").read_text()
     p = run([sys.executable, "-m", "torchport", "debug", "nan", "--simulate", "--", "python", script], workdir)
     assert p.returncode == 2 and "--simulate go with --to" in p.stderr
+
+
+@pytest.mark.torch
+@pytest.mark.sim
+@pytest.mark.parametrize("target, setting", [("npu", "torch.npu.matmul.allow_hf32"),
+                                             ("mlu", "torch.backends.mlu.matmul.allow_tf32"),
+                                             ("musa", "torch.backends.mudnn.allow_tf32")])
+def test_cudas_tf32_setting_sets_the_targets_under_run(built, workdir, target, setting):
+    """A new user's trial: `torch.backends.cuda.matmul.allow_tf32 = True` left the target's math mode alone (the
+    simulated npu kept allow_hf32 False) and the report said nothing."""
+    script = workdir / "tf32.py"
+    script.write_text(f"import torch\nbefore = {setting}\ntorch.backends.cuda.matmul.allow_tf32 = not before\n"
+                      f"print('flipped', {setting} == (not before))\n")
+    report = workdir / "r.json"
+    p = run([sys.executable, "-m", "torchport", "run", "--to", target, "--simulate", "--report", str(report),
+             str(script)], workdir)
+    assert p.returncode == 0 and "flipped True" in p.stdout, p.stdout + p.stderr[-2000:]
+    assert json.loads(report.read_text())["redirected"]["torch.backends.cuda.matmul.allow_tf32 (set)"] == 1

@@ -565,3 +565,24 @@ def test_a_disabled_autocast_is_not_said_to_run_as_bfloat16(tmp_path):
     data = json.loads(report.read_text())
     assert data["notes"] == [] and "torch.autocast(float16)" not in data["redirected"], data
     assert "bfloat16" not in err
+
+
+@pytest.mark.subprocess
+@pytest.mark.torch
+def test_cudas_math_settings_set_the_targets_and_are_counted(tmp_path):
+    """A new user's trial (schedulefree 1.4.1): `torch.backends.cuda.matmul.allow_tf32 = True` under run left the
+    target's setting untouched and the report silent, while convert maps it (npu: torch.npu.matmul.allow_hf32)."""
+    path = script(tmp_path, "tf32.py", """\
+        import torch
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cudnn.benchmark = True
+        print("tf32", torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+        """)
+    report = tmp_path / "r.json"
+    code, out, err = torchport_run("--to", "cpu", "--report", str(report), str(path))
+    assert code == 0 and "tf32 True False" in out, out + err
+    data = json.loads(report.read_text())
+    assert data["noop"]["torch.backends.cuda.matmul.allow_tf32 (set)"] == 1
+    assert data["noop"]["torch.backends.cudnn.benchmark (set)"] == 1
+    # the mapping to the target's setting: test_real_scripts, on the simulated npu, mlu and musa

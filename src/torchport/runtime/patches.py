@@ -19,7 +19,7 @@ import types
 from ..kb.apimap import ADAPT, MAP, UNSUPPORTED, ApiMap
 from ..kb import catalog
 from . import standins
-from .callers import redirects, tells_target
+from .callers import kind_of_file, redirects, tells_target
 from .session import Session, TorchportMissing
 
 _DEVICE_IN_SIGNATURE = re.compile(r"\bdevice\s*[=:]")
@@ -784,8 +784,54 @@ def _counted(s: Session, api: str, fn):
     return call
 
 
+# The objects holding CUDA's math settings (allow_tf32 ...): setting one also sets the target's counterpart.
+BACKEND_FLAG_HOLDERS = ("torch.backends.cuda.matmul", "torch.backends.cudnn")
+BACKEND_FLAGS = ("allow_tf32", "allow_fp16_reduced_precision_reduction", "allow_bf16_reduced_precision_reduction",
+                 "benchmark", "deterministic", "enabled")
+
+
+def patch_backend_flags(s: Session) -> None:
+    """`torch.backends.cuda.matmul.allow_tf32 = True` and `torch.backends.cudnn.allow_tf32 = ...`: the target data's
+    counterpart is set too (torch.npu.matmul.allow_hf32, torch.backends.mlu.matmul.allow_tf32 ...) and counted, so
+    the math mode the script (or a library it calls: accelerate's tf32) asked for is the one the target runs; a
+    setting with no counterpart changes nothing on the target and is counted as such (a no-op)."""
+    api_map = ApiMap(s.target)
+    for holder_name in BACKEND_FLAG_HOLDERS:
+        holder = s.torch
+        for part in holder_name.split(".")[1:]:
+            holder = getattr(holder, part, None)
+        if holder is None:
+            continue
+        plan = {}
+        for flag in BACKEND_FLAGS:
+            r = api_map.resolve(f"{holder_name}.{flag}")
+            plan[flag] = r.new if r is not None and r.kind == MAP else None
+        base = type(holder)
+
+        def __setattr__(self, name, value, _plan=plan, _base=base, _holder=holder_name):
+            _base.__setattr__(self, name, value)
+            if name not in _plan or kind_of_file(sys._getframe(1).f_code.co_filename) == "torch":
+                return   # torch's own code (torch.backends.cudnn.flags) keeps to CUDA's settings
+            new = _plan[name]
+            if new is None:
+                s.count(f"{_holder}.{name} (set)", "noop", f"{_holder}.{name} has no counterpart on {s.title}")
+                return
+            owner_path, leaf = new.rsplit(".", 1)
+            owner = s.torch
+            for part in owner_path.split(".")[1:]:
+                owner = getattr(owner, part, None)
+            if owner is None:
+                s.count(f"{_holder}.{name} (set)", "noop", f"{new} is not in the installed {s.target.namespace}")
+                return
+            setattr(owner, leaf, value)
+            s.count(f"{_holder}.{name} (set)", "redirected", f"also sets {new}")
+
+        s.patcher.set_class(holder, type(base.__name__, (base,), {"__setattr__": __setattr__,
+                                                                 "__module__": base.__module__}))
+
+
 PATCHES = (patch_namespace, patch_factories, patch_device_types, patch_tensor, patch_module, patch_load,
-           patch_distributed, patch_data_parallel, patch_amp, patch_profiler, patch_random)
+           patch_distributed, patch_data_parallel, patch_amp, patch_profiler, patch_random, patch_backend_flags)
 
 
 def apply_all(s: Session) -> None:

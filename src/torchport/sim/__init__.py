@@ -253,7 +253,7 @@ def _start(t, count: int, fallback: tuple, rng_mode: str, torch_version: Optiona
     module = namespace.build(t, ext, rng_mode == "device", chip)
     torch._register_device_module(t.device, module)
     sys.modules[f"torch.{t.device}"] = module
-    namespace.provide_converted_names(t)
+    namespace.provide_converted_names(t, chip.rules.get("setting_defaults", {}))
     torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True,
                                                          for_packed_sequence=True)
     ops = operators.op_list(t, torch_version or torch.__version__.split("+")[0])

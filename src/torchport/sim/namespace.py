@@ -19,6 +19,7 @@ import re
 import sys
 import types
 import warnings
+from typing import Optional
 
 import torch
 
@@ -505,9 +506,11 @@ SETTINGS = {"allow_tf32": False, "allow_hf32": False, "enabled": True, "benchmar
 MARKERS = ("range_push", "range_pop", "mark", "range_start", "range_end", "range")
 
 
-def provide_converted_names(target) -> list:
-    """Create what the converter's target names need under torch.backends.* and the vendor namespace;
-    the names that still cannot be reached (for the tests: should be none)."""
+def provide_converted_names(target, defaults: Optional[dict] = None) -> list:
+    """Create what the converter's target names need under torch.backends.* and the vendor namespace (a setting's
+    value: the chip's `setting_defaults` for its full name, else SETTINGS by its last part); the names that still
+    cannot be reached (for the tests: should be none)."""
+    defaults = defaults or {}
     missing = []
     for name in sorted(d.value for d in target.names.values() if d.kind == "new" and d.value.startswith("torch.")):
         parts = name.split(".")
@@ -522,7 +525,7 @@ def provide_converted_names(target) -> list:
                     setattr(obj, part, nxt)
                 obj = nxt
             if not hasattr(obj, leaf) or isinstance(getattr(obj, leaf), _Unmodelled):
-                setattr(obj, leaf, SETTINGS.get(leaf, _marker))
+                setattr(obj, leaf, defaults.get(name, SETTINGS.get(leaf, _marker)))
             continue
         obj = torch
         try:
