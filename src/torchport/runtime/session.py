@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import types
 import warnings
 from typing import Optional
 
