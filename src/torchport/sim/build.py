@@ -31,10 +31,14 @@ from ..core.cache import cache_root
 from ..core.errors import UsageError
 
 SOURCE = Path(__file__).resolve().parent / "csrc" / "simdevice.cpp"
+# -fmacro-prefix-map: torch's warnings name the file they come from (__FILE__); it is simdevice.cpp, not the path of
+# the checkout that built the cached library (a temporary clone's /tmp/... showed in every user's warnings)
+FLAGS = ("-O2", f"-fmacro-prefix-map={SOURCE.parent}{os.sep}=")
 
 
 def _identity(torch_version: str) -> dict:
-    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:12]
+    flags = " ".join(f.split("=")[0] for f in FLAGS)   # the flags, less the checkout's path
+    digest = hashlib.sha256(SOURCE.read_bytes() + flags.encode()).hexdigest()[:12]
     py = f"{sys.version_info.major}{sys.version_info.minor}"
     return {"torch": torch_version, "python": py, "source": digest,
             "name": f"torchport_simdevice_{digest}"}
@@ -206,7 +210,7 @@ def _build(folder: Path, ident: dict, record: Path, verbose: bool):
     try:
         with contextlib.redirect_stdout(log) if not verbose else contextlib.nullcontext():
             module = cpp_extension.load(ident["name"], [str(SOURCE)], build_directory=str(folder),
-                                        extra_cflags=["-O2"], verbose=verbose)
+                                        extra_cflags=list(FLAGS), verbose=verbose)
     except (RuntimeError, OSError, SystemExit, subprocess.SubprocessError) as e:   # a compiler that fails to run
         first = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
         raise UsageError(f"building the simulated device failed ({first}); "
