@@ -48,7 +48,7 @@ from torchport.converter import run as converter_run  # noqa: E402
 from torchport import ckpt  # noqa: E402
 from torchport.converter.run import Converter  # noqa: E402
 from torchport.core import command, textfile, words  # noqa: E402
-from torchport.doctor import checks, explain, stack  # noqa: E402
+from torchport.doctor import checks, explain, families, stack  # noqa: E402
 from torchport.kb import packages  # noqa: E402
 from torchport.porting import api as porting_api  # noqa: E402
 from torchport.porting import buildglue, engine, lexer  # noqa: E402
@@ -148,6 +148,77 @@ def _kb_cases() -> list:
                 around("", "a", "_impl: implementation for device cuda"),
                 repeated("x_impl: implementation for device "), repeated("malloc:"), repeated("mlu270"))))
     return out
+
+
+def _families_cases() -> list:
+    """doctor/families.py: each regex on near-misses of what it looks for, and each vendor status pattern of
+    kb/error_families.toml as _statuses() compiles it."""
+    f = families
+    cases = [
+        regex("doctor.families._TOKEN", f._TOKEN, "findall", repeated("a.+-"), repeated("a")),
+        regex("doctor.families._PART", f._PART, "findall", repeated("a1_"), repeated("a")),
+        regex("doctor.families._LIBRARY", f._LIBRARY, "findall", repeated("a"), repeated("a.so."), repeated("liba.so.1."),
+              repeated("a-"), repeated(".so")),
+        regex("doctor.families._MISSING_WORDS", f._MISSING_WORDS, "search", repeated("cannot ope"), repeated("could not")),
+        regex("doctor.families._HCCL_CODE", f._HCCL_CODE, "search", repeated("HCCL"), repeated("HCCL error code is ")),
+        regex("doctor.families._ACL_CODE", f._ACL_CODE, "search", repeated("error code is 1"), repeated("error code is ")),
+        regex("doctor.families._NOT_LINKED", f._NOT_LINKED, "search", repeated("not linked with support for a"),
+              around("not linked with support for ", "a")),
+        regex("doctor.families._IPEX_VERSION", f._IPEX_VERSION, "search", repeated("needs to work with PyTorch 1"),
+              around("needs to work with PyTorch ", "1."), around("needs to work with PyTorch 1, but PyTorch ", "a")),
+        regex("doctor.families._CPU_FALLBACK", f._CPU_FALLBACK, "search", repeated("operator 'a"),
+              around("operator '", "a:"), around("operator 'a' is not currently supported on the ", "a")),
+        regex("doctor.families._CANN_CODE", f._CANN_CODE, "finditer", repeated("EZ999"), repeated("EZ99999"),
+              repeated("-EZ9999")),
+        regex("doctor.families._PTA_CODE", f._PTA_CODE, "search", repeated("ERR0010"), repeated("ERR001000")),
+        regex("doctor.families._STAMP", f._STAMP, "sub", around("[PID: ", "1"), around("2025-01-01 ", "1:"),
+              repeated(" ")),
+        regex("doctor.families._COULD_NOT_RUN", f._COULD_NOT_RUN, "search", repeated("Could not run 'a"),
+              around("Could not run '", "a:")),
+        regex("doctor.families._NO_DTYPE", f._NO_DTYPE, "search", repeated("a"), repeated("a:"), repeated('"a" not '),
+              around("", "a", " not implemented for 'x")),
+        regex("doctor.families._AUTOLOAD", f._AUTOLOAD, "search", repeated("Failed to load the backend extension: a."),
+              around("Failed to load the backend extension: ", "a.")),
+        regex("doctor.families._CANN_PAIR", f._CANN_PAIR, "search", repeated("CANN package version a and "),
+              around("CANN package version ", "a")),
+        regex("doctor.families._VENDOR_PACKAGE", f._VENDOR_PACKAGE, "search", repeated("torch_npux"), repeated("torch_")),
+        regex("doctor.families._TORCH_VERSION_CHECK", f._TORCH_VERSION_CHECK, "search", repeated("torch version "),
+              around("torch version ", "a")),
+        regex("doctor.families._OOM_ASKED", f._OOM_ASKED, "search", repeated("out of memory. Tried to allocate 1"),
+              around("out of memory. Tried to allocate ", "1.")),
+        regex("doctor.families._OOM_FREE", f._OOM_FREE, "search", repeated("of which 1"), repeated("; 1"),
+              around("of which ", "1.")),
+        regex("doctor.families._ONE_BLOCK_LIMIT", f._ONE_BLOCK_LIMIT, "search",
+              repeated("can NOT allocate memory block with size larger than ")),
+        regex("doctor.families._CANN_DTYPE", f._CANN_DTYPE, "search", repeated("DT_A_"), around("DT_", "A"),
+              repeated("aDT_A")),
+        regex("doctor.families._REFUSED", f._REFUSED, "search", repeated("not suppor"), repeated("unsupporte")),
+        regex("doctor.families._CANN_OP", f._CANN_OP, "search", repeated("aclnn"), around("aclnn", "A"),
+              repeated("Op ["), repeated("op [")),
+        regex("doctor.families._DCMI", f._DCMI, "search", repeated("ret is -80"), repeated("return code = ")),
+        regex("doctor.families._EXCEPTION", f._EXCEPTION, "search", around("", "a"), around("", "a."),
+              around("[rank1]: ", " ")),
+        regex("doctor.families._UNDEFINED", f._UNDEFINED, "search", repeated("undefined symbol"),
+              around("undefined symbol: ", "a")),
+        regex("doctor.families._LINK_UNDEFINED", f._LINK_UNDEFINED, "search", repeated("undefined reference to `a"),
+              around("undefined reference to `", "a")),
+        regex("doctor.families._NO_MODULE", f._NO_MODULE, "search", repeated("No module named 'a"),
+              around("No module named ", "a.")),
+        regex("doctor.families._NO_ATTRIBUTE", f._NO_ATTRIBUTE, "search", repeated("module 'torch_npu."),
+              around("module 'torch_npu", ".a"), repeated("cannot import name 'a' from 'torch_npu")),
+        regex("doctor.families._NO_HEADER", f._NO_HEADER, "search", repeated("fatal error: a.h"),
+              around("fatal error: ", "a."), around("fatal error: ", "a/")),
+        regex("doctor.families._DYNAMO", f._DYNAMO, "search", repeated("torch._dynamo.exc."),
+              repeated("BackendCompilerFailed: backend='a")),
+        regex("doctor.families._MANGLED", f._MANGLED, "match", around("_ZN", "1")),
+        regex("doctor.families._ACL_TEXT", f._ACL_TEXT, "search", repeated("[Error]: a "), around("[Error]: ", " "),
+              around("[Error]:", " ", "")),
+    ]
+    for k, (rx, status) in enumerate(f._statuses()):
+        head = status["pattern"].split("(")[0].split("\\")[0] or "x"
+        cases.append(regex(f"kb/error_families.toml [[status]] {status['id']}", rx, "search", repeated(head),
+                           around(head, " "), around(head + " in: ", "a"), repeated("a")))
+    return cases
 
 
 def _doctor_version_cases() -> list:
@@ -310,6 +381,10 @@ CASES = [
     regex("doctor.explain._WORD", explain._WORD, "findall", repeated("ab"), repeated("a ")),
     regex("doctor.explain._EXCEPTION_LINE", explain._EXCEPTION_LINE, "finditer", around("", "a", " x"),
           around("", "Error", "x"), repeated("[rank1]: a\n"), repeated("\n \t"), around("", "a.", " ")),
+    regex("doctor.explain._WARNING", explain._WARNING, "search", repeated("Warning"), around("", " ", "[W"),
+          around("rank1]:", " "), repeated("[WARNIN")),
+    regex("doctor.explain._ERROR_WORD", explain._ERROR_WORD, "search", repeated("Errorx"), repeated("aERROR")),
+    *_families_cases(),
     function("doctor.explain.unexplained (a traceback per line, none explained)", lambda text: explain.unexplained(
         text, []), repeated("Traceback (most recent call last)\nValueError: x\n"), repeated("E\nValueError\n")),
     *_kb_cases(),
@@ -395,6 +470,7 @@ DYNAMIC = {
     "torchport.porting.engine.load_map": "porting.engine.PortMap.kept (hip)",
     "torchport.porting.lexer._compile": "porting.lexer._TOKEN",
     "torchport.doctor.explain._compiled": "kb/errors.toml ...",
+    "torchport.doctor.families._statuses": "kb/error_families.toml [[status]] ...",
     "torchport.doctor.stack.read_version": "backends/<target>.toml doctor.toolkit.pattern ...",
 }
 

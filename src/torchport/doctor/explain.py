@@ -36,8 +36,8 @@ _NEWLINE = re.compile(r"\n")
 MIN_SIMILARITY = 0.30
 # A warning line: "[W compiler_depend.ts:51] Warning: ...", "UserWarning: ...", "WARNING 10-22 ...", unless it
 # reports an error too
-_WARNING = re.compile(r"^(?!.*(?:\bError\b|\bERROR\b|\w+Error:))(?:.*\b\w*Warning:|\W*(?:\[?rank\d+\]?:\s*)?\[W[\d ]|"
-                      r"\W*WARNING\b|.*\[WARNING\])")
+_WARNING = re.compile(r"Warning:|^\W*(?:rank\d+\]?:\s*)?\[W[\d ]|^\W*WARNING\b|\[WARNING\]")
+_ERROR_WORD = re.compile(r"Error\b|\bERROR\b")
 _ERROR_LINE = re.compile(r"error|exception|failed|not found|cannot|could not|traceback|undefined|denied|invalid",
                          re.IGNORECASE)
 
@@ -82,6 +82,10 @@ class Match:
     also: tuple = ()     # the other lines where the same error is found (another rank, a retry)
 
 
+def _is_warning(line: str) -> bool:
+    return bool(_WARNING.search(line)) and not _ERROR_WORD.search(line)
+
+
 def readable(text: str) -> str:
     """The log as lines: one inside a JSON or HTTP error body has its newlines escaped ("\\n")."""
     if text.count("\\n") > max(2, text.count("\n")):
@@ -117,7 +121,7 @@ def explain(text: str, target: Optional[str] = None, nearest: int = 3) -> tuple:
             found.append(Match(error, n, lines[n - 1].strip() if n - 1 < len(lines) else ""))
     # a warning (the vendor's CPU fallback, an optional library not loaded) or an answer that points to other lines
     # comes after the errors the log ends with
-    found.sort(key=lambda m: (m.error.defers or bool(_WARNING.search(m.text)), m.line, m.error.id))
+    found.sort(key=lambda m: (m.error.defers or _is_warning(m.text), m.line, m.error.id))
     if found:
         return found, []
     vendors = vendors_in(text)   # a guess never offers another vendor's fix, nor one where the log names no vendor

@@ -31,14 +31,14 @@ _CANN_CODE = re.compile(r"(?<![\w-])([EW][A-Z0-9]\d{4})(?![\w-])")
 _PTA_CODE = re.compile(r"(?<![\w-])ERR(\d\d)(\d{3})(?![\w-])")   # torch_npu's ERR00100 PTA call acl api failed
 _STAMP = re.compile(r"^(?:\[PID:\s*\d+\]\s*)?(?:\d{4}-\d\d-\d\d(?:[-\s][\d:.-]+)?\s*)?")   # "[PID: 1] 2025-01-01-10:00:00.123 "
 _COULD_NOT_RUN = re.compile(r"Could not run '([\w:.]+)' with arguments from the '(\w+)' backend")
-_NO_DTYPE = re.compile(r"\"?([\w:.]+)\"? not implemented for '(\w+)'")   # AT_DISPATCH's "addmm_cuda" not implemented for 'Bool'
+_NO_DTYPE = re.compile(r"(?<![\w:.])\"?([\w:.]+)\"? not implemented for '(\w+)'")   # AT_DISPATCH's "addmm_cuda" not implemented for 'Bool'
 _AUTOLOAD = re.compile(r"Failed to load the backend extension: (\w+(?:\.\w+)*)")
 _CANN_PAIR = re.compile(r"CANN package version (\S+) and PyTorch version (\S+) do not match")
 _VENDOR_PACKAGE = re.compile(r"\b(torch_npu|torch_mlu|torch_musa)\b")
-_TORCH_VERSION_CHECK = re.compile(r"(?:torch|pytorch) version\b[^\n]*\b(?:must|should|requires?|needs?|but|expected)\b",
+_TORCH_VERSION_CHECK = re.compile(r"(?:torch|pytorch) version\b[^\n]{0,200}?\b(?:must|should|requires?|needs?|but|expected)\b",
                                   re.IGNORECASE)
 _UNDEFINED = re.compile(r"undefined symbol:?\s*([\w$.@]+)", re.IGNORECASE)
-_LINK_UNDEFINED = re.compile(r"undefined reference to [`'\u2018\"]([^'\u2019\"]+)['\u2019\"]")
+_LINK_UNDEFINED = re.compile(r"undefined reference to [`'\u2018\"]([^'\u2019\"\n]{1,500})['\u2019\"]")
 _NO_MODULE = re.compile(r"No module named ['\"]?([\w.]+)['\"]?")
 _NO_ATTRIBUTE = re.compile(r"module ['\"]((?:torch_npu|torch_mlu|torch_musa|intel_extension_for_pytorch|torch\.(?:npu|mlu|"
                            r"musa|xpu))(?:\.\w+)*)['\"] has no attribute ['\"](\w+)['\"]|cannot import name ['\"](\w+)['\"] "
@@ -51,9 +51,8 @@ _SIZE = r"([\d.]+) ?([KMGT]i?B|bytes)"
 _OOM_ASKED = re.compile(r"out of memory\. Tried to allocate " + _SIZE, re.IGNORECASE)
 _OOM_FREE = re.compile(r"of which " + _SIZE + r" is free|;\s*" + _SIZE + r" free\b", re.IGNORECASE)
 _ONE_BLOCK_LIMIT = re.compile(r"can NOT allocate memory block with size larger than (\w+)", re.IGNORECASE)
-_CANN_DTYPE = re.compile(r"\bDT_([A-Z0-9]+)\b[^\n]*?\b(?:not support|not implemented|unsupported|is not supported|"
-                         r"does not support)|\b(?:not support|not implemented|unsupported)[^\n]*?\bDT_([A-Z0-9]+)\b",
-                         re.IGNORECASE)
+_CANN_DTYPE = re.compile(r"\bDT_([A-Z0-9]+)\b")   # a dtype as CANN names it, on a line that says it is refused
+_REFUSED = re.compile(r"not support|not implemented|unsupported", re.IGNORECASE)
 _CANN_OP = re.compile(r"\baclnn([A-Z]\w*?)(?:GetWorkspaceSize)?\b|\bOp(?:type)? \[?(\w+)|\bop\s*\[(\w+)\]")
 _EXCEPTION = re.compile(r"^\W*(?:\[rank\d+\]:\s*)?[A-Za-z_][\w.]*(?:Error|Exception):\s*\S")
 _DCMI = re.compile(r"\b(?:ret|return code|error code|errno)\s*(?:is|=|:)?\s*(-80\d\d)\b", re.IGNORECASE)
@@ -169,10 +168,11 @@ def _one_block_limit(line: str, vendors: set) -> Optional[dict]:
 
 def _cann_dtype(line: str, vendors: set) -> Optional[dict]:
     m = _CANN_DTYPE.search(line)
-    if not m or not vendors <= {"npu"}:
+    if not m or not vendors <= {"npu"} or not _REFUSED.search(line):
         return None
-    dtype = m.group(1) or m.group(2)
-    op = next((g for g in (_CANN_OP.search(line) or re.match("()", "")).groups() if g), "the operator")
+    dtype = m.group(1)
+    named = _CANN_OP.search(line)
+    op = next((g for g in named.groups() if g), "the operator") if named else "the operator"
     return _error("family:cann-dtype", "npu", f"{op} does not take {dtype} on this NPU",
                   f"CANN's {op} kernel was called with a {dtype} input, which this chip (or this CANN release) does "
                   "not support for it: the message names the dtype. torch_npu counts bfloat16 as supported only from "
