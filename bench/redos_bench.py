@@ -214,7 +214,7 @@ def _families_cases() -> list:
         regex("doctor.families._ACL_TEXT", f._ACL_TEXT, "search", repeated("[Error]: a "), around("[Error]: ", " "),
               around("[Error]:", " ", "")),
     ]
-    for k, (rx, status) in enumerate(f._statuses()):
+    for rx, status in f._statuses():
         head = status["pattern"].split("(")[0].split("\\")[0] or "x"
         cases.append(regex(f"kb/error_families.toml [[status]] {status['id']}", rx, "search", repeated(head),
                            around(head, " "), around(head + " in: ", "a"), repeated("a")))
