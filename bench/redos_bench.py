@@ -211,6 +211,11 @@ def _families_cases() -> list:
         regex("doctor.families._DYNAMO", f._DYNAMO, "search", repeated("torch._dynamo.exc."),
               repeated("BackendCompilerFailed: backend='a")),
         regex("doctor.families._MANGLED", f._MANGLED, "match", around("_ZN", "1")),
+        regex("doctor.families._PORT_TAKEN", f._PORT_TAKEN, "search", repeated("listen on ip["),
+              around("listen on ip[", "a"), repeated("errno 9"), repeated("Address already in us")),
+        regex("doctor.families._OCLOC", f._OCLOC, "search", repeated("oclo"), repeated("Build failed with error cod")),
+        regex("doctor.families._NEUWARE_HOME", f._NEUWARE_HOME, "search", repeated("NEUWARE_HOME "),
+              around("NEUWARE_HOME", " ")),
         regex("doctor.families._ACL_TEXT", f._ACL_TEXT, "search", repeated("[Error]: a "), around("[Error]: ", " "),
               around("[Error]:", " ", "")),
     ]

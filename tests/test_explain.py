@@ -446,3 +446,25 @@ def test_a_log_inside_a_json_body_is_read_as_lines():
     body = json.dumps({"detail": "RuntimeError: x\nEE1001: [PID: 1] The argument is invalid. Reason: bad\nmore\nmore"})
     matches, _ = explain("HTTP 500: " + body)
     assert [m.error.id for m in matches] == ["family:cann-EE1001"] and matches[0].line == 2
+
+
+@pytest.mark.parametrize("text, expected, words", [
+    ("AttributeError: module 'triton.language.extra.cann.libdevice' has no attribute 'pow'",
+     "family:triton-api-missing", "not releases made for each other"),
+    ("RuntimeError: The server socket has failed to listen on any local network address. port: 29500, code: -98, "
+     "name: EADDRINUSE, message: address already in use", "family:port-taken", "MASTER_PORT"),
+    ("[HCCL] [HcclSocket][Listen] socket listen on ip[10.0.0.1] and port[60000] fail", "family:port-taken",
+     "HCCL_IF_BASE_PORT"),
+    ("ModuleNotFoundError: No module named 'dlinfer'", "package:dlinfer", "dlinfer-ascend"),
+    ("CMake Error: NEUWARE_HOME is not set", "family:neuware-home", "export NEUWARE_HOME"),
+    ("xpu build: ocloc: Build failed with error code: -11", "family:xpu-aot-build", "TORCH_XPU_ARCH_LIST"),
+    ("INFO vllm.engine starting\ntorch.OutOfMemoryError: NPU out of memory. Tried to allocate 64.00 MiB (NPU 0; "
+     "60.96 GiB total capacity; 58.1 GiB already allocated; 12.3 MiB free)", "family:oom-in-server",
+     "--gpu-memory-utilization"),
+])
+def test_frameworks_ports_and_toolchains(text, expected, words):
+    """Triton that is not the calling library's, a port taken by a leftover rank, a framework's device adapter,
+    the Neuware SDK's home, Intel's ahead-of-time compile, an inference server that reserves the memory first."""
+    matches, _ = explain(text)
+    assert matches[0].error.id == expected, [m.error.id for m in matches]
+    assert words in matches[0].error.cause + matches[0].error.fix

@@ -40,12 +40,17 @@ _TORCH_VERSION_CHECK = re.compile(r"(?:torch|pytorch) version\b[^\n]{0,200}?\b(?
 _UNDEFINED = re.compile(r"undefined symbol:?\s*([\w$.@]+)", re.IGNORECASE)
 _LINK_UNDEFINED = re.compile(r"undefined reference to [`'\u2018\"]([^'\u2019\"\n]{1,500})['\u2019\"]")
 _NO_MODULE = re.compile(r"No module named ['\"]?([\w.]+)['\"]?")
-_NO_ATTRIBUTE = re.compile(r"module ['\"]((?:torch_npu|torch_mlu|torch_musa|intel_extension_for_pytorch|torch\.(?:npu|mlu|"
-                           r"musa|xpu))(?:\.\w+)*)['\"] has no attribute ['\"](\w+)['\"]|cannot import name ['\"](\w+)['\"] "
-                           r"from ['\"]((?:torch_npu|torch_mlu|torch_musa|intel_extension_for_pytorch)(?:\.\w+)*)['\"]")
+_NO_ATTRIBUTE = re.compile(r"module ['\"]((?:torch_npu|torch_mlu|torch_musa|intel_extension_for_pytorch|triton|torch\.(?:npu|"
+                           r"mlu|musa|xpu))(?:\.\w+)*)['\"] has no attribute ['\"](\w+)['\"]|cannot import name ['\"](\w+)['\"] "
+                           r"from ['\"]((?:torch_npu|torch_mlu|torch_musa|intel_extension_for_pytorch|triton)(?:\.\w+)*)['\"]")
 _NO_HEADER = re.compile(r"fatal error: ['\"]?([\w./+-]+\.(?:h|hpp|hxx|cuh|muh))['\"]?:? (?:No such file|file not found)",
                         re.IGNORECASE)
 _DYNAMO = re.compile(r"torch\._(?:dynamo|inductor)\.exc\.(\w+)|BackendCompilerFailed: backend='(\w+)'")
+_PORT_TAKEN = re.compile(r"Address already in use|errno:? ?98\b|EADDRINUSE|listen on ip\[[^\]\n]{0,80}\] and "
+                         r"port\[(\d+)\] fail", re.IGNORECASE)
+_OCLOC = re.compile(r"\bocloc\b|Build failed with error code|Compilation from IR - SPIR-V to native binary failed")
+_NEUWARE_HOME = re.compile(r"NEUWARE_HOME\b[^\n]{0,120}?(?:not set|not found|No such file|does not exist|is empty|"
+                           r"invalid)", re.IGNORECASE)
 _MANGLED = re.compile(r"^_ZN?K?(\d+)")   # _ZN3c1010TensorTypeC1Ev -> 3 -> "c10"
 _SIZE = r"([\d.]+) ?([KMGT]i?B|bytes)"
 _OOM_ASKED = re.compile(r"out of memory\. Tried to allocate " + _SIZE, re.IGNORECASE)
@@ -116,10 +121,12 @@ def refinements(text: str) -> list:
     error whose free memory exceeds the request, a platform's limit on one allocation, a CANN operator refusing a
     dtype.  `explain` puts each in place of the entries matching its line."""
     vendors = vendors_in(text)
+    low = text.lower()
+    words = set(_TOKEN.findall(low)) | set(_PART.findall(low))
     out = []
     for n, line in enumerate(text.splitlines(), 1):
         for refine in REFINERS:
-            error = refine(line, vendors)
+            error = refine(line, vendors, words)
             if error is not None:
                 out.append((n, error))
                 break
@@ -130,7 +137,7 @@ def _bytes(number: str, unit: str) -> float:
     return float(number) * 1024 ** "BKMGT".index(unit[0].upper() if unit != "bytes" else "B")
 
 
-def _oom_with_free_memory(line: str, vendors: set) -> Optional[dict]:
+def _oom_with_free_memory(line: str, vendors: set, words: set) -> Optional[dict]:
     asked, free = _OOM_ASKED.search(line), _OOM_FREE.search(line)
     if not (asked and free):
         return None
@@ -152,7 +159,7 @@ def _oom_with_free_memory(line: str, vendors: set) -> Optional[dict]:
                   "free\", c10/cuda and c10/xpu CachingAllocator; the vendors' copies print the same)", line.strip())
 
 
-def _one_block_limit(line: str, vendors: set) -> Optional[dict]:
+def _one_block_limit(line: str, vendors: set, words: set) -> Optional[dict]:
     m = _ONE_BLOCK_LIMIT.search(line)
     if not m:
         return None
@@ -166,7 +173,7 @@ def _one_block_limit(line: str, vendors: set) -> Optional[dict]:
                   "the 4 GB stateful limit)", line.strip())
 
 
-def _cann_dtype(line: str, vendors: set) -> Optional[dict]:
+def _cann_dtype(line: str, vendors: set, words: set) -> Optional[dict]:
     m = _CANN_DTYPE.search(line)
     if not m or not vendors <= {"npu"} or not _REFUSED.search(line):
         return None
@@ -187,7 +194,7 @@ def _cann_dtype(line: str, vendors: set) -> Optional[dict]:
                   "Ascend910B1)", line.strip())
 
 
-def _xpu_large_request(line: str, vendors: set) -> Optional[dict]:
+def _xpu_large_request(line: str, vendors: set, words: set) -> Optional[dict]:
     asked = _OOM_ASKED.search(line)
     if not (asked and "xpu" in line.lower() and _bytes(*asked.groups()) >= 4 * 1024 ** 3):
         return None
@@ -202,7 +209,28 @@ def _xpu_large_request(line: str, vendors: set) -> Optional[dict]:
                   "csrc/gpu/runtime/CachingDeviceAllocator.cpp (the 4 GB limit)", line.strip(), confidence="weak")
 
 
-REFINERS = (_xpu_large_request, _oom_with_free_memory, _one_block_limit, _cann_dtype)
+SERVERS = {"vllm": "--gpu-memory-utilization", "vllm_ascend": "--gpu-memory-utilization",
+           "sglang": "--mem-fraction-static", "lmdeploy": "--cache-max-entry-count", "mindie": "its npuMemSize setting"}
+
+
+def _oom_in_server(line: str, vendors: set, words: set) -> Optional[dict]:
+    """An out-of-memory error in an inference server, which reserves most of the device for its KV cache first."""
+    server = next((w for w in SERVERS if w in words), None)
+    if server is None or not _OOM_ASKED.search(line):
+        return None
+    on = next(iter(sorted(vendors))) if len(vendors) == 1 else "any"
+    return _error("family:oom-in-server", on, f"Out of memory in {server}, which reserves the device's memory first",
+                  f"{server} takes a fixed share of the device's memory for its KV cache when it starts, and what is "
+                  "left must hold the model's activations, the graphs it captures and any draft model; the request "
+                  "that failed did not fit in that rest.",
+                  f"Lower the reserved share ({SERVERS[server]}), or the work per step (maximum sequences, model "
+                  "length, prefill chunk size), or use more devices (tensor parallelism); other processes on the "
+                  "device count too (npu-smi info / the vendor's tool).",
+                  "the servers' memory settings (vLLM gpu_memory_utilization, SGLang mem_fraction_static, LMDeploy "
+                  "cache_max_entry_count)", line.strip(), confidence="weak")
+
+
+REFINERS = (_xpu_large_request, _oom_with_free_memory, _one_block_limit, _oom_in_server, _cann_dtype)
 
 
 def family_errors(text: str, covered: set) -> list:
@@ -652,6 +680,16 @@ def _vendor_api_missing(line: str, vendors: set, log: "Log") -> Optional[dict]:
     module, name = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
     package = {"torch.npu": "torch_npu", "torch.mlu": "torch_mlu", "torch.musa": "torch_musa", "torch.xpu": "torch"}.get(
         ".".join(module.split(".")[:2]), module.split(".")[0])
+    if package == "triton":
+        return _error("family:triton-api-missing", "any", f"The installed Triton has no {module}.{name}",
+                      f"The calling library (a kernel library such as FlagGems, an inference engine, torch.compile's "
+                      f"generated code) uses {module}.{name}, which the installed Triton does not have: the device's "
+                      "Triton (triton-ascend, the vendors' Triton builds for MLU and MUSA, Intel's XPU backend) and "
+                      "that library are not releases made for each other.",
+                      "Install the Triton release the library's own docs pair with it for this device (the vendor's "
+                      "Triton build, not the PyPI CUDA one), or the library release written for your Triton; where the "
+                      "library can, turn the Triton kernel off for that op so the device's torch kernel runs.",
+                      "the Triton backends' release pairings (triton-ascend, the vendors' Triton builds)", line.strip())
     vendor = {"torch_npu": "npu", "torch_mlu": "mlu", "torch_musa": "musa"}.get(package, "xpu")
     return _error("family:vendor-api-missing", vendor, f"The installed {package} has no {module}.{name}",
                   f"The code (or a library built on {package}: an inference engine, a training framework, a model's "
@@ -701,6 +739,47 @@ def _compile_failed(line: str, vendors: set, log: "Log") -> Optional[dict]:
                   line.strip())
 
 
+def _port_taken(line: str, vendors: set, log: "Log") -> Optional[dict]:
+    m = _PORT_TAKEN.search(line)
+    if not m:
+        return None
+    hccl = "npu" in vendors or "hccl" in line.lower()
+    port = f" (port {m.group(1)})" if m.group(1) else ""
+    return _error("family:port-taken", "npu" if hccl else "any", f"A port the job listens on is taken{port}",
+                  "A process of the job could not listen on its port: another process holds it, most often a rank "
+                  "of an earlier run that did not exit, or another job on the same host.",
+                  "End the leftover processes (ps/npu-smi info list them) and start again, or move the job to free "
+                  "ports: MASTER_PORT for torch.distributed" + (", HCCL_IF_BASE_PORT (the first of HCCL's host ports) "
+                  "for HCCL" if hccl else "") + "; with several jobs on one host give each its own range.",
+                  "the socket error EADDRINUSE (errno 98) as torch.distributed's TCPStore and HCCL's socket layer "
+                  "report it; CANN's HCCL_IF_BASE_PORT variable", line.strip())
+
+
+def _ocloc(line: str, vendors: set, log: "Log") -> Optional[dict]:
+    if not _OCLOC.search(line) or not vendors <= {"xpu"}:
+        return None
+    return _error("family:xpu-aot-build", "xpu", "Intel GPU kernels failed to compile ahead of time (ocloc)",
+                  "Building torch XPU, IPEX or a SYCL extension compiles its kernels for the GPUs in its AOT list with "
+                  "ocloc; the compile failed: the oneAPI compiler and ocloc/driver are not the versions the project "
+                  "names, or the AOT device list names a GPU this toolchain does not know.",
+                  "Use the oneAPI and GPU driver versions the project's install guide names, set the AOT list to your "
+                  "GPU (TORCH_XPU_ARCH_LIST for torch, USE_AOT_DEVLIST for IPEX), or install the prebuilt wheel "
+                  "instead of building.", "the ahead-of-time compile step of Intel's GPU toolchain (ocloc)",
+                  line.strip(), confidence="weak")
+
+
+def _neuware_home(line: str, vendors: set, log: "Log") -> Optional[dict]:
+    if not _NEUWARE_HOME.search(line):
+        return None
+    return _error("family:neuware-home", "mlu", "The Neuware SDK is not where NEUWARE_HOME says",
+                  "Building or importing Cambricon's packages (torch_mlu, its extensions, vLLM-MLU) reads the Neuware "
+                  "SDK from $NEUWARE_HOME: it is unset, or points to a folder without the SDK (or without the "
+                  "release the build pins).",
+                  "Install the Neuware SDK (CNToolkit, CNNL, CNCL) of the release the project pins and `export "
+                  "NEUWARE_HOME=/usr/local/neuware`, with $NEUWARE_HOME/lib64 on LD_LIBRARY_PATH; or build in "
+                  "Cambricon's release container.", "Cambricon/torch_mlu README.md:22-24 (NEUWARE_HOME)", line.strip())
+
+
 _SYMBOL_VENDOR = {"cann": "npu", "cann-profiler": "npu", "hccl": "npu", "nnal": "npu", "torch_npu": "npu",
                   "neuware": "mlu", "torch_mlu": "mlu", "musa-sdk": "musa", "oneapi": "xpu"}
 
@@ -708,4 +787,4 @@ _SYMBOL_VENDOR = {"cann": "npu", "cann-profiler": "npu", "hccl": "npu", "nnal": 
 READERS = (_not_linked_xpu, _backend_autoload, _cann_torch_npu_pair, _vendor_torch_version, _ipex_torch_version,
            _cpu_fallback, _hccl_code, _acl_return_code, _library_status, _could_not_run, _not_implemented_for,
            _cann_code, _pta_code, _dcmi_code, _undefined_reference, _no_module, _vendor_api_missing, _missing_header,
-           _compile_failed, _missing_library)
+           _compile_failed, _port_taken, _ocloc, _neuware_home, _missing_library)
