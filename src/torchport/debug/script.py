@@ -131,23 +131,12 @@ def run_script(command: list, mode, name: str, *, last: Optional[int] = None, ta
     """Run `command` under `mode` (an OpMode); (exit code, what a step was).  `amp_dtype`: what CUDA's float16
     autocast becomes on the target (`torchport run --amp-dtype`); `simulate`: on torchport's simulated target."""
     check_command(command, name)
-    from ..runtime.launch import run_here, simulated, split_command
+    from ..runtime.launch import run_patched, split_command
 
     script, module, args = split_command(command)
-    if (amp_dtype or simulate) and not target:
-        raise UsageError("--amp-dtype and --simulate go with --to TARGET")
-    with simulated(target, simulate) as outcome:
-        if target:
-            from ..runtime import patch
-
-            patch(target, amp_dtype=amp_dtype)
-        clock = _StepClock(mode, last)
-        with clock, mode:
-            try:
-                code = run_here(script, module, args, passthrough=(_Done,))
-            except _Done:
-                code = 0
-        outcome["code"] = code
+    clock = _StepClock(mode, last)
+    code = run_patched(script, module, args, target=target, amp_dtype=amp_dtype, simulate=simulate,
+                       passthrough=(_Done,), instruments=lambda: (clock, mode))
     return code, clock.describe()
 
 

@@ -20,25 +20,20 @@ def profile_script(command: list, output, *, target: Optional[str] = None, steps
     if steps < 1 or wait < 0 or warmup < 0:
         raise UsageError("--steps must be at least 1, --wait and --warmup at least 0")
     require_this_interpreter(command, "profile")
-    from ..runtime.launch import run_here, simulated, split_command
+    from ..runtime.launch import run_patched, split_command
     from .profiler import Profiler
     from .steps import EndScript, StepClock
 
     script, module, args = split_command(command)
-    if (amp_dtype or simulate) and not target:
-        raise UsageError("--amp-dtype and --simulate go with --to TARGET")
-    with simulated(target, simulate) as outcome:
-        if target:  # the vendor stack registers its profiler activity when it is imported: patch first
-            from ..runtime import patch
+    made: dict = {}
 
-            patch(target, amp_dtype=amp_dtype)
-        profiler = Profiler(output, target=target, wait=wait, warmup=warmup, active=steps)
-        clock = StepClock(profiler, step_fn=step_fn, window=window)
-        with profiler, clock:
-            try:
-                code = run_here(script, module, args, passthrough=(EndScript,))
-            except EndScript:
-                code = 0
-        outcome["code"] = code
+    def instruments():   # after the patches: the vendor stack registers its profiler activity when imported
+        made["profiler"] = Profiler(output, target=target, wait=wait, warmup=warmup, active=steps)
+        made["clock"] = StepClock(made["profiler"], step_fn=step_fn, window=window)
+        return made["profiler"], made["clock"]
+
+    code = run_patched(script, module, args, target=target, amp_dtype=amp_dtype, simulate=simulate,
+                       passthrough=(EndScript,), instruments=instruments)
+    profiler, clock = made["profiler"], made["clock"]
     profiler.why_empty = None if profiler.result is not None else clock.why_no_profile()
     return code, profiler

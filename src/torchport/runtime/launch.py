@@ -103,6 +103,30 @@ def simulated(target: Optional[str], enabled: bool):
             shutil.rmtree(folder, ignore_errors=True)
 
 
+def run_patched(script: Optional[str], module: Optional[str], args: list, *, target: Optional[str],
+                amp_dtype: Optional[str], simulate: bool, passthrough: tuple, instruments) -> int:
+    """Run a script (or module) here with `torchport run --to TARGET`'s patches (and on the simulated device with
+    `simulate`), inside the context managers `instruments()` returns, made once the patches are in place (a
+    profiler must see the vendor's activity); the exit code, 0 when one of `passthrough` ends the script early.
+    debug and profile run scripts so."""
+    if (amp_dtype or simulate) and not target:
+        raise UsageError("--amp-dtype and --simulate go with --to TARGET")
+    with simulated(target, simulate) as outcome:
+        if target:
+            from . import patch
+
+            patch(target, amp_dtype=amp_dtype)
+        with contextlib.ExitStack() as stack:
+            for instrument in instruments():
+                stack.enter_context(instrument)
+            try:
+                code = run_here(script, module, args, passthrough=passthrough)
+            except passthrough:
+                code = 0
+        outcome["code"] = code
+    return code
+
+
 def _simulate(target: Optional[str], options: dict) -> str:
     """Put the simulated device's stand-in vendor package where `patch()` imports it, here and in
     children; the folder where the simulating processes write their reports."""
