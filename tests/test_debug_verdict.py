@@ -507,3 +507,23 @@ def test_the_summary_says_which_steps_were_forwards_before_the_first_optimizer(t
                       "    opt.step()\n")
     code, dumper, step = dump_script(["python", str(script)], tmp_path / "d")
     assert code == 0 and "optimizer.step()" in step and "the first 5 were top-level module forwards" in step, step
+
+
+def test_a_gradient_that_diverges_is_named_before_the_parameter_it_updated(tmp_path):
+    """A new user's trial (schedulefree 1.4.1): compare named a bias's parameter as the first divergence, ahead of
+    the gradient of the same step that caused it."""
+    def run(folder, scale):
+        torch.manual_seed(0)
+        model = MLP()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        with dump(folder, model, tensors=True) as d:
+            opt.zero_grad()
+            model(torch.ones(2, 4)).pow(2).mean().backward()
+            with torch.no_grad():
+                model.head.bias.grad *= scale
+            opt.step()
+            d.step()
+        return folder
+
+    first = compare_runs(run(tmp_path / "a", 1.0), run(tmp_path / "b", 3.0)).first_divergence
+    assert first is not None and first.a["module"] == "head" and first.a["phase"] == "grad", first.a

@@ -137,7 +137,9 @@ class RunDumper(OpMode):
                         if id(p) in seen:
                             continue
                         seen.add(id(p))
-                        for ph, t in ((PARAMETER, p), (GRADIENT, p.grad)):
+                        # the gradient first: the parameter dumped at a step's end was updated from it, so a
+                        # divergence of the gradient is the first one compare names, not the update it caused
+                        for ph, t in ((GRADIENT, p.grad), (PARAMETER, p)):
                             if isinstance(t, torch.Tensor):
                                 self._write({"name": f"{module}/{attr}/{ph}", "module": module, "op": attr,
                                              "phase": ph, "call": 0, "output": 0}, t)
