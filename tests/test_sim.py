@@ -169,6 +169,23 @@ def test_complex_views_and_scripted_indexing_read_as_on_the_cpu(built, target):
 
 @pytest.mark.torch
 @pytest.mark.sim
+@pytest.mark.parametrize("target", VENDORS)
+def test_an_expanded_input_of_a_whole_op_is_not_written_back(built, target, tmp_path):
+    """A new user's trial (torchkge 0.17.7 under debug nan): isfinite of an expanded (stride-0) tensor, which
+    F.normalize makes, failed on the simulated npu with "more than one element of the written-to tensor refers to a
+    single memory location": the whole-op kernel copied every no-grad input back to the device, also one no op may
+    write.  A running mean the op does write is still written back."""
+    probe = tmp_path / "expanded.py"
+    probe.write_text("import importlib, sys, torch\ndev = sys.argv[1]\nimportlib.import_module('torch_' + dev)\n"
+                     "x = torch.randn(4, 1, device=dev).expand(4, 3)\n"
+                     "bn = torch.nn.BatchNorm1d(3).to(dev)\nbn(torch.randn(8, 3, device=dev))\n"
+                     "print(bool(torch.isfinite(x).all()), float(bn.running_mean.abs().sum()) > 0)\n")
+    p = run([*TORCHPORT, "sim", "--to", target, "--", sys.executable, str(probe), target])
+    assert p.returncode == 0 and p.stdout.split()[-2:] == ["True", "True"], p.stdout + p.stderr[-2000:]
+
+
+@pytest.mark.torch
+@pytest.mark.sim
 @pytest.mark.parametrize("target", ["cpu", *VENDORS])
 def test_converted_legacy_tensor_types_run(built, target, tmp_path):
     """Legacy CUDA tensor types, as names and as strings (TP102, TP118), on the target's device (the cpu

@@ -208,12 +208,18 @@ def _whole_op(op, device_type: str, host_alias, check=None):
         out = op(*tree_map(to_host, args), **tree_map(to_host, kwargs))
         with torch.no_grad():
             for v in device_args:
-                if not v.requires_grad:
+                if not v.requires_grad and not _overlapping(v):   # an expanded tensor is never written to
                     host_alias(v).copy_(copies[id(v)])
         device = device_args[0].device if device_args else None
         return tree_map(lambda v: v.to(device) if isinstance(v, torch.Tensor) and device is not None else v, out)
 
     return kernel
+
+
+def _overlapping(v) -> bool:
+    """Whether elements of `v` share memory (an expanded view: a stride of 0 over more than one element); no op may
+    write into such a tensor, and copying into it fails."""
+    return any(stride == 0 and size > 1 for stride, size in zip(v.stride(), v.size()))
 
 
 def _functional(schema) -> bool:
