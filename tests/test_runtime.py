@@ -586,3 +586,23 @@ def test_cudas_math_settings_set_the_targets_and_are_counted(tmp_path):
     assert data["noop"]["torch.backends.cuda.matmul.allow_tf32 (set)"] == 1
     assert data["noop"]["torch.backends.cudnn.benchmark (set)"] == 1
     # the mapping to the target's setting: test_real_scripts, on the simulated npu, mlu and musa
+
+
+@pytest.mark.subprocess
+@pytest.mark.torch
+def test_an_import_from_torch_cuda_counts_the_calls_not_the_import(tmp_path):
+    """A new user's trial (torchkge 0.17.7): `from torch.cuda import empty_cache, synchronize` that called nothing
+    was counted as one call of each, with the import line as the first call site."""
+    path = script(tmp_path, "imp.py", """\
+        from torch.cuda import synchronize
+        import torch
+        for _ in range(3):
+            synchronize()
+        print("ok")
+        """)
+    report = tmp_path / "r.json"
+    code, out, err = torchport_run("--to", "cpu", "--report", str(report), str(path))
+    assert code == 0, err
+    data = json.loads(report.read_text())
+    assert data["redirected"]["torch.cuda.synchronize"] == 3
+    assert data["first_call"]["torch.cuda.synchronize"].endswith("imp.py:4")

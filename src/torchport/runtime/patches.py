@@ -113,6 +113,15 @@ def _counting_class(s: Session, api: str, cls: type, methods: tuple) -> type:
         return cls
 
 
+def _counted_calls(s: Session, api: str, fn):
+    """`fn` counted as `api` when called (what `from torch.cuda import fn` gets: the import itself calls nothing)."""
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        s.count(api)
+        return fn(*args, **kwargs)
+    return call
+
+
 def _asked_how(frame) -> str:
     """How the code in `frame` is reaching a torch.cuda name: "import" (`from torch.cuda import X`), "probe" (a call
     of hasattr or getattr with a default: the name is asked about, not used) or "use"."""
@@ -150,6 +159,9 @@ class CountingModule(types.ModuleType):
             if entry is not None and redirects(session.policy):
                 api, value = entry
                 if api:
+                    if callable(value) and isinstance(value, (types.FunctionType, types.BuiltinFunctionType)) \
+                            and _asked_how(sys._getframe(1)) == "import":
+                        return _counted_calls(session, api, value)   # `from torch.cuda import f`: each f() counts
                     session.count(api)
                 if type(value) is TorchportMissing:  # absent on the target: hasattr() says False
                     how = _asked_how(sys._getframe(1))
