@@ -527,3 +527,15 @@ def test_a_gradient_that_diverges_is_named_before_the_parameter_it_updated(tmp_p
 
     first = compare_runs(run(tmp_path / "a", 1.0), run(tmp_path / "b", 3.0)).first_divergence
     assert first is not None and first.a["module"] == "head" and first.a["phase"] == "grad", first.a
+
+
+def test_a_script_that_fails_is_not_reported_as_a_clean_search(tmp_path, capsys):
+    """A new user's trial (torchkge 0.17.7): `debug nan` said "no op produced NaN/Inf" after the script had crashed,
+    and `debug dump` suggested comparing the partial dump."""
+    script = tmp_path / "boom.py"
+    script.write_text("import torch\nx = torch.ones(2) * 2\nraise RuntimeError('boom')\n")
+    assert main(["debug", "nan", "--", "python", str(script)]) == 1
+    assert "the script failed (exit 1) before its end" in capsys.readouterr().err
+    assert main(["debug", "dump", "-o", str(tmp_path / "d"), "--", "python", str(script)]) == 1
+    err = capsys.readouterr().err
+    assert "the script failed (exit 1)" in err and "next: torchport compare" not in err

@@ -33,15 +33,21 @@ def run_debug(args) -> int:
         print(f"torchport debug dump: {counted(dumper.entries, 'entry', 'entries')} (op outputs, parameters, "
               f"gradients) in {counted(dumper.steps_dumped, 'step')} (a step: {step}) -> {printable(str(dumper.folder / 'ops.jsonl'))}",
               file=sys.stderr)
-        print(f"  next: torchport compare A_DUMP {printable(args.output)}", file=sys.stderr)
+        if code:
+            print(f"  the script failed (exit {code}): the dump holds what ran before the failure", file=sys.stderr)
+        else:
+            print(f"  next: torchport compare A_DUMP {printable(args.output)}", file=sys.stderr)
         return code
     code, tracker, step = script.nan_script(args.program, steps=args.steps, check_every=args.check_every,
                                             target=args.to, amp_dtype=args.amp_dtype, simulate=args.simulate)
-    print(f"torchport debug nan: {printable(tracker.describe())}; {tracker.nonfinite_outputs} op calls output "
-          f"NaN/Inf (a step: {step})", file=sys.stderr)
+    found = tracker.first is not None or tracker.nonfinite_outputs
+    failed = (f"the script failed (exit {code}) before its end, so only what ran before the failure was searched: "
+              if code and not found else "")
+    print(f"torchport debug nan: {failed}{printable(tracker.describe())}; {tracker.nonfinite_outputs} op calls "
+          f"output NaN/Inf (a step: {step})", file=sys.stderr)
     for note in _amp_notes():
         print(f"  note: {printable(note)}", file=sys.stderr)
-    return code or (1 if tracker.first is not None or tracker.nonfinite_outputs else 0)
+    return code or (1 if found else 0)
 
 
 def _amp_notes() -> list:
