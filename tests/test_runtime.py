@@ -606,3 +606,27 @@ def test_an_import_from_torch_cuda_counts_the_calls_not_the_import(tmp_path):
     data = json.loads(report.read_text())
     assert data["redirected"]["torch.cuda.synchronize"] == 3
     assert data["first_call"]["torch.cuda.synchronize"].endswith("imp.py:4")
+
+
+@pytest.mark.subprocess
+@pytest.mark.torch
+def test_a_library_told_cudas_real_answer_is_said_in_the_report(tmp_path):
+    """A new user's trial (pfrl 0.4.0, torchkge 0.17.7): under the default --policy project an installed library
+    asked torch.cuda.is_available(), was told False, took its CPU branch (or asserted) and failed later, and the
+    report never said a library had been told so."""
+    lib = tmp_path / "site-packages" / "fakelib"
+    lib.mkdir(parents=True)
+    (lib / "__init__.py").write_text("import torch\n\ndef pick():\n    return 'cuda' if torch.cuda.is_available() else 'cpu'\n")
+    path = script(tmp_path, "uselib.py", f"""\
+        import sys
+        sys.path.insert(0, {str(tmp_path / 'site-packages')!r})
+        import fakelib
+        print(fakelib.pick())
+        """)
+    report = tmp_path / "r.json"
+    code, out, err = torchport_run("--to", "cpu", "--report", str(report), str(path))
+    assert code == 0 and out.strip() == "cpu", out + err
+    notes = json.loads(report.read_text())["notes"]
+    assert any("fakelib" in n and "--policy always" in n for n in notes), notes
+    code, out, err = torchport_run("--to", "cpu", "--policy", "always", "--report", str(report), str(path))
+    assert code == 0 and json.loads(report.read_text())["notes"] == []

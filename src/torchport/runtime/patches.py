@@ -113,6 +113,13 @@ def _counting_class(s: Session, api: str, cls: type, methods: tuple) -> type:
         return cls
 
 
+def _note_library_asked(s: Session, api: str) -> None:
+    """A library (not torch) was told CUDA's real answer: the report says so once (Session.told_cuda)."""
+    filename = sys._getframe(2).f_code.co_filename
+    if kind_of_file(filename) == "library":
+        s.told_cuda(api, filename)
+
+
 def _counted_calls(s: Session, api: str, fn):
     """`fn` counted as `api` when called (what `from torch.cuda import fn` gets: the import itself calls nothing)."""
     @functools.wraps(fn)
@@ -245,6 +252,7 @@ def _patch_queries(s: Session) -> None:
             if tells_target(policy):
                 s.count(api)
                 return for_target()
+            _note_library_asked(s, api)
             return real()
         return ask
 
@@ -445,6 +453,8 @@ def patch_tensor(s: Session) -> None:
     def is_cuda(self):
         if tells_target(policy):
             return self.device.type == devices.type
+        if self.device.type == devices.type:
+            _note_library_asked(s, "Tensor.is_cuda")
         return real_is_cuda(self)
 
     s.patcher.set(Tensor, "to", to)

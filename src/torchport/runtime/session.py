@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 import warnings
 from typing import Optional
 
@@ -147,6 +148,17 @@ class Session:
         fail.__name__ = getattr(like, "__name__", api.rsplit(".", 1)[-1])
         fail.__doc__ = text
         return fail
+
+    def told_cuda(self, api: str, filename: str) -> None:
+        """An installed library asked `api` and got CUDA's real answer (--policy project): said once in the report,
+        naming the first library, since a library that then takes its CPU branch (or asserts CUDA) fails later."""
+        if "told_cuda" not in self._warned:
+            self._warned.add("told_cuda")
+            where = filename.split("site-packages" + os.sep)[-1].split(os.sep)[0] if "site-packages" in filename \
+                else os.path.basename(filename)
+            self.stats.notes.append(f"an installed library ({where}) asked {api} and was told CUDA's real answer "
+                                    "(--policy project: only the project's code is told the target's): if it then "
+                                    "fails or leaves tensors on the CPU, run with --policy always")
 
     def warn_once(self, key: str, text: str) -> None:
         """A TorchportWarning the first time `key` comes up in this process."""
