@@ -79,6 +79,7 @@ def test_unperturbed_pair_agrees(tmp_path, capsys, mode):
     assert {p.step for p in result.compared} == {0, 1, 2}
     code, out = compare_cli(capsys, a, b)
     assert code == 0 and "no divergence" in out and worst_printed(out) == 0.0
+    assert "every compared output is identical" in out, "a worst op among equals names nothing"
 
 
 @pytest.mark.parametrize("mode", MODES)

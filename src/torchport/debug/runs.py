@@ -404,7 +404,9 @@ def summary(result: RunComparison, name=lambda text: text) -> list:
     else:
         lines = ["no divergence" if result.compared else
                  "unverified: no output of A lines up with one of B, so nothing was compared"]
-    if worst is not None:
+    if worst is not None and worst.error == 0:
+        lines.append("worst relative error: 0 (every compared output is identical)")
+    elif worst is not None:
         lines.append(f"worst relative error: {worst.error:.3g} at {name(worst.a['name'])}, step {worst.step} "
                      f"(tolerance {worst.tolerance:.3g})")
     failed = result.failed
