@@ -21,6 +21,9 @@ from torchport.cli import main  # noqa: E402
 from torchport.debug import NanInfTracker, compare_runs, dump  # noqa: E402
 from torchport.debug.verdict import RUN_TOLERANCES, statistic_errors, tensor_errors  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "bench"))
+from compare_matrix import run_branches, run_conv  # noqa: E402  (the bench's models and pairs, shared)
+
 ENV = dict(os.environ, PYTHONPATH=str(ROOT / "src"), PYTHONWARNINGS="ignore")
 MODES = {"tensors": True, "statistics": False}
 
@@ -392,52 +395,16 @@ def test_nonfinite_outputs_counts_every_one_whatever_check_every(check_every):
     assert tracker.nonfinite_outputs == 4, "the add, then the three addmm of step 1"
 
 
-class ConvNet(nn.Module):
-    """The calibration net of SAME_DTYPE_TOLERANCES (verdict.py): conv + batch norm + an MLP."""
-
-    def __init__(self):
-        super().__init__()
-        self.conv, self.bn = nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8)
-        self.fc1, self.fc2, self.head = nn.Linear(512, 64), nn.Linear(64, 64), nn.Linear(64, 5)
-
-    def forward(self, x):
-        h = torch.relu(self.bn(self.conv(x))).flatten(1)
-        return self.head(torch.relu(self.fc2(torch.tanh(self.fc1(h)))))
-
-
-def train_conv(folder, tensors, *, threads=None, round_trip_at=None, steps=4):
-    torch.manual_seed(0)
-    model = ConvNet()
-    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
-    torch.manual_seed(1)
-    xs, ys = [torch.randn(16, 3, 8, 8) for _ in range(steps)], [torch.randint(0, 5, (16,)) for _ in range(steps)]
-    before = torch.get_num_threads()
-    torch.set_num_threads(threads or before)
-    try:
-        with dump(folder, model, tensors=tensors) as d:
-            for step, (x, y) in enumerate(zip(xs, ys)):
-                if step == round_trip_at:   # one weight through bfloat16 and back: the fault to find
-                    with torch.no_grad():
-                        model.fc2.weight.copy_(model.fc2.weight.bfloat16().float())
-                opt.zero_grad()
-                nn.functional.cross_entropy(model(x), y).backward()
-                opt.step()
-                d.step()
-    finally:
-        torch.set_num_threads(before)
-    return folder
-
-
 @pytest.mark.parametrize("mode", MODES)
 def test_reduction_order_noise_and_a_bf16_round_trip(tmp_path, capsys, mode):
     """issue 32 item 7: a bf16 round trip of one fp32 weight before step 2 was no divergence at the default
     tolerance (float32's 1e-2 against float64); two float32 runs now share a tolerance measured on reduction-order
     noise (1 thread against 2 differs by about 6e-6), so the round trip (1.5e-3 on that weight) is found and the
     legal pair is not."""
-    a = train_conv(tmp_path / "a", MODES[mode], threads=2)
-    legal = compare_runs(a, train_conv(tmp_path / "b", MODES[mode], threads=1))
+    a = run_conv(tmp_path / "a", MODES[mode], threads=2)
+    legal = compare_runs(a, run_conv(tmp_path / "b", MODES[mode], threads=1))
     assert legal.failed == [] and legal.worst.error > 0, "the runs differ by reduction order, and pass"
-    faulty = compare_runs(a, train_conv(tmp_path / "c", MODES[mode], threads=2, round_trip_at=2))
+    faulty = compare_runs(a, run_conv(tmp_path / "c", MODES[mode], threads=2, round_trip_at=2))
     first = faulty.first_divergence
     assert first is not None and first.step == 2, [(p.a["name"], p.step, p.error) for p in faulty.failed[:3]]
     assert first.a["module"] == "fc2", "found where it is, not only where it has grown past float64's tolerance"
@@ -446,50 +413,13 @@ def test_reduction_order_noise_and_a_bf16_round_trip(tmp_path, capsys, mode):
     assert code == 1 and "at step 2" in out
 
 
-class TwoBranches(nn.Module):
-    """Two parallel branches summed; `swap` runs them in the other order (the same result, another op order)."""
-
-    def __init__(self, swap=False):
-        super().__init__()
-        self.swap = swap
-        self.pa = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 4))
-        self.pb = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 4))
-
-    def forward(self, x):
-        if self.swap:
-            b = self.pb(x)
-            a = self.pa(x)
-        else:
-            a = self.pa(x)
-            b = self.pb(x)
-        return a + b
-
-
-def train_branches(folder, *, swap=False, fault=False, steps=2):
-    torch.manual_seed(0)
-    model = TwoBranches(swap)
-    if fault:
-        with torch.no_grad():
-            model.pb[2].weight.mul_(1.2)
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    torch.manual_seed(1)
-    xs = [torch.randn(5, 6) for _ in range(steps)]
-    with dump(folder, model, tensors=True) as d:
-        for x in xs:
-            opt.zero_grad()
-            model(x).pow(2).mean().backward()
-            opt.step()
-            d.step()
-    return folder
-
-
 def test_reordered_branches_are_aligned_by_what_they_are_and_a_fault_is_blamed_on_its_branch(tmp_path):
     """issue 32 item 8: with two parallel branches run in the other order, 26 ops on each side were never compared
     (aligned by sequence only), and a real fault in branch pb was blamed on the sum of the branches."""
-    a = train_branches(tmp_path / "a")
-    same = compare_runs(a, train_branches(tmp_path / "b", swap=True))
+    a = run_branches(tmp_path / "a", True)
+    same = compare_runs(a, run_branches(tmp_path / "b", True, swap=True))
     assert same.only_a == same.only_b == 0 and same.failed == [], (same.only_a, same.only_b)
-    faulty = compare_runs(a, train_branches(tmp_path / "c", swap=True, fault=True))
+    faulty = compare_runs(a, run_branches(tmp_path / "c", True, swap=True, fault=True))
     assert faulty.only_a == faulty.only_b == 0
     first = faulty.first_divergence
     assert first is not None and first.a["module"].startswith("pb"), first.a["name"]
