@@ -299,6 +299,22 @@ def test_a_composite_takes_the_verdict_of_the_kernels_it_calls(tmp_path):
     assert before["logcumsumexp"] == "composite", "without the recorded calls: the old verdict"
 
 
+def test_ops_check_says_how_many_recorded_ops_it_left_out_as_inside_others(tmp_path, capsys):
+    """A new user's trial (torchkge 0.17.7): one ops file said "62 ops" on npu and "69 ops" on musa, without saying
+    that the rest ran only inside ops the target runs whole."""
+    from torchport.cli import main
+
+    with record_ops() as rec:
+        x = torch.randn(4, 5)
+        torch.logcumsumexp(x, 1)
+        torch.mm(x, x.T)
+    path = rec.write(tmp_path / "ops.json")
+    recorded = len(load_ops_file(path))
+    main(["ops", "check", str(path), "--to", "musa"])
+    first = capsys.readouterr().out.splitlines()[0]
+    assert f"checked of {recorded} recorded" in first and "run only inside ops musa runs whole" in first, first
+
+
 @pytest.mark.subprocess
 def test_ops_record_cli_stops_after_n_steps(tmp_path):
     script = tmp_path / "train.py"

@@ -33,7 +33,11 @@ def run_check(args) -> int:
     else:
         where = f"{ops.vendor_version or 'torch'} (torch {ops.torch_version})" if ops else "no data"
         by = f" recorded with torch {printable(recorded)}" if recorded else ""
-        print(f"torchport ops check --to {printable(target.name)}: {counted(len(results), 'op')}{by}, data: {where}")
+        distinct = len({op for op, _n, _m in rows})
+        checked = (f"{counted(len(results), 'op')} checked of {distinct}{by} ({distinct - len(results)} run only "
+                   f"inside ops {printable(target.name)} runs whole)" if distinct > len(results)
+                   else f"{counted(len(results), 'op')}{by}")
+        print(f"torchport ops check --to {printable(target.name)}: {checked}, data: {where}")
         if ops is not None and ops.note:
             print(f"  note: {printable(ops.note)}")
         for st, n, modules in results:
