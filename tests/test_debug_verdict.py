@@ -115,6 +115,8 @@ def test_input_doubled_at_step_1_diverges_at_step_1(tmp_path, capsys, mode):
     assert all(p.passed for p in result.compared if p.step == 0), "step 0 is the same in both runs"
     code, out = compare_cli(capsys, a, b, "-o", str(tmp_path / "r"))
     assert code == 1 and f"first divergence: {first.a['name']} at step 1" in out
+    # the input's doubling is an op only run B called: what such outputs are is said, with the op
+    assert result.only_b == 1 and "ops one run called and the other did not" in out and "aten::mul.Tensor x1" in out
     with open(tmp_path / "r" / "compare.csv", newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     assert {r["Result"] for r in rows if r["step"] == "0"} == {"pass"}

@@ -23,6 +23,8 @@ path, no link leading out), and every problem is one UsageError naming the file,
 """
 from __future__ import annotations
 
+import collections
+
 import difflib
 import io
 import json
@@ -409,6 +411,8 @@ def summary(result: RunComparison, name=lambda text: text) -> list:
     elif worst is not None:
         lines.append(f"worst relative error: {worst.error:.3g} at {name(worst.a['name'])}, step {worst.step} "
                      f"(tolerance {worst.tolerance:.3g})")
+    if result.only_a or result.only_b:
+        lines.append(_unaligned(result, name))
     failed = result.failed
     if failed and all(p.b is not None and p.tolerance == SAME_DTYPE_TOLERANCES["float32"][0]
                       and p.error <= REDUCED_FLOAT32 for p in failed):
@@ -417,6 +421,19 @@ def summary(result: RunComparison, name=lambda text: text) -> list:
                      "default) or HF32 (Ascend's convolution default) differs that much; if either run did, give "
                      f"--rtol {REDUCED_FLOAT32:g}")
     return lines
+
+
+def _unaligned(result: RunComparison, name) -> str:
+    """What the outputs only one run has are: ops the other run did not call, most often another code path."""
+    sides = []
+    for side, label in (("a", "A"), ("b", "B")):
+        ops = collections.Counter((getattr(p, side) or {}).get("op", "") for p in result.pairs
+                                  if p.metrics is None and getattr(p, side) is not None)
+        if ops:
+            top = ", ".join(f"{name(op)} x{n}" for op, n in ops.most_common(3))
+            sides.append(f"only in {label}: {top}")
+    return ("not compared, ops one run called and the other did not (another code path: a fused or foreach kernel "
+            "on one device and a per-tensor loop on the other, or another branch): " + "; ".join(sides))
 
 
 def write_comparison(result: RunComparison, folder, a_name: str, b_name: str) -> Path:
