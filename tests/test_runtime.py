@@ -630,3 +630,19 @@ def test_a_library_told_cudas_real_answer_is_said_in_the_report(tmp_path):
     assert any("fakelib" in n and "--policy always" in n for n in notes), notes
     code, out, err = torchport_run("--to", "cpu", "--policy", "always", "--report", str(report), str(path))
     assert code == 0 and json.loads(report.read_text())["notes"] == []
+
+
+def test_a_folder_pip_installed_into_holds_libraries_whatever_its_name(tmp_path):
+    """A new user's trial: a library installed with `pip install --target DIR` (DIR on PYTHONPATH, no
+    'site-packages' in its path) counted as the project's code for --policy project."""
+    from torchport.runtime.callers import is_library_file, library_name
+
+    (tmp_path / "deps" / "fakelib").mkdir(parents=True)
+    (tmp_path / "deps" / "fakelib-1.0.dist-info").mkdir()
+    lib = tmp_path / "deps" / "fakelib" / "core.py"
+    lib.write_text("x = 1\n")
+    mine = tmp_path / "project" / "train.py"
+    mine.parent.mkdir()
+    mine.write_text("x = 1\n")
+    assert is_library_file(str(lib)) and library_name(str(lib)) == "fakelib"
+    assert not is_library_file(str(mine))

@@ -53,7 +53,34 @@ def is_library_file(filename: str) -> bool:
     real = os.path.realpath(filename)
     if os.sep + "site-packages" + os.sep in real or os.sep + "dist-packages" + os.sep in real:
         return True
-    return real.startswith(_LIBRARY_ROOTS)
+    return real.startswith(_LIBRARY_ROOTS) or _installed_folder(os.path.dirname(real))
+
+
+def library_name(filename: str) -> str:
+    """The top-level package (or module) an installed file belongs to: the first part of its path below
+    site-packages, or below the folder pip installed it into."""
+    real = os.path.realpath(filename)
+    for marker in ("site-packages", "dist-packages"):
+        if os.sep + marker + os.sep in real:
+            return real.split(os.sep + marker + os.sep, 1)[1].split(os.sep)[0]
+    parts = real.split(os.sep)
+    for i in range(len(parts) - 1, 0, -1):
+        if _installed_folder(os.sep.join(parts[:i]) or os.sep, 1):
+            return parts[i]
+    return os.path.basename(os.path.dirname(real)) or os.path.basename(real)
+
+
+@lru_cache(maxsize=1024)
+def _installed_folder(folder: str, depth: int = 4) -> bool:
+    """Whether `folder` or one of the `depth` folders above it holds a *.dist-info: a folder pip installed into
+    (`pip install --target DIR`, put on PYTHONPATH), whatever its name."""
+    try:
+        if any(name.endswith(".dist-info") for name in os.listdir(folder)):
+            return True
+    except OSError:
+        pass
+    parent = os.path.dirname(folder)
+    return depth > 1 and parent != folder and _installed_folder(parent, depth - 1)
 
 
 _TORCH_ROOTS: tuple = ()

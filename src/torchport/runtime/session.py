@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import os
 import warnings
 from typing import Optional
 
@@ -154,8 +153,9 @@ class Session:
         naming the first library, since a library that then takes its CPU branch (or asserts CUDA) fails later."""
         if "told_cuda" not in self._warned:
             self._warned.add("told_cuda")
-            where = filename.split("site-packages" + os.sep)[-1].split(os.sep)[0] if "site-packages" in filename \
-                else os.path.basename(filename)
+            from .callers import library_name
+
+            where = library_name(filename)
             self.stats.notes.append(f"an installed library ({where}) asked {api} and was told CUDA's real answer "
                                     "(--policy project: only the project's code is told the target's): if it then "
                                     "fails or leaves tensors on the CPU, run with --policy always")
