@@ -51,6 +51,19 @@ _PORT_TAKEN = re.compile(r"Address already in use|errno:? ?98\b|EADDRINUSE|liste
 _OCLOC = re.compile(r"\bocloc\b|Build failed with error code|Compilation from IR - SPIR-V to native binary failed")
 _NEUWARE_HOME = re.compile(r"NEUWARE_HOME\b[^\n]{0,120}?(?:not set|not found|No such file|does not exist|is empty|"
                            r"invalid)", re.IGNORECASE)
+_OVERRIDE = re.compile(r"Overriding a previously registered kernel for the same operator and the same dispatch key")
+_STORE_TIMEOUT = re.compile(r"client socket has timed out after \d+m?s while trying to connect to|Timed out after \d+ "
+                            r"seconds waiting for clients\. (\d+)/(\d+) clients joined", re.IGNORECASE)
+_GENERATOR_DEVICE = re.compile(r"Expected a '(\w+)' device type for generator but found '(\w+)'")
+_SOC = re.compile(r"Unsupported soc version:? ?([\w.-]*)|\b(?:soc|chip)[ _]?(?:version|name|type)?\b[^\n]{0,80}?"
+                  r"(?:not (?:be )?supported|unsupported|does not match|mismatch)", re.IGNORECASE)
+_DS_ACCELERATOR = re.compile(r"Setting ds_accelerator to (cuda|cpu)\b")
+_VENDOR_LOG = re.compile(r"\[(CNNL|MLUOP|MLU-OPS|MLU_OPS|CNCL|CNRT)\]\s*\[Error\]:?\s*\[?(\w*)\]?\s*([^\n]{0,300})",
+                         re.IGNORECASE)
+_MUDNN_LOG = re.compile(r"ERROR#\s*(\w+) in (\w+)(?:::(\w+))?")
+_PASS_MANAGER = re.compile(r"PassManager::run failed|pass manager failed", re.IGNORECASE)
+_WIN_DLL = re.compile(r"WinError 126", re.IGNORECASE)
+_DLL_NAME = re.compile(r"Error loading \"?([^\"\n]{1,300}?\.dll)", re.IGNORECASE)
 _MANGLED = re.compile(r"^_ZN?K?(\d+)")   # _ZN3c1010TensorTypeC1Ev -> 3 -> "c10"
 _SIZE = r"([\d.]+) ?([KMGT]i?B|bytes)"
 _OOM_ASKED = re.compile(r"out of memory\. Tried to allocate " + _SIZE, re.IGNORECASE)
@@ -780,6 +793,148 @@ def _neuware_home(line: str, vendors: set, log: "Log") -> Optional[dict]:
                   "Cambricon's release container.", "Cambricon/torch_mlu README.md:22-24 (NEUWARE_HOME)", line.strip())
 
 
+def _kernel_override(line: str, vendors: set, log: "Log") -> Optional[dict]:
+    if not _OVERRIDE.search(line):
+        return None
+    return _error("family:kernel-override", "any", "A kernel registered over another (a warning, not an error)",
+                  "A package imported into this process (a vendor plug-in such as torch_npu or IPEX, torch-xpu-ops, a "
+                  "kernel library such as FlagGems) registered its kernel for an operator and dispatch key that "
+                  "already had one; torch says so once for all operators. The run goes on with the new kernel.",
+                  "Nothing to do. If a failure follows, it has its own message further down; if the override is not "
+                  "expected, check that the plug-in and torch are the versions its release table pairs.",
+                  "pytorch/pytorch aten/src/ATen/core/dispatch/OperatorEntry.cpp (the override warning)", line.strip(),
+                  defers=True)
+
+
+def _store_timeout(line: str, vendors: set, log: "Log") -> Optional[dict]:
+    m = _STORE_TIMEOUT.search(line)
+    if not m:
+        return None
+    joined = f" ({m.group(1)} of {m.group(2)} joined)" if m.group(1) else ""
+    return _error("family:rendezvous-timeout", "any", f"The workers did not all reach the master's store{joined}",
+                  "torch.distributed starts by meeting at a TCP store on the master (MASTER_ADDR:MASTER_PORT); some "
+                  "workers never connected: a wrong address or network interface, a firewall, a worker that failed "
+                  "before it got there, or one that started too late.",
+                  "Make MASTER_ADDR:MASTER_PORT reachable from every node (the interface variables: GLOO_SOCKET_IFNAME, "
+                  "HCCL_SOCKET_IFNAME / NCCL_SOCKET_IFNAME, a framework's own host IP setting), open the port, then "
+                  "read the log of the first worker that failed: its error is the cause.",
+                  "pytorch/pytorch torch/csrc/distributed/c10d/TCPStore.cpp and socket.cpp (the store's timeouts)",
+                  line.strip())
+
+
+def _generator_device(line: str, vendors: set, log: "Log") -> Optional[dict]:
+    m = _GENERATOR_DEVICE.search(line)
+    if not m:
+        return None
+    wanted, found = m.group(1), m.group(2)
+    return _error("family:generator-device", wanted if wanted in ("npu", "mlu", "musa", "xpu", "mps") else "any",
+                  f"A random generator on {found} used for a tensor made on {wanted}",
+                  f"A torch.Generator made on {found} was passed to an op that makes its tensor on {wanted}: often a "
+                  f"sampler's CPU generator (RandomSampler, randperm) after torch.set_default_device('{wanted}'), or a "
+                  "pipeline's seed generator made on the CPU for a device model.",
+                  f"Make the generator on the device the op runs on (torch.Generator(device='{wanted}')), or give the op "
+                  "the generator's device (device=...), or keep the default device on the CPU while data loaders "
+                  "sample.", "torch's generator check (\"Expected a '<device>' device type for generator but found "
+                  "'<device>'\", ATen's check_generator)", line.strip())
+
+
+def _unsupported_soc(line: str, vendors: set, log: "Log") -> Optional[dict]:
+    m = _SOC.search(line)
+    if not m or not (vendors & {"npu"} or m.group(1) is not None):
+        return None
+    chip = f" ({m.group(1)})" if m.group(1) else ""
+    return _error("family:npu-chip", "npu", f"This Ascend chip{chip} is not one the installed software supports",
+                  "torch_npu (or a framework such as vllm-ascend, or a prebuilt kernel package) reads the chip's SoC "
+                  "name and refuses it: the wheel, image or kernel package was built for another chip family (Atlas "
+                  "A2 / A3 / 310P ...), or the release does not support this chip at all.",
+                  "Install the build made for your chip (`npu-smi info` names it: the matching image or wheel; for a "
+                  "kernel package, build it again with the chip option set to yours), or a release whose support list "
+                  "includes it.", "Ascend/pytorch torch_npu/csrc/core/npu/NpuVariables.cpp:58-60 (Unsupported soc "
+                  "version); the chip tables of the adapters (vllm-ascend utils)", line.strip())
+
+
+def _ds_accelerator(line: str, vendors: set, log: "Log") -> Optional[dict]:
+    m = _DS_ACCELERATOR.search(line)
+    vendor = next(iter(sorted(vendors - {"cuda"})), None) if len(vendors) == 1 else None
+    if not m or vendor is None:
+        return None
+    return _error("family:deepspeed-accelerator", vendor, f"DeepSpeed chose the {m.group(1)} accelerator on {vendor}",
+                  f"DeepSpeed detects its accelerator when it is imported; it picked {m.group(1)} although this is a "
+                  f"{vendor} machine (the vendor package was not imported first, or not installed where DeepSpeed "
+                  "looks), so it uses NCCL/CUDA or CPU paths that fail or run slowly.",
+                  f"export DS_ACCELERATOR={vendor} (and import the vendor's package, e.g. torch_{vendor}, before "
+                  "deepspeed), with a DeepSpeed release that has that accelerator.",
+                  "deepspeedai/DeepSpeed accelerator/real_accelerator.py (DS_ACCELERATOR; npu, mlu, musa and xpu "
+                  "accelerators in accelerator/)", line.strip())
+
+
+def _cambricon_log(line: str, vendors: set, log: "Log") -> Optional[dict]:
+    m = _VENDOR_LOG.search(line)
+    if not m:
+        return None
+    library, api, text = m.group(1).upper(), m.group(2), m.group(3).strip()
+    status = next((entry for _rx, entry in _statuses() if entry["id"] == "cnnl"), None)
+    meaning = next((t for w, t in status["statuses"] if w in text.lower()), None) if status else None
+    where = f" in {api}" if api else ""
+    return _error(f"family:cambricon-log-{library.lower()}", "mlu", f"{library} reported an error{where}",
+                  f"Cambricon's {library} library logged an error{where}: \"{text[:200]}\""
+                  + (f" ({meaning})." if meaning else ".") + " A parameter error names the call that passed it (a "
+                  "descriptor or argument the caller made wrong); an internal error when a handle is made usually "
+                  "means the toolkit, driver or build do not match, or the MLU is not visible.",
+                  "Check the call the message names; check the MLU is visible (cnmon) and that torch_mlu, Neuware "
+                  "(CNToolkit, CNNL, MLU-OPS) and the driver are the versions the release notes pair; "
+                  "MLU_LAUNCH_BLOCKING=1 reports the failing call where it happens.",
+                  "Cambricon/mlu-ops core/logging.h (the [<LIB>] [Error]:[<api>] log lines)", line.strip())
+
+
+def _mudnn_log(line: str, vendors: set, log: "Log") -> Optional[dict]:
+    m = _MUDNN_LOG.search(line)
+    if not m or not ("mudnn" in line.lower() or vendors & {"musa"}):
+        return None
+    status, op = m.group(1), m.group(2)
+    return _error("family:mudnn-log", "musa", f"muDNN {status} in {op}",
+                  f"muDNN, Moore Threads' operator library, refused {op} with {status}"
+                  + (": it has no kernel for these inputs (dtype, layout or mode) on this GPU generation." if
+                     "SUPPORT" in status.upper() else "."),
+                  "Run that operator in a dtype muDNN takes (a cast around it, float32 or float16), or on the CPU, or "
+                  "upgrade the MUSA SDK and torch_musa together (newer muDNN covers more); MUSA_LAUNCH_BLOCKING=1 "
+                  "names the failing operator.", "muDNN's log line (ERROR# <status> in <Op>::Run), as torch_musa's "
+                  "users see it; MooreThreads/torch_musa MUSAException.h (CHECK_MUDNN_STATUS)", line.strip())
+
+
+def _triton_pass_failed(line: str, vendors: set, log: "Log") -> Optional[dict]:
+    if not _PASS_MANAGER.search(line):
+        return None
+    device = next(iter(sorted(vendors))) if len(vendors) == 1 else "any"
+    return _error("family:triton-pass-failed", device, "Triton could not compile a kernel (a compiler pass failed)",
+                  "A Triton kernel (a kernel library's, torch.compile's, an inference engine's) failed in one of the "
+                  "compiler's passes: on a vendor's Triton backend this is usually one autotune configuration the "
+                  "backend cannot lower (a block or tile too large for the chip's on-chip memory, a feature the "
+                  "backend lacks).",
+                  "Remove or shrink the autotune configuration that fails (the kernel library's per-vendor tune configs), "
+                  "clear the Triton cache (~/.triton/cache), or use the backend release the library pairs with; the "
+                  "MLIR_ENABLE_DUMP / TRITON_DEBUG output names the failing pass.",
+                  "Triton's compiler (its pass manager's failure message)", line.strip(), confidence="weak")
+
+
+def _windows_dll(line: str, vendors: set, log: "Log") -> Optional[dict]:
+    if not _WIN_DLL.search(line):
+        return None
+    named = _DLL_NAME.search(line)
+    dll = named.group(1).replace("\\", "/").rsplit("/", 1)[-1] if named else "a DLL"
+    intel = vendors & {"xpu"} or "intel" in line.lower() or "sycl" in line.lower()
+    return _error("family:windows-dll", "xpu" if intel else "any", f"Windows could not load {dll} or a DLL it needs",
+                  f"Importing torch (or an extension) loads {dll}; Windows could not load it or one of the DLLs it "
+                  "depends on (WinError 126): a runtime the wheel needs is not installed or is another version"
+                  + (" (for Intel GPUs: the oneAPI runtime, DPC++ and oneMKL DLLs the XPU wheel was built with)." if intel
+                     else " (the Visual C++ redistributable, a vendor runtime)."),
+                  "Install the runtime packages at the versions the wheel's release notes name"
+                  + (" (Intel's XPU install guide lists the oneAPI runtime pip packages and the GPU driver)" if intel
+                     else " (the latest Visual C++ redistributable)") + "; Dependencies or `dumpbin /dependents` shows "
+                  "which DLL is missing.", "Windows' LoadLibrary error 126 as torch's __init__.py reports it",
+                  line.strip(), confidence="weak")
+
+
 _SYMBOL_VENDOR = {"cann": "npu", "cann-profiler": "npu", "hccl": "npu", "nnal": "npu", "torch_npu": "npu",
                   "neuware": "mlu", "torch_mlu": "mlu", "musa-sdk": "musa", "oneapi": "xpu"}
 
@@ -787,4 +942,6 @@ _SYMBOL_VENDOR = {"cann": "npu", "cann-profiler": "npu", "hccl": "npu", "nnal": 
 READERS = (_not_linked_xpu, _backend_autoload, _cann_torch_npu_pair, _vendor_torch_version, _ipex_torch_version,
            _cpu_fallback, _hccl_code, _acl_return_code, _library_status, _could_not_run, _not_implemented_for,
            _cann_code, _pta_code, _dcmi_code, _undefined_reference, _no_module, _vendor_api_missing, _missing_header,
-           _compile_failed, _port_taken, _ocloc, _neuware_home, _missing_library)
+           _compile_failed, _port_taken, _ocloc, _neuware_home, _kernel_override, _store_timeout, _generator_device,
+           _unsupported_soc, _ds_accelerator, _cambricon_log, _mudnn_log, _triton_pass_failed, _windows_dll,
+           _missing_library)
