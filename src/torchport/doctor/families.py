@@ -642,6 +642,21 @@ def _owner_of(symbol: str) -> Optional[dict]:
     return None
 
 
+def _undefined_symbol_alone(line: str, vendors: set, log: "Log") -> Optional[dict]:
+    """"undefined symbol: S" with no library named on the line (a tool or a Go/C program that loads the SDK itself)."""
+    if _LIBRARY.search(line):
+        return None   # _missing_library answers it with the library
+    found = _symbol_owner(line)
+    if found is None:
+        return None
+    name, owner = found
+    return _error(f"symbol:{owner['id']}", _SYMBOL_VENDOR.get(owner["id"], "any"),
+                  f"{name} is missing from the installed {owner['owner']}",
+                  f"A program or library was built against a release of {owner['owner']} that has {name}; the "
+                  "release loaded here does not (usually an older one: the driver or SDK on this machine is older "
+                  "than the one it was built with).", owner["fix"], owner["source"], line.strip())
+
+
 def _undefined_reference(line: str, vendors: set, log: "Log") -> Optional[dict]:
     m = _LINK_UNDEFINED.search(line)
     owner = _owner_of(m.group(1).split("(")[0]) if m else None
@@ -944,4 +959,4 @@ READERS = (_not_linked_xpu, _backend_autoload, _cann_torch_npu_pair, _vendor_tor
            _cann_code, _pta_code, _dcmi_code, _undefined_reference, _no_module, _vendor_api_missing, _missing_header,
            _compile_failed, _port_taken, _ocloc, _neuware_home, _kernel_override, _store_timeout, _generator_device,
            _unsupported_soc, _ds_accelerator, _cambricon_log, _mudnn_log, _triton_pass_failed, _windows_dll,
-           _missing_library)
+           _missing_library, _undefined_symbol_alone)
