@@ -486,6 +486,8 @@ def test_frameworks_ports_and_toolchains(text, expected, words):
      '\\\\torch\\\\lib\\\\sycl8.dll" or one of its dependencies.', "family:windows-dll", "sycl8.dll"),
     ("ModuleNotFoundError: No module named 'triton'", "package:triton", "triton-ascend"),
     ("exporter: symbol lookup error: undefined symbol: cndevGetDeviceCount_v2", "symbol:neuware", "older"),
+    ("NotImplementedError: Could not run 'torch_ipex::foo_bar' with arguments from the 'XPU' backend.",
+     "family:vendor-private-op", "public API"),
 ])
 def test_more_classes_read_from_their_sources(text, expected, words):
     """Classes from the third set's misses (its messages unread by the author): a benign kernel-override warning, the

@@ -243,7 +243,33 @@ def _oom_in_server(line: str, vendors: set, words: set) -> Optional[dict]:
                   "cache_max_entry_count)", line.strip(), confidence="weak")
 
 
-REFINERS = (_xpu_large_request, _oom_with_free_memory, _one_block_limit, _oom_in_server, _cann_dtype)
+VENDOR_NAMESPACES = {"torch_ipex": "xpu", "ipex": "xpu", "npu": "npu", "torch_npu": "npu", "atb": "npu", "mlu": "mlu",
+                     "torch_mlu": "mlu", "musa": "musa", "torch_musa": "musa"}
+
+
+def _vendor_private_op(line: str, vendors: set, words: set) -> Optional[dict]:
+    """Could not run 'torch_ipex::X' ...: an operator of a vendor package's own namespace, not an aten one."""
+    m = _COULD_NOT_RUN.search(line)
+    namespace = m.group(1).split("::")[0] if m and "::" in m.group(1) else None
+    if namespace not in VENDOR_NAMESPACES:
+        return None
+    package = {"ipex": "torch_ipex"}.get(namespace, namespace)
+    return _error("family:vendor-private-op", VENDOR_NAMESPACES[namespace],
+                  f"{m.group(1)} is an operator of {package}'s own, with no kernel for the '{m.group(2)}' backend",
+                  f"{m.group(1)} belongs to the vendor package's namespace, not to torch's aten: the package registers "
+                  "it for the devices and dtypes it supports, as an internal building block of its public API. It was "
+                  f"called for '{m.group(2)}', which has no kernel for it in this release: called directly by user or "
+                  "third-party code, or with inputs on another device, or from another release of the package.",
+                  "Call the package's public API instead of the internal operator (for IPEX: "
+                  "intel_extension_for_pytorch.llm.functional and ipex.optimize), with inputs on the device the "
+                  "package serves, and the package release that pairs with your torch. A CPU fallback setting does not "
+                  "help: the operator is the vendor's, not torch's.",
+                  "torch's dispatcher message (\"Could not run '<ns>::<op>' with arguments from the '<backend>' "
+                  "backend\"); the vendors' operator namespaces (torch_ipex::, npu::, mlu::, musa::)", line.strip())
+
+
+REFINERS = (_xpu_large_request, _oom_with_free_memory, _one_block_limit, _oom_in_server, _cann_dtype,
+            _vendor_private_op)
 
 
 def family_errors(text: str, covered: set) -> list:
