@@ -48,10 +48,6 @@ _NO_HEADER = re.compile(r"fatal error: ['\"]?([\w./+-]+\.(?:h|hpp|hxx|cuh|muh))[
 _DYNAMO = re.compile(r"torch\._(?:dynamo|inductor)\.exc\.(\w+)|BackendCompilerFailed: backend='(\w+)'")
 _PORT_TAKEN = re.compile(r"Address already in use|errno:? ?98\b|EADDRINUSE|listen on ip\[[^\]\n]{0,80}\] and "
                          r"port\[(\d+)\] fail", re.IGNORECASE)
-_OCLOC = re.compile(r"\bocloc\b|Build failed with error code|Compilation from IR - SPIR-V to native binary failed")
-_NEUWARE_HOME = re.compile(r"NEUWARE_HOME\b[^\n]{0,120}?(?:not set|not found|No such file|does not exist|is empty|"
-                           r"invalid)", re.IGNORECASE)
-_OVERRIDE = re.compile(r"Overriding a previously registered kernel for the same operator and the same dispatch key")
 _STORE_TIMEOUT = re.compile(r"client socket has timed out after \d+m?s while trying to connect to|Timed out after \d+ "
                             r"seconds waiting for clients\. (\d+)/(\d+) clients joined", re.IGNORECASE)
 _GENERATOR_DEVICE = re.compile(r"Expected a '(\w+)' device type for generator but found '(\w+)'")
@@ -61,7 +57,6 @@ _DS_ACCELERATOR = re.compile(r"Setting ds_accelerator to (cuda|cpu)\b")
 _VENDOR_LOG = re.compile(r"\[(CNNL|MLUOP|MLU-OPS|MLU_OPS|CNCL|CNRT)\]\s*\[Error\]:?\s*\[?(\w*)\]?\s*([^\n]{0,300})",
                          re.IGNORECASE)
 _MUDNN_LOG = re.compile(r"ERROR#\s*(\w+) in (\w+)(?:::(\w+))?")
-_PASS_MANAGER = re.compile(r"PassManager::run failed|pass manager failed", re.IGNORECASE)
 _WIN_DLL = re.compile(r"WinError 126", re.IGNORECASE)
 _DLL_NAME = re.compile(r"Error loading \"?([^\"\n]{1,300}?\.dll)", re.IGNORECASE)
 _MANGLED = re.compile(r"^_ZN?K?(\d+)")   # _ZN3c1010TensorTypeC1Ev -> 3 -> "c10"
@@ -809,44 +804,6 @@ def _port_taken(line: str, vendors: set, log: "Log") -> Optional[dict]:
                   "report it; CANN's HCCL_IF_BASE_PORT variable", line.strip())
 
 
-def _ocloc(line: str, vendors: set, log: "Log") -> Optional[dict]:
-    if not _OCLOC.search(line) or not vendors <= {"xpu"}:
-        return None
-    return _error("family:xpu-aot-build", "xpu", "Intel GPU kernels failed to compile ahead of time (ocloc)",
-                  "Building torch XPU, IPEX or a SYCL extension compiles its kernels for the GPUs in its AOT list with "
-                  "ocloc; the compile failed: the oneAPI compiler and ocloc/driver are not the versions the project "
-                  "names, or the AOT device list names a GPU this toolchain does not know.",
-                  "Use the oneAPI and GPU driver versions the project's install guide names, set the AOT list to your "
-                  "GPU (TORCH_XPU_ARCH_LIST for torch, USE_AOT_DEVLIST for IPEX), or install the prebuilt wheel "
-                  "instead of building.", "the ahead-of-time compile step of Intel's GPU toolchain (ocloc)",
-                  line.strip(), confidence="weak")
-
-
-def _neuware_home(line: str, vendors: set, log: "Log") -> Optional[dict]:
-    if not _NEUWARE_HOME.search(line):
-        return None
-    return _error("family:neuware-home", "mlu", "The Neuware SDK is not where NEUWARE_HOME says",
-                  "Building or importing Cambricon's packages (torch_mlu, its extensions, vLLM-MLU) reads the Neuware "
-                  "SDK from $NEUWARE_HOME: it is unset, or points to a folder without the SDK (or without the "
-                  "release the build pins).",
-                  "Install the Neuware SDK (CNToolkit, CNNL, CNCL) of the release the project pins and `export "
-                  "NEUWARE_HOME=/usr/local/neuware`, with $NEUWARE_HOME/lib64 on LD_LIBRARY_PATH; or build in "
-                  "Cambricon's release container.", "Cambricon/torch_mlu README.md:22-24 (NEUWARE_HOME)", line.strip())
-
-
-def _kernel_override(line: str, vendors: set, log: "Log") -> Optional[dict]:
-    if not _OVERRIDE.search(line):
-        return None
-    return _error("family:kernel-override", "any", "A kernel registered over another (a warning, not an error)",
-                  "A package imported into this process (a vendor plug-in such as torch_npu or IPEX, torch-xpu-ops, a "
-                  "kernel library such as FlagGems) registered its kernel for an operator and dispatch key that "
-                  "already had one; torch says so once for all operators. The run goes on with the new kernel.",
-                  "Nothing to do. If a failure follows, it has its own message further down; if the override is not "
-                  "expected, check that the plug-in and torch are the versions its release table pairs.",
-                  "pytorch/pytorch aten/src/ATen/core/dispatch/OperatorEntry.cpp (the override warning)", line.strip(),
-                  defers=True)
-
-
 def _store_timeout(line: str, vendors: set, log: "Log") -> Optional[dict]:
     m = _STORE_TIMEOUT.search(line)
     if not m:
@@ -943,21 +900,6 @@ def _mudnn_log(line: str, vendors: set, log: "Log") -> Optional[dict]:
                   "users see it; MooreThreads/torch_musa MUSAException.h (CHECK_MUDNN_STATUS)", line.strip())
 
 
-def _triton_pass_failed(line: str, vendors: set, log: "Log") -> Optional[dict]:
-    if not _PASS_MANAGER.search(line):
-        return None
-    device = next(iter(sorted(vendors))) if len(vendors) == 1 else "any"
-    return _error("family:triton-pass-failed", device, "Triton could not compile a kernel (a compiler pass failed)",
-                  "A Triton kernel (a kernel library's, torch.compile's, an inference engine's) failed in one of the "
-                  "compiler's passes: on a vendor's Triton backend this is usually one autotune configuration the "
-                  "backend cannot lower (a block or tile too large for the chip's on-chip memory, a feature the "
-                  "backend lacks).",
-                  "Remove or shrink the autotune configuration that fails (the kernel library's per-vendor tune configs), "
-                  "clear the Triton cache (~/.triton/cache), or use the backend release the library pairs with; the "
-                  "MLIR_ENABLE_DUMP / TRITON_DEBUG output names the failing pass.",
-                  "Triton's compiler (its pass manager's failure message)", line.strip(), confidence="weak")
-
-
 def _windows_dll(line: str, vendors: set, log: "Log") -> Optional[dict]:
     if not _WIN_DLL.search(line):
         return None
@@ -983,6 +925,6 @@ _SYMBOL_VENDOR = {"cann": "npu", "cann-profiler": "npu", "hccl": "npu", "nnal": 
 READERS = (_not_linked_xpu, _backend_autoload, _cann_torch_npu_pair, _vendor_torch_version, _ipex_torch_version,
            _cpu_fallback, _hccl_code, _acl_return_code, _library_status, _could_not_run, _not_implemented_for,
            _cann_code, _pta_code, _dcmi_code, _undefined_reference, _no_module, _vendor_api_missing, _missing_header,
-           _compile_failed, _port_taken, _ocloc, _neuware_home, _kernel_override, _store_timeout, _generator_device,
-           _unsupported_soc, _ds_accelerator, _cambricon_log, _mudnn_log, _triton_pass_failed, _windows_dll,
+           _compile_failed, _port_taken, _store_timeout, _generator_device, _unsupported_soc, _ds_accelerator,
+           _cambricon_log, _mudnn_log, _windows_dll,
            _missing_library, _undefined_symbol_alone)
