@@ -22,19 +22,10 @@ from torchport.debug import NanInfTracker, compare_runs, dump  # noqa: E402
 from torchport.debug.verdict import RUN_TOLERANCES, statistic_errors, tensor_errors  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
-from compare_matrix import run_branches, run_conv  # noqa: E402  (the bench's models and pairs, shared)
+from compare_matrix import MLP, run_branches, run_conv  # noqa: E402  (the bench's models and pairs, shared)
 
 ENV = dict(os.environ, PYTHONPATH=str(ROOT / "src"), PYTHONWARNINGS="ignore")
 MODES = {"tensors": True, "statistics": False}
-
-
-class MLP(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc1, self.fc2, self.head = nn.Linear(4, 16), nn.Linear(16, 16), nn.Linear(16, 3)
-
-    def forward(self, x):
-        return self.head(torch.relu(self.fc2(torch.tanh(self.fc1(x)))))
 
 
 def train(folder, tensors, *, scale_last=1.0, double_at=None, dtype=torch.float32, autocast=False, steps=3):
