@@ -115,6 +115,8 @@ def _counting_class(s: Session, api: str, cls: type, methods: tuple) -> type:
 
 def _note_library_asked(s: Session, api: str) -> None:
     """A library (not torch) was told CUDA's real answer: the report says so once (Session.told_cuda)."""
+    if s.told_cuda_noted:   # on the hot path of every is_cuda a library asks: nothing more once said
+        return
     filename = sys._getframe(2).f_code.co_filename
     if kind_of_file(filename) == "library":
         s.told_cuda(api, filename)

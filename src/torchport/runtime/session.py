@@ -114,6 +114,7 @@ class Session:
         self.patcher = Patcher()
         self.env_restore: dict = {}
         self._warned: set = set()
+        self.told_cuda_noted = False   # told_cuda: an installed library was told CUDA's real answer (said once)
         self.host = standins.Host(torch, device_type, target.title, target.runtime, target.host)
 
     @property
@@ -151,8 +152,8 @@ class Session:
     def told_cuda(self, api: str, filename: str) -> None:
         """An installed library asked `api` and got CUDA's real answer (--policy project): said once in the report,
         naming the first library, since a library that then takes its CPU branch (or asserts CUDA) fails later."""
-        if "told_cuda" not in self._warned:
-            self._warned.add("told_cuda")
+        if not self.told_cuda_noted:
+            self.told_cuda_noted = True
             from .callers import library_name
 
             where = library_name(filename)
