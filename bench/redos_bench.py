@@ -48,7 +48,7 @@ from torchport.converter import run as converter_run  # noqa: E402
 from torchport import ckpt  # noqa: E402
 from torchport.converter.run import Converter  # noqa: E402
 from torchport.core import command, textfile, words  # noqa: E402
-from torchport.doctor import checks, explain, families, stack  # noqa: E402
+from torchport.doctor import checks, explain, families, shapes, stack  # noqa: E402
 from torchport.kb import packages  # noqa: E402
 from torchport.porting import api as porting_api  # noqa: E402
 from torchport.porting import buildglue, engine, lexer  # noqa: E402
@@ -229,10 +229,37 @@ def _families_cases() -> list:
         regex("doctor.families._ACL_TEXT", f._ACL_TEXT, "search", repeated("[Error]: a "), around("[Error]: ", " "),
               around("[Error]:", " ", "")),
     ]
+    for vendor, rx in f._models():
+        cases.append(regex(f"kb/error_families.toml [vendor.{vendor}] models", rx, "search", repeated("ascend1"),
+                           repeated("mlu 1"), repeated("mtt s1"), repeated("arc a1"), around("arc(tm) pro ", "a1")))
     for rx, status in f._statuses():
         head = status["pattern"].split("(")[0].split("\\")[0] or "x"
         cases.append(regex(f"kb/error_families.toml [[status]] {status['id']}", rx, "search", repeated(head),
                            around(head, " "), around(head + " in: ", "a"), repeated("a")))
+    return cases
+
+
+def _shapes_cases() -> list:
+    """doctor/shapes.py: its regexes, and each pattern of kb/error_shapes.toml as _shapes() compiles it, on
+    near-misses of its words."""
+    s = shapes
+    cases = [
+        regex("doctor.shapes._FRAME", s._FRAME, "match", around('  File "', "a"), around('  File "a", line ', "1"),
+              around('  File "a", line 1, in ', "a", " ")),
+        regex("doctor.shapes._RAISED", s._RAISED, "match", around("", "a."), around("", "a"), around("[rank1]: ", "a.")),
+        regex("doctor.shapes._INSTALLED", s._INSTALLED, "search", repeated("/site-packages/"), repeated("/dist-packages"),
+              around("/site-packages/", "a.")),
+        regex("doctor.shapes._FORMAT_FIELD", s._FORMAT_FIELD, "sub", repeated("{a"), around("{", "a")),
+        regex("doctor.shapes._MESSAGE", s._MESSAGE, "search", repeated("a."), repeated("aError"), around("", "a.")),
+        regex("doctor.shapes._PATH_SEP", s._PATH_SEP, "split", repeated("a")),
+    ]
+    for regexes, when, shape in s._shapes():
+        words = " ".join(shape["title"].split()[:3])
+        inputs = (repeated(words), around(words, " "), repeated("a "), repeated("a"), repeated("not support "),
+                  repeated("fatal error: '"), repeated("Keyword argument a"), repeated("File \"a/"),
+                  around("INTERNAL ASSERT FAILED at \"", "a"), repeated("(tm) "), repeated(": for the -"))
+        cases.append(Case(f"kb/error_shapes.toml {shape['id']}", regexes + ((when,) if when else ()),
+                          lambda text, rxs=regexes + ((when,) if when else ()): [rx.search(text) for rx in rxs], inputs))
     return cases
 
 
@@ -400,6 +427,7 @@ CASES = [
           around("rank1]:", " "), repeated("[WARNIN")),
     regex("doctor.explain._ERROR_WORD", explain._ERROR_WORD, "search", repeated("Errorx"), repeated("aERROR")),
     *_families_cases(),
+    *_shapes_cases(),
     function("doctor.explain.unexplained (a traceback per line, none explained)", lambda text: explain.unexplained(
         text, []), repeated("Traceback (most recent call last)\nValueError: x\n"), repeated("E\nValueError\n")),
     *_kb_cases(),
@@ -486,6 +514,8 @@ DYNAMIC = {
     "torchport.porting.lexer._compile": "porting.lexer._TOKEN",
     "torchport.doctor.explain._compiled": "kb/errors.toml ...",
     "torchport.doctor.families._statuses": "kb/error_families.toml [[status]] ...",
+    "torchport.doctor.families._models": "kb/error_families.toml [vendor.*] models",
+    "torchport.doctor.shapes._shapes": "kb/error_shapes.toml ...",
     "torchport.doctor.stack.read_version": "backends/<target>.toml doctor.toolkit.pattern ...",
 }
 

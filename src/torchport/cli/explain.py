@@ -18,19 +18,23 @@ def run(args) -> int:
     if args.file:
         from ..core.files import read_data
 
-        text = read_data(args.file, "log", pipes=True).decode("utf-8", errors="replace")
+        path = "/dev/stdin" if args.file == "-" else args.file   # `--file -`: a log piped in
+        text = read_data(path, "log", pipes=True).decode("utf-8", errors="replace")
     else:
         text = " ".join(args.text)
     matches, nearest = explain(text, target=args.to)
     others = unexplained(text, matches) if matches else []
+    known = any(m.error.confidence != "inferred" for m in matches)   # a reading of the words is not a known error
     if args.json:
         rows = [{"id": m.error.id, "line": m.line, "also": list(m.also), "text": m.text, "score": m.score,
                  "title": m.error.title, "cause": m.error.cause, "fix": m.error.fix, "source": m.error.source,
                  "confidence": m.error.confidence} for m in matches or nearest]
-        json.dump({"known": bool(matches), "matches": rows,
+        json.dump({"known": known, "matches": rows,
                    "unexplained": [{"line": n, "text": line} for n, line in others]}, sys.stdout, indent=1)
         sys.stdout.write("\n")
-        return 0 if matches else 1
+        return 0 if known else 1
+    if matches and not known:
+        print("not a known error; what its words say:")
     for m in matches:
         e = m.error
         where = f" (line {m.line}{_also(m.also)})" if args.file else ""
@@ -39,8 +43,7 @@ def run(args) -> int:
             print(f"  > {printable(m.text[:200])}")
         print(f"  cause: {e.cause}")
         print(f"  fix:   {e.fix}")
-        print(f"  source: {e.source}" + ("  (weak: the source shows this error only as a screenshot or without a "
-                                         "cause; the advice is torchport's)" if e.confidence == "weak" else ""))
+        print(f"  source: {e.source}" + _CAVEAT.get(e.confidence, ""))
     if others:
         print(f"not explained: {len(others)} other exception line{'s' if len(others) != 1 else ''} in the text "
               "(`torchport explain \"LINE\"` looks for the nearest known errors):")
@@ -55,7 +58,12 @@ def run(args) -> int:
         for m in nearest:
             print(f"  {m.score:.2f}  {m.error.title} [{m.error.id}]")
             print(f"        fix: {m.error.fix}")
-    return 0 if matches else 1
+    return 0 if known else 1
+
+
+_CAVEAT = {"weak": "  (weak: the source shows this error only as a screenshot or without a cause; the advice is "
+                   "torchport's)",
+           "inferred": "  (read from the message's shape: torchport's reading of its words, not a documented error)"}
 
 
 def _also(lines: tuple) -> str:
@@ -71,7 +79,7 @@ def add(sub) -> None:
                         description="Match an error message (the words given, or the lines of a log file) "
                                     "against the targets' known errors and print each one's cause and fix.")
     ex.add_argument("text", nargs="*", help="the error text")
-    ex.add_argument("-f", "--file", metavar="LOG", help="a log file to search")
+    ex.add_argument("-f", "--file", metavar="LOG", help="a log file to search ('-': standard input)")
     ex.add_argument("-t", "--to", metavar="TARGET", type=target_name, help="only this target's errors (and generic ones)")
     ex.add_argument("--json", action="store_true", help="print the matches as JSON")
     ex.set_defaults(func=run)

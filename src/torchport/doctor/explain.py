@@ -52,7 +52,9 @@ class KnownError:
     fix: str
     source: str
     example: str
-    confidence: str = "documented"   # "weak": the source shows the message only as a screenshot, or gives no cause
+    # "weak": the source shows the message only as a screenshot, or gives no cause; "inferred": torchport's reading
+    # of the message's words (doctor/shapes.py), no source documents it
+    confidence: str = "documented"
     defers: bool = False   # the answer says the cause is on other lines it names (ERR00100 beside CANN's codes): listed last
 
     @property
@@ -109,22 +111,28 @@ def explain(text: str, target: Optional[str] = None, nearest: int = 3) -> tuple:
             n = at[0]
             found.append(Match(e, n, lines[n - 1].strip() if n - 1 < len(lines) else "", also=tuple(at[1:])))
     from .families import family_errors, refinements, vendors_in
+    from .shapes import shape_errors
 
     for n, fields in refinements(text):   # a line's own parameters say more than the entries matching it
         error = KnownError(patterns=(), **fields)
         if target is None or error.target in (target, "any"):
             found = [m for m in found if m.line != n] + [Match(error, n, lines[n - 1].strip())]
     covered = {n for m in found for n in (m.line, *m.also)}
-    for n, fields in family_errors(text, covered):   # kb/error_families.toml: libraries, HCCL codes, parameters
+    vendors = vendors_in(text)
+    families = family_errors(text, covered)   # kb/error_families.toml: libraries, HCCL codes, parameters
+    covered |= {n for n, _fields in families}
+    shapes = shape_errors(text, covered, vendors)   # kb/error_shapes.toml, tracebacks: what the words say
+    for n, fields in families + shapes:
         error = KnownError(patterns=(), **fields)
         if target is None or error.target in (target, "any"):
             found.append(Match(error, n, lines[n - 1].strip() if n - 1 < len(lines) else ""))
     # a warning (the vendor's CPU fallback, an optional library not loaded) or an answer that points to other lines
-    # comes after the errors the log ends with
-    found.sort(key=lambda m: (m.error.defers or _is_warning(m.text), m.line, m.error.id))
+    # comes after the errors the log ends with; a reading of a message's shape after every documented answer
+    found.sort(key=lambda m: (m.error.defers or _is_warning(m.text), m.error.confidence == "inferred", m.line,
+                              m.error.id))
     if found:
         return found, []
-    vendors = vendors_in(text)   # a guess never offers another vendor's fix, nor one where the log names no vendor
+    # a guess never offers another vendor's fix, nor one where the log names no vendor
     candidates = [e for e in entries if e.target in vendors or e.target == "any"]
     return [], [m for m in _nearest(lines, candidates, nearest) if m.score >= MIN_SIMILARITY]
 

@@ -19,7 +19,8 @@ KB = Path(__file__).resolve().parents[1] / "kb" / "error_families.toml"
 _TOKEN = re.compile(r"[a-z][a-z0-9_.+-]*")
 _PART = re.compile(r"[a-z][a-z0-9]*")   # the parts of a token: ascend_transport.so names "ascend"
 # a library a log names: "libascend_hal.so: cannot open shared object file", "libmupti.so.0.9", "ascend_transport.so"
-_LIBRARY = re.compile(r"(?<![\w.+-])([A-Za-z_][A-Za-z0-9_+-]*\.so(?:\.[0-9][0-9.]*)?)(?![\w-])")
+# (ASCII lookarounds: "提示libmupti.so.0.9找不到" names libmupti.so.0.9)
+_LIBRARY = re.compile(r"(?<![A-Za-z0-9_.+-])([A-Za-z_][A-Za-z0-9_+-]*\.so(?:\.[0-9][0-9.]*)?)(?![A-Za-z0-9_-])")
 _MISSING_WORDS = re.compile(r"cannot open shared object|no such file|not found|cannot find|could not (?:load|find|open)"
                             r"|undefined symbol|failed to load|找不到|缺少|缺失", re.IGNORECASE)
 _HCCL_CODE = re.compile(r"HCCL[^\n]{0,300}?error code is (\d+)", re.IGNORECASE)
@@ -47,7 +48,7 @@ _NO_HEADER = re.compile(r"fatal error: ['\"]?([\w./+-]+\.(?:h|hpp|hxx|cuh|muh))[
                         re.IGNORECASE)
 _DYNAMO = re.compile(r"torch\._(?:dynamo|inductor)\.exc\.(\w+)|BackendCompilerFailed: backend='(\w+)'")
 _PORT_TAKEN = re.compile(r"Address already in use|errno:? ?98\b|EADDRINUSE|listen on ip\[[^\]\n]{0,80}\] and "
-                         r"port\[(\d+)\] fail", re.IGNORECASE)
+                         r"(?:specific )?port\[(\d+)\] fail", re.IGNORECASE)
 _STORE_TIMEOUT = re.compile(r"client socket has timed out after \d+m?s while trying to connect to|Timed out after \d+ "
                             r"seconds waiting for clients\. (\d+)/(\d+) clients joined", re.IGNORECASE)
 _GENERATOR_DEVICE = re.compile(r"Expected a '(\w+)' device type for generator but found '(\w+)'")
@@ -112,11 +113,24 @@ def vendors_in(text: str) -> set:
     low = text.lower()
     tokens = set(_TOKEN.findall(low)) | set(_PART.findall(low))
     found = {name for name, v in _data()["vendor"].items() if tokens & set(v["words"])}
+    found |= {name for name, models in _models() if models.search(low)}
     for lib in _LIBRARY.findall(text):
         entry = _library(lib)
         if entry is not None and entry["vendor"] != "cuda":
             found.add(entry["vendor"])
     return found
+
+
+@lru_cache(maxsize=1)
+def _models() -> tuple:
+    """(vendor, regex) of each vendor's device models (Ascend910B4, MLU370, MTT S80, Arc A770...)."""
+    return tuple((name, re.compile(rf"(?<![\w-])(?:{v['models']})(?![\w-])", re.IGNORECASE))
+                 for name, v in _data()["vendor"].items() if v.get("models"))
+
+
+def vendor_facts(name: str) -> dict:
+    """A vendor's [vendor.*] table: its title, package, device type, device tool and tracing advice."""
+    return _data()["vendor"].get(name, {})
 
 
 def _library(name: str) -> Optional[dict]:
@@ -502,7 +516,7 @@ def _missing_library(line: str, vendors: set, log: "Log") -> Optional[dict]:
         if entry["vendor"] == "cuda":
             on = ", ".join(sorted(vendors)) or "this machine"
             title = f"{lib}: a CUDA build of a package on {on}"
-        elif "undefined symbol" in line.lower():   # found, but not the release the caller was built against
+        elif "undefined symbol" in line.lower() or "符号" in line:   # found, but not the release it was built against
             symbol = _symbol_owner(line)
             if symbol is not None:
                 return _undefined_symbol(lib, entry, symbol, vendors, line)

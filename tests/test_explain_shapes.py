@@ -1,0 +1,147 @@
+"""torchport explain reads what an error line's words say when no known error and no family explains it
+(doctor/shapes.py, kb/error_shapes.toml): each shape reads its example, a vendor's shape answers only for the vendor
+the log names, a documented answer always comes first, a reading is never called a known error, and a traceback
+says when a library raised an exception itself."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+
+from torchport.doctor.explain import explain
+from torchport.doctor.shapes import _shapes
+
+ENV = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+SHAPES = [shape for _regexes, _when, shape in _shapes()]
+
+
+def _top(text: str):
+    matches, _nearest = explain(text)
+    return matches[0] if matches else None
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s["id"])
+def test_each_shape_reads_its_example(shape):
+    top = _top(shape["example"])
+    assert top is not None and top.error.id == f"shape:{shape['id']}"
+    assert top.error.confidence == "inferred"
+    for field in (top.error.title, top.error.cause, top.error.fix):   # every {part} was filled
+        assert "{" not in field and "}" not in field, (shape["id"], field)
+
+
+@pytest.mark.parametrize("text, shape, words", [
+    ("RuntimeError: Invalid device string: 'musa:0'", "device-type-unknown", ["torch_musa"]),
+    ("RuntimeError: Expected one of cpu, cuda device type at start of device string: xpu", "device-type-unknown",
+     ["intel_extension_for_pytorch"]),
+    ("bishengir-compile: for the --target option: Cannot find option named 'Ascend910Z'!", "compiler-target-unknown",
+     ["bishengir-compile", "Ascend910Z"]),
+    ("ImportError: cannot import name 'is_npu_available' from 'accelerate.utils' (/x/accelerate/utils/__init__.py)",
+     "name-missing-from-package", ["accelerate.utils.is_npu_available", "pip show accelerate"]),
+    ("AttributeError: module 'diffusers.utils' has no attribute 'is_torch_xpu_available'", "name-missing-from-package",
+     ["pip show diffusers"]),
+    ("src/prof.cpp:304:3: error: \u2018CNPAPI_NEW_CBID\u2019 was not declared in this scope; did you mean "
+     "\u2018CNPAPI_OLD_CBID\u2019?", "undeclared-identifier", ["CNPAPI_NEW_CBID"]),
+    ("Unknown argument: --rpc-new-flag", "unknown-option", ["--rpc-new-flag"]),
+    ('exec: "vendor-device-plugin": executable file not found in $PATH: unknown', "missing-file",
+     ["vendor-device-plugin"]),
+    ("AssertionError: local_world_size (8) must be less than or equal to the number of visible devices (0)",
+     "no-device-visible", ["VISIBLE_DEVICES"]),
+    ("import torch_mlu\nSegmentation fault (core dumped)", "native-crash", ["cnmon", "torch_mlu"]),
+    ("TypeError: fused_op() missing 1 required positional argument: 'TILE_K'", "argument-mismatch", ["TILE_K"]),
+    ("RuntimeError: expected m1 and m2 to have the same dtype, but got: float != c10::Half", "dtype-mismatch",
+     ["float", "c10::Half"]),
+    ("RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x1024 and 2048x8)", "shape-mismatch", ["checkpoint"]),
+    ("NotImplementedError: Tril op is not supported for now on musa", "capability-gap", ["torch_musa", "MUSA_LAUNCH"]),
+    ("RuntimeError: ProcessGroupHCCL does not support alltoall_base with these sizes", "capability-gap",
+     ["torch_npu"]),
+    ("RuntimeError: this torch_mlu build does not support the device MLU220", "chip-unsupported", ["cnmon", "MLU220"]),
+    ("AssertionError: flash attention requires CUDA, got device npu:0", "cuda-only-code", ["npu"]),
+])
+def test_shapes_read_their_parts(text, shape, words):
+    top = _top(text)
+    assert top is not None and top.error.id == f"shape:{shape}", (text, top and top.error.id)
+    said = f"{top.error.title} {top.error.cause} {top.error.fix}"
+    assert all(w in said for w in words), (shape, said)
+
+
+def test_a_vendor_shape_answers_only_for_the_one_vendor_the_log_names():
+    # "not supported" alone names no vendor: no vendor's advice is given
+    assert _top("RuntimeError: this op is not supported") is None
+    # two vendors named: whose stack refuses it is not known, so no answer from either
+    assert _top("torch_npu and torch_musa loaded\nRuntimeError: this op is not supported") is None
+    mlu = _top("RuntimeError: MLU370: this op is not supported")   # a device model names the vendor
+    assert mlu.error.target == "mlu" and "torch_mlu" in mlu.error.fix and "torch_npu" not in mlu.error.fix
+    # a device type no vendor owns gets no device answer
+    assert _top("RuntimeError: Invalid device string: 'tpu'") is None
+
+
+def test_documented_answers_come_before_readings_of_words():
+    log = "RuntimeError: aten::foo is not supported on npu\n" + "RuntimeError: ExchangeDevice:"
+    matches, _ = explain(log)
+    assert [m.error.id for m in matches] == ["npu-exchange-device", "shape:capability-gap"]
+    assert matches[1].line == 1   # earlier in the log, still after the documented answer
+
+
+def test_a_warning_reading_comes_after_the_error_it_precedes():
+    log = ("WARNING 01-02 12:22:55 [x.py:18] deep_ep is not installed, you can't use the api of it.\n"
+           "TypeError: launch() got an unexpected keyword argument 'stream_id'")
+    matches, _ = explain(log)
+    assert [m.error.id for m in matches] == ["shape:argument-mismatch", "shape:optional-package-absent"]
+    # the warning shape reads warning lines only
+    assert _top("RuntimeError: deep_ep is not installed") is None
+
+
+TRACE = 'Traceback (most recent call last):\n  File "/app/run.py", line 3, in <module>\n    main()\n'
+
+
+@pytest.mark.parametrize("frame, code, exception, expected", [
+    # a library's own raise or assert
+    ("/venv/lib/python3.10/site-packages/peft/tuners/model.py", "raise ValueError(f'{m} is not supported')",
+     "ValueError: Target module Linear() is not supported", "raised-by:peft"),
+    ("/usr/lib/python3/dist-packages/mmengine/structures/data.py", "assert isinstance(item, (str, int))",
+     "AssertionError", "raised-by:mmengine"),
+    # Python raised it running the library's line
+    ("/venv/lib/python3.10/site-packages/vllm_plugin/ops/moe.py", "return _BACKENDS[0]",
+     "UnboundLocalError: local variable '_BACKENDS' referenced before assignment", "raised-by:vllm_plugin"),
+    # torch's frame, and a C++ error passed up through a library's call: not the library's own
+    ("/venv/lib/python3.10/site-packages/torch/nn/modules/module.py", "raise ValueError('x')", "ValueError: x", None),
+    ("/venv/lib/python3.10/site-packages/vllm_ascend/ops/rope.py", "return torch_npu.npu_rope(q, k)",
+     "RuntimeError: call aclnnRope failed", None),
+    # the user's own script is not "a library"
+    ("/home/me/train.py", "raise ValueError('bad')", "ValueError: bad", None),
+])
+def test_a_traceback_says_who_raised_the_exception(frame, code, exception, expected):
+    log = TRACE + f'  File "{frame}", line 88, in f\n    {code}\n{exception}\n'
+    matches, _ = explain(log)
+    ids = [m.error.id for m in matches if m.error.id.startswith("raised-by:")]
+    assert ids == ([expected] if expected else [])
+    if expected:
+        package = expected.split(":")[1]
+        said = next(m.error for m in matches if m.error.id == expected)
+        assert f"{package}/" in said.cause and "line 88" in said.cause and said.confidence == "inferred"
+
+
+def test_library_names_next_to_chinese_words_are_read():
+    top = _top("import torch_musa的时候提示libmupti.so.0.9找不到的错误")
+    assert top is not None and top.error.id == "library:libmusa" and "libmupti.so.0.9" in top.error.title
+    top = _top("import torch_musa之后报错说libmusa_python.so.1 中的符号找不到")   # "its symbols are not found"
+    assert top is not None and top.error.id == "library:libmusa_python" and "another release" in top.error.title
+
+
+@pytest.mark.subprocess
+def test_the_cli_never_calls_a_reading_a_known_error(tmp_path):
+    text = "NotImplementedError: Tril op is not supported for now on musa"
+    p = subprocess.run([sys.executable, "-m", "torchport", "explain", text], capture_output=True, text=True, env=ENV)
+    assert p.returncode == 1 and p.stdout.startswith("not a known error; what its words say:")
+    assert "read from the message's shape" in p.stdout
+    p = subprocess.run([sys.executable, "-m", "torchport", "explain", "--json", text], capture_output=True, text=True,
+                       env=ENV)
+    data = json.loads(p.stdout)
+    assert p.returncode == 1 and data["known"] is False and data["matches"][0]["confidence"] == "inferred"
+    # a documented answer with a reading beside it is known; a log can come on standard input
+    log = text + "\nRuntimeError: ExchangeDevice:\n"
+    p = subprocess.run([sys.executable, "-m", "torchport", "explain", "--file", "-"], input=log, capture_output=True,
+                       text=True, env=ENV)
+    assert p.returncode == 0 and p.stdout.index("[npu-exchange-device") < p.stdout.index("[shape:capability-gap")
