@@ -58,6 +58,11 @@ def test_each_shape_reads_its_example(shape):
      ["torch_npu"]),
     ("RuntimeError: this torch_mlu build does not support the device MLU220", "chip-unsupported", ["cnmon", "MLU220"]),
     ("AssertionError: flash attention requires CUDA, got device npu:0", "cuda-only-code", ["npu"]),
+    ("RuntimeError: Unknown c10d backend type HCCL", "backend-unknown", ["torch_npu", "init_process_group"]),
+    ("ModuleNotFoundError: No module named 'timm.layers.fused_ext'", "module-not-found", ["pip show timm"]),
+    ("ERROR: No matching distribution found for torch_mlu==1.20.0", "pip-no-release", ["pip index versions torch_mlu"]),
+    ("vllm-ascend 0.9.1 requires torch-npu==2.5.1, but you have torch-npu 2.6.0 which is incompatible.",
+     "pip-conflict", ["vllm-ascend", "torch-npu==2.5.1", "torch-npu 2.6.0"]),
 ])
 def test_shapes_read_their_parts(text, shape, words):
     top = _top(text)
@@ -91,6 +96,14 @@ def test_a_warning_reading_comes_after_the_error_it_precedes():
     assert [m.error.id for m in matches] == ["shape:argument-mismatch", "shape:optional-package-absent"]
     # the warning shape reads warning lines only
     assert _top("RuntimeError: deep_ep is not installed") is None
+
+
+def test_a_build_failure_points_to_the_compiler_error_above_it():
+    log = ("csrc/ops.cpp:7:10: error: 'aclnnFoo' was not declared in this scope\n"
+           "RuntimeError: Error building extension 'ops'")
+    matches, _ = explain(log)
+    assert [m.error.id for m in matches] == ["shape:undeclared-identifier", "shape:build-failed"]
+    assert matches[1].error.defers
 
 
 TRACE = 'Traceback (most recent call last):\n  File "/app/run.py", line 3, in <module>\n    main()\n'

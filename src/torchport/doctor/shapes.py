@@ -76,14 +76,14 @@ def _shape_of(line: str, vendors: set) -> Optional[dict]:
 
 
 def _vendor_for(kind: str, m: re.Match, vendors: set) -> Optional[str]:
-    """The vendor a shape answers for: the one the log names ("named"), the one whose device type the match names
-    ("device"), or "any"; None when the shape does not apply (no vendor, or several)."""
+    """The vendor a shape answers for: the one the log names ("named"), the one whose device type or collective
+    backend the match names ("device", "backend"), or "any"; None when the shape does not apply (no vendor, or
+    several)."""
     if kind == "any":
         return "any"
-    if kind == "device":
-        device = (m.groupdict().get("device") or "").lower()
-        return next((name for name in ("npu", "mlu", "musa", "xpu") if vendor_facts(name).get("device") == device),
-                    None)
+    if kind in ("device", "backend"):   # the vendor whose device type (or collective backend) the match names
+        named = (m.groupdict().get(kind) or "").lower()
+        return next((name for name in ("npu", "mlu", "musa", "xpu") if vendor_facts(name).get(kind) == named), None)
     return next(iter(vendors)) if len(vendors) == 1 else None
 
 
@@ -93,7 +93,7 @@ def _fields(id_: str, target: str, shape: dict, parts: dict, line: str) -> dict:
 
     return {"id": id_, "target": target, "title": fill(shape["title"]), "cause": fill(shape["cause"]),
             "fix": fill(shape["fix"]), "source": shape["source"], "example": line.strip(), "confidence": "inferred",
-            "defers": False}
+            "defers": shape.get("defers", False)}
 
 
 def _clip(value: str, most: int = 120) -> str:
