@@ -48,7 +48,7 @@ from torchport.converter import run as converter_run  # noqa: E402
 from torchport import ckpt  # noqa: E402
 from torchport.converter.run import Converter  # noqa: E402
 from torchport.core import command, textfile, words  # noqa: E402
-from torchport.doctor import checks, explain, families, shapes, stack  # noqa: E402
+from torchport.doctor import checks, explain, families, shapes, stack, vendor_checks  # noqa: E402
 from torchport.kb import packages  # noqa: E402
 from torchport.porting import api as porting_api  # noqa: E402
 from torchport.porting import buildglue, engine, lexer  # noqa: E402
@@ -252,6 +252,8 @@ def _shapes_cases() -> list:
         regex("doctor.shapes._FORMAT_FIELD", s._FORMAT_FIELD, "sub", repeated("{a"), around("{", "a")),
         regex("doctor.shapes._MESSAGE", s._MESSAGE, "search", repeated("a."), repeated("aError"), around("", "a.")),
         regex("doctor.shapes._PATH_SEP", s._PATH_SEP, "split", repeated("a")),
+        regex("doctor.vendor_checks._WORD", vendor_checks._WORD, "findall", repeated("a"), repeated("a1_"),
+              repeated("abcd ")),
     ]
     for regexes, when, shape in s._shapes():
         words = " ".join(shape["title"].split()[:3])

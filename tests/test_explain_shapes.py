@@ -58,7 +58,7 @@ def test_each_shape_reads_its_example(shape):
      ["torch_npu"]),
     ("RuntimeError: this torch_mlu build does not support the device MLU220", "chip-unsupported", ["cnmon", "MLU220"]),
     ("AssertionError: flash attention requires CUDA, got device npu:0", "cuda-only-code", ["npu"]),
-    ("RuntimeError: Unknown c10d backend type HCCL", "backend-unknown", ["torch_npu", "init_process_group"]),
+    ("ValueError: Invalid backend: 'mccl'", "backend-unknown", ["torch_musa", "init_process_group"]),
     ("ModuleNotFoundError: No module named 'timm.layers.fused_ext'", "module-not-found", ["pip show timm"]),
     ("ERROR: No matching distribution found for torch_mlu==1.20.0", "pip-no-release", ["pip index versions torch_mlu"]),
     ("vllm-ascend 0.9.1 requires torch-npu==2.5.1, but you have torch-npu 2.6.0 which is incompatible.",
@@ -158,3 +158,77 @@ def test_the_cli_never_calls_a_reading_a_known_error(tmp_path):
     p = subprocess.run([sys.executable, "-m", "torchport", "explain", "--file", "-"], input=log, capture_output=True,
                        text=True, env=ENV)
     assert p.returncode == 0 and p.stdout.index("[npu-exchange-device") < p.stdout.index("[shape:capability-gap")
+
+
+# ----------------------------------------------------------------- the vendors' own raise sites
+CHECKS = json.loads((ROOT / "src" / "torchport" / "kb" / "vendor_checks.json").read_text(encoding="utf-8"))
+
+
+def test_the_raise_sites_are_extracted_with_their_sources():
+    vendors = {row[0] for row in CHECKS["checks"]}
+    assert vendors == {"npu", "mlu", "musa", "xpu"} and len(CHECKS["checks"]) > 3000
+    for source in CHECKS["sources"]:
+        assert source["repository"].startswith("github:") and len(source["commit"]) == 40
+    for vendor, source, where, kind, _condition, message in CHECKS["checks"]:
+        assert 0 <= source < len(CHECKS["sources"]) and CHECKS["sources"][source]["vendor"] == vendor
+        assert ":" in where and kind and len("".join(message.split("{}")).split()) >= 3
+
+
+def _first(vendor: str, kind: str) -> list:
+    """A message of `vendor` with a condition, a value put in, two fixed parts and no vendor's name of its own."""
+    from torchport.doctor.families import vendors_in
+
+    return next(r for r in CHECKS["checks"] if r[0] == vendor and r[3] == kind and r[4] and not vendors_in(r[5])
+                and len([p for p in r[5].split("{}") if len(p.strip()) >= 4]) >= 2 and len(r[5]) > 40)
+
+
+@pytest.mark.parametrize("vendor", ["npu", "mlu", "musa", "xpu"])
+def test_a_vendor_message_is_traced_to_where_it_is_raised(vendor):
+    row = _first(vendor, "TORCH_CHECK")
+    line = "RuntimeError: " + row[5].replace("{}", "7")   # the message with a value where the code puts one
+    package = {"npu": "torch_npu", "mlu": "torch_mlu", "musa": "torch_musa", "xpu": "xpu"}[vendor]
+    top = _top(f"import {package}\n{line}")
+    assert top is not None and top.error.id == f"check:{vendor}:{row[2]}", (line, top and top.error.id)
+    assert row[4] in top.error.cause and row[2] in top.error.source and top.error.target == vendor
+    assert top.error.confidence == "documented"
+    # the same words in a log that names no vendor, or another one, are not traced to this vendor's code
+    other = "torch_npu" if vendor != "npu" else "torch_musa"
+    for log in (line, f"import {other}\n{line}"):
+        matches, _ = explain(log)
+        assert not any(m.error.id.startswith(f"check:{vendor}:") for m in matches)
+
+
+def test_a_message_needs_its_words_in_order():
+    row = _first("npu", "TORCH_CHECK")
+    parts = [p for p in row[5].split("{}") if p.strip()]
+    scrambled = "RuntimeError: " + " 7 ".join(reversed(parts)) + " torch_npu"
+    assert not any(m.error.id == f"check:npu:{row[2]}" for m in explain(scrambled)[0])
+
+
+def test_a_guess_about_some_vendors_is_not_offered_for_another():
+    from torchport.doctor.explain import known_errors
+
+    about = {e.id: e.vendors for e in known_errors() if e.vendors}
+    assert set(about["any-vendor-package-not-imported"]) == {"npu", "mlu", "musa"}
+    # an XPU log whose words resemble that entry gets no guess from it
+    _matches, nearest = explain("intel_extension_for_pytorch: torch.xpu does not exist yet, the package was not imported")
+    assert not any(m.error.id in about for m in nearest)
+
+
+def test_the_extractor_reads_checks_and_raises():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("extract_checks", ROOT / "tools" / "extract_checks.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    cpp = ('void f(const Tensor& self) {\n  TORCH_CHECK(self.dim() == 2, "The input must be 2-dimensional, but got ",\n'
+           '              self.dim(), "-dimensional" + OPS_ERROR(ErrCode::PARAM));\n'
+           '  TORCH_CHECK(ok, "short");\n}\n')
+    assert tool.checks_in("ops/F.cpp", cpp) == [
+        (2, "TORCH_CHECK", "self.dim() == 2", "The input must be 2-dimensional, but got {} -dimensional")]
+    py = ('def g(x):\n    if x.device.type != "npu":\n        raise ValueError(f"Expected an npu tensor, got {x.device} '
+          'instead of the device")\n')
+    macro = '#define CHECK_ACL(err) \\\n  TORCH_CHECK(err == 0, "NPU function error: ", #err, \\\n  ", error code is ", err)\n'
+    assert tool.checks_in("core/E.h", macro) == []   # an error macro's envelope is no message of its own
+    assert tool.checks_in("pkg/g.py", py) == [
+        (3, "ValueError", 'x.device.type != "npu"', "Expected an npu tensor, got {} instead of the device")]

@@ -6,6 +6,7 @@
 # (vendor op lists), PyPI (torch_npu wheels, downloaded into $WHEELS) and bare git copies of
 #   MUSA_GIT  github:MooreThreads/torch_musa     MLU_GIT  github:Cambricon/torch_mlu
 #   XPU_GIT   github:intel/torch-xpu-ops     NPU_GIT  github:Ascend/pytorch
+# and, for explain's raise sites, github:Ascend/op-plugin in $MIRROR/Ascend+op-plugin/repo
 # (e.g. `git clone --bare`; in the torchport workplace, the search tool's fetch puts them in /work/.mirror).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -67,4 +68,7 @@ rm -r "$AMP"
 # kb/acl_codes.json (torch_npu NPUErrorCodes.h, NPUException.h) and kb/cann_codes.json (CANN's error registries and the driver's DCMI codes:
 # bare copies of github:hicann/runtime, ge, opbase and driver in $MIRROR as hicann+<name>/repo)
 python3 tools/extract_error_codes.py --npu-git "$NPU_GIT" --cann-mirror "$MIRROR"
+
+# Where the vendors' plug-ins raise their messages (explain): torch_npu, op-plugin, torch_mlu, torch_musa, torch-xpu-ops
+python3 tools/extract_checks.py --mirror "$MIRROR"
 git status --short src/torchport/kb

@@ -56,6 +56,7 @@ class KnownError:
     # of the message's words (doctor/shapes.py), no source documents it
     confidence: str = "documented"
     defers: bool = False   # the answer says the cause is on other lines it names (ERR00100 beside CANN's codes): listed last
+    vendors: tuple = ()    # an "any" entry about some vendors' stacks only: guessed only for a log naming one of them
 
     @property
     def regexes(self) -> tuple:
@@ -71,7 +72,8 @@ def _compiled(patterns: tuple) -> tuple:
 def known_errors(path: Optional[str] = None) -> tuple:
     data = tomllib.loads(Path(path or KB).read_text(encoding="utf-8"))
     return tuple(KnownError(e["id"], e.get("target", "any"), tuple(e["patterns"]), e["title"], e["cause"], e["fix"],
-                            e["source"], e.get("example", ""), e.get("confidence", "documented"), e.get("defers", False))
+                            e["source"], e.get("example", ""), e.get("confidence", "documented"), e.get("defers", False),
+                            tuple(e.get("vendors", ())))
                  for e in data["error"])
 
 
@@ -112,6 +114,7 @@ def explain(text: str, target: Optional[str] = None, nearest: int = 3) -> tuple:
             found.append(Match(e, n, lines[n - 1].strip() if n - 1 < len(lines) else "", also=tuple(at[1:])))
     from .families import family_errors, refinements, vendors_in
     from .shapes import shape_errors
+    from .vendor_checks import check_errors
 
     for n, fields in refinements(text):   # a line's own parameters say more than the entries matching it
         error = KnownError(patterns=(), **fields)
@@ -121,8 +124,10 @@ def explain(text: str, target: Optional[str] = None, nearest: int = 3) -> tuple:
     vendors = vendors_in(text)
     families = family_errors(text, covered)   # kb/error_families.toml: libraries, HCCL codes, parameters
     covered |= {n for n, _fields in families}
+    checks = check_errors(text, covered, vendors)   # kb/vendor_checks.json: where a vendor's plug-in raises it
+    covered |= {n for n, _fields in checks}
     shapes = shape_errors(text, covered, vendors)   # kb/error_shapes.toml, tracebacks: what the words say
-    for n, fields in families + shapes:
+    for n, fields in families + checks + shapes:
         error = KnownError(patterns=(), **fields)
         if target is None or error.target in (target, "any"):
             found.append(Match(error, n, lines[n - 1].strip() if n - 1 < len(lines) else ""))
@@ -133,7 +138,8 @@ def explain(text: str, target: Optional[str] = None, nearest: int = 3) -> tuple:
     if found:
         return found, []
     # a guess never offers another vendor's fix, nor one where the log names no vendor
-    candidates = [e for e in entries if e.target in vendors or e.target == "any"]
+    candidates = [e for e in entries
+                  if e.target in vendors or e.target == "any" and (not e.vendors or vendors & set(e.vendors))]
     return [], [m for m in _nearest(lines, candidates, nearest) if m.score >= MIN_SIMILARITY]
 
 
