@@ -107,7 +107,8 @@ def _error(id_: str, target: str, title: str, cause: str, fix: str, source: str,
             "example": example, "confidence": confidence, "defers": defers}
 
 
-def vendors_in(text: str) -> set:
+@lru_cache(maxsize=4)   # explain asks for one log's vendors several times; a str's hash is computed once
+def vendors_in(text: str) -> frozenset:
     """The vendors whose stack the text names (kb/error_families.toml [vendor.*] words, and the libraries it
     names); "cuda" is never one of them."""
     low = text.lower()
@@ -118,7 +119,7 @@ def vendors_in(text: str) -> set:
         entry = _library(lib)
         if entry is not None and entry["vendor"] != "cuda":
             found.add(entry["vendor"])
-    return found
+    return frozenset(found)
 
 
 @lru_cache(maxsize=1)
