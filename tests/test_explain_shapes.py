@@ -59,6 +59,13 @@ def test_each_shape_reads_its_example(shape):
     ("RuntimeError: this torch_mlu build does not support the device MLU220", "chip-unsupported", ["cnmon", "MLU220"]),
     ("AssertionError: flash attention requires CUDA, got device npu:0", "cuda-only-code", ["npu"]),
     ("ValueError: Invalid backend: 'mccl'", "backend-unknown", ["torch_musa", "init_process_group"]),
+    ("torch.xpu.is_available() returned False on this machine", "no-device-visible", ["xpu-smi"]),
+    ("Out of memory: Killed process 31337 (python)", "process-killed", ["dmesg"]),
+    ("PermissionError: [Errno 13] Permission denied: '/dev/dri/renderD128'", "device-permission",
+     ["/dev/dri/renderD128", "render"]),
+    ("requests.exceptions.ConnectionError: HTTPSConnectionPool(host='huggingface.co', port=443): Max retries "
+     "exceeded with url: /api/models/x", "hub-unreachable", ["HF_ENDPOINT"]),
+    ("_pickle.UnpicklingError: invalid load key, 'v'.", "checkpoint-unreadable", ["git lfs pull"]),
     ("ModuleNotFoundError: No module named 'timm.layers.fused_ext'", "module-not-found", ["pip show timm"]),
     ("ERROR: No matching distribution found for torch_mlu==1.20.0", "pip-no-release", ["pip index versions torch_mlu"]),
     ("vllm-ascend 0.9.1 requires torch-npu==2.5.1, but you have torch-npu 2.6.0 which is incompatible.",
