@@ -239,3 +239,14 @@ def test_the_extractor_reads_checks_and_raises():
     assert tool.checks_in("core/E.h", macro) == []   # an error macro's envelope is no message of its own
     assert tool.checks_in("pkg/g.py", py) == [
         (3, "ValueError", 'x.device.type != "npu"', "Expected an npu tensor, got {} instead of the device")]
+
+
+def test_a_library_log_line_reads_its_reason_on_the_next_line():
+    log = ("muDNN(v3000) GPU=0 ERROR# EXECUTION_FAILED in Unary::Run, Reason:\n"
+           "     musa runtime failed unary_kernel.muh:88: err 98 = invalid device function\n")
+    top = _top(log)
+    assert top.error.id == "family:mudnn-log" and "another GPU architecture" in top.error.title
+    assert "invalid device function" in top.error.cause and "mthreads-gmi" in top.error.fix
+    # without a reason the answer is muDNN's refusal of the inputs, as before
+    top = _top("muDNN ERROR# NOT_SUPPORTED in Conv::Run\n")
+    assert top.error.title == "muDNN NOT_SUPPORTED in Conv" and "dtype muDNN takes" in top.error.fix

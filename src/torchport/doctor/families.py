@@ -293,7 +293,7 @@ def family_errors(text: str, covered: set) -> list:
     for n, line in enumerate(lines, 1):
         if n in covered:
             continue
-        error = _explain_line(line, vendors, Log(cann, lines[max(0, n - 4):n - 1]))
+        error = _explain_line(line, vendors, Log(cann, lines[max(0, n - 4):n - 1], tuple(lines[n:n + 1])))
         if error is not None and error["id"] not in ids:   # a code every rank repeats is answered once
             ids.add(error["id"])
             out.append((n, error))
@@ -328,9 +328,11 @@ def _cann_note(cann: list) -> str:
 
 @dataclass(frozen=True)
 class Log:
-    """What a reader may need beyond its line: the log's CANN codes and the lines just before it."""
+    """What a reader may need beyond its line: the log's CANN codes, the lines just before it and the one after it
+    (where a library's "Reason:" goes on)."""
     cann: list
     before: list
+    after: tuple = ()
 
 
 def _what_failed(line: str, log: Log) -> str:
@@ -905,10 +907,16 @@ def _mudnn_log(line: str, vendors: set, log: "Log") -> Optional[dict]:
     if not m or not ("mudnn" in line.lower() or vendors & {"musa"}):
         return None
     status, op = m.group(1), m.group(2)
-    return _error("family:mudnn-log", "musa", f"muDNN {status} in {op}",
+    reason = log.after[0].strip() if line.rstrip().endswith("Reason:") and log.after else ""
+    runtime = next((entry for rx, entry in _statuses() if entry["id"] == "musa-runtime"), {"statuses": []})
+    meaning = next((text for words, text in runtime["statuses"] if words and words in reason.lower()), None)
+    return _error("family:mudnn-log", "musa", f"muDNN {status} in {op}" + (f": {meaning}" if meaning else ""),
                   f"muDNN, Moore Threads' operator library, refused {op} with {status}"
                   + (": it has no kernel for these inputs (dtype, layout or mode) on this GPU generation." if
-                     "SUPPORT" in status.upper() else "."),
+                     "SUPPORT" in status.upper() else ".")
+                  + (f" Its reason, on the next line: \"{reason[:200]}\"" + (f": {meaning}." if meaning else ".")
+                     if reason else ""),
+                  runtime["fix"] if meaning else
                   "Run that operator in a dtype muDNN takes (a cast around it, float32 or float16), or on the CPU, or "
                   "upgrade the MUSA SDK and torch_musa together (newer muDNN covers more); MUSA_LAUNCH_BLOCKING=1 "
                   "names the failing operator.", "muDNN's log line (ERROR# <status> in <Op>::Run), as torch_musa's "
