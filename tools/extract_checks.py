@@ -1,5 +1,6 @@
-"""Regenerate src/torchport/kb/vendor_checks.json: the messages the vendors' PyTorch plug-ins raise or warn with, read
-from bare git copies of their sources, each with where it is raised and the condition that raises it.
+"""Regenerate src/torchport/kb/vendor_checks.json: the messages the vendors' PyTorch plug-ins (and the vendors' own
+adapters of popular frameworks: IPEX, vllm-ascend, MindSpeed) raise or warn with, read from bare git copies of their
+sources, each with where it is raised and the condition that raises it.
 
 C++: TORCH_CHECK(cond, msg...), TORCH_CHECK_WITH(kind, cond, msg...), AT_ERROR(msg...), TORCH_WARN(_ONCE),
 TORCH_NPU_WARN(_ONCE) and `throw std::runtime_error(msg)` (the `if` just above as its condition); Python: `raise
@@ -28,6 +29,9 @@ SOURCES = (
     ("mlu", "torch_mlu", "Cambricon/torch_mlu", ("torch_mlu/",)),
     ("musa", "torch_musa", "MooreThreads/torch_musa", ("torch_musa/",)),
     ("xpu", "torch-xpu-ops", "intel/torch-xpu-ops", ("src/",)),
+    ("xpu", "intel_extension_for_pytorch", "intel/intel-extension-for-pytorch", ("csrc/", "intel_extension_for_pytorch/")),
+    ("npu", "vllm_ascend", "vllm-project/vllm-ascend", ("vllm_ascend/", "csrc/")),
+    ("npu", "mindspeed", "Ascend/MindSpeed", ("mindspeed/",)),
 )
 SKIP = re.compile(r"(?:^|/)(?:tests?|testing|third_party|benchmarks?|examples?|docs?)/")
 CPP_CALL = re.compile(r"\b(TORCH_CHECK_WITH|TORCH_CHECK|AT_ERROR|TORCH_NPU_WARN_ONCE|TORCH_NPU_WARN|TORCH_WARN_ONCE|"
@@ -37,7 +41,7 @@ CPP_STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 PY_STRING = re.compile(r"""([rRfFbBuU]{0,2})(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')""")
 FORMAT = re.compile(r"%[-+ #0-9.]*(?:l{0,2}|z)[sdifuxgep]|\{[^{}]*\}")
 LETTERS = re.compile(r"[A-Za-z]")
-IF_LINE = re.compile(r"^\s*(?:if|elif|else if)\s*\(?(.*?)\)?\s*:?\s*\{?\s*$")
+IF_LINE = re.compile(r"^\s*(?:if|elif|else if)\s*(.*?)\s*:?\s*\{?\s*$")
 
 
 def _git(repo: str, *args: str) -> str:

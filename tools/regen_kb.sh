@@ -6,7 +6,8 @@
 # (vendor op lists), PyPI (torch_npu wheels, downloaded into $WHEELS) and bare git copies of
 #   MUSA_GIT  github:MooreThreads/torch_musa     MLU_GIT  github:Cambricon/torch_mlu
 #   XPU_GIT   github:intel/torch-xpu-ops     NPU_GIT  github:Ascend/pytorch
-# and, for explain's raise sites, github:Ascend/op-plugin in $MIRROR/Ascend+op-plugin/repo
+# and, for explain's raise sites, github:Ascend/op-plugin, github:vllm-project/vllm-ascend, github:Ascend/MindSpeed and
+# github:intel/intel-extension-for-pytorch in $MIRROR/<owner>+<name>/repo
 # (e.g. `git clone --bare`; in the torchport workplace, the search tool's fetch puts them in /work/.mirror).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -69,6 +70,6 @@ rm -r "$AMP"
 # bare copies of github:hicann/runtime, ge, opbase and driver in $MIRROR as hicann+<name>/repo)
 python3 tools/extract_error_codes.py --npu-git "$NPU_GIT" --cann-mirror "$MIRROR"
 
-# Where the vendors' plug-ins raise their messages (explain): torch_npu, op-plugin, torch_mlu, torch_musa, torch-xpu-ops
+# Where the vendors' plug-ins and adapters raise their messages (explain)
 python3 tools/extract_checks.py --mirror "$MIRROR"
 git status --short src/torchport/kb
