@@ -4,7 +4,7 @@ sources, each with where it is raised and the condition that raises it.
 
 C++: TORCH_CHECK(cond, msg...), TORCH_CHECK_WITH(kind, cond, msg...), AT_ERROR(msg...), TORCH_WARN(_ONCE),
 TORCH_NPU_WARN(_ONCE) and `throw std::runtime_error(msg)` (the `if` just above as its condition); Python: `raise
-SomeError(msg)` (the `if` just above).  A message is its string literals in order, with "{}" where an expression is
+SomeError(msg)`, logger.warning/error(msg) and warnings.warn(msg) (the `if` just above).  A message is its string literals in order, with "{}" where an expression is
 put in (f-string fields, %s, streamed values); a message with fewer than 15 letters of its own or 3 words is left
 out (it says nothing alone), as are tests, third-party folders and checks inside a macro definition (an error macro's
 envelope, "NPU function error: {}", which many calls share: the code it carries says what failed).  `torchport explain` finds a log line that holds
@@ -36,7 +36,8 @@ SOURCES = (
 SKIP = re.compile(r"(?:^|/)(?:tests?|testing|third_party|benchmarks?|examples?|docs?)/")
 CPP_CALL = re.compile(r"\b(TORCH_CHECK_WITH|TORCH_CHECK|AT_ERROR|TORCH_NPU_WARN_ONCE|TORCH_NPU_WARN|TORCH_WARN_ONCE|"
                       r"TORCH_WARN|throw std::runtime_error)\s*\(")
-PY_RAISE = re.compile(r"\braise\s+([\w.]*(?:Error|Exception|Warning))\s*\(")
+PY_RAISE = re.compile(r"\braise\s+([\w.]*(?:Error|Exception|Warning))\s*\(|\b(?:logger|logging|log)\.(warning_once|"
+                      r"warning|warn|error|critical)\s*\(|\bwarnings\.(warn)\s*\(")
 CPP_STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 PY_STRING = re.compile(r"""([rRfFbBuU]{0,2})(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')""")
 FORMAT = re.compile(r"%[-+ #0-9.]*(?:l{0,2}|z)[sdifuxgep]|\{[^{}]*\}")
@@ -122,7 +123,9 @@ def checks_in(path: str, text: str) -> list:
         args = _arguments(text, m.end())
         if not args:
             continue
-        kind = m.group(1)
+        kind = next(g for g in m.groups() if g)
+        kind = {"warning_once": "logger.warning", "warning": "logger.warning", "warn": "WARN",
+                "error": "logger.error", "critical": "logger.error"}.get(kind, kind) if python else kind
         if any("\\\n" in arg for arg in args):   # inside a #define: an envelope for many calls, not a message
             continue
         line = next(i for i, s in enumerate(starts) if s > m.start())

@@ -71,13 +71,14 @@ def _answer(row: list, source: dict, line: str) -> dict:
     trace = vendor_facts(vendor).get("trace", "")
     when = f" when `{condition}` is false" if kind.startswith("TORCH_CHECK") and condition else \
         f" when `{condition}`" if condition else ""
-    if "WARN" in kind:
+    if "WARN" in kind.upper():
         title = f"A warning from {package} ({base})"
         cause = (f"{package} prints this warning at {where}{when}: \"{message[:200]}\". A warning is not what stops a "
                  "run; if the run failed, the cause is on another line.")
         fix = "Nothing to change unless what it says explains a wrong result or a slow run; read the lines after it."
     else:
-        what = "its check failed" if kind.startswith("TORCH_CHECK") else f"it raised {kind}"
+        what = "its check failed" if kind.startswith("TORCH_CHECK") else "it logged an error" if kind == "logger.error" \
+            else f"it raised {kind}"
         title = f"{package} refused the call: {what} ({base})"
         cause = (f"The message is {package}'s own, raised at {where}{when}: the call gave it something this release "
                  "does not accept (a shape, dtype, format, argument value or state the condition tests), or reached "
