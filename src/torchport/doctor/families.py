@@ -124,8 +124,10 @@ def vendors_in(text: str) -> frozenset:
 
 @lru_cache(maxsize=1)
 def _models() -> tuple:
-    """(vendor, regex) of each vendor's device models (Ascend910B4, MLU370, MTT S80, Arc A770...)."""
-    return tuple((name, re.compile(rf"(?<![\w-])(?:{v['models']})(?![\w-])", re.IGNORECASE))
+    """(vendor, regex) of each vendor's device models (Ascend910B4, MLU370, MTT S80, Arc A770...) and the marks of
+    its own log format (CANN's plog lines, "[ERROR] RUNTIME(1234,python):")."""
+    return tuple((name, re.compile(rf"(?<![\w-])(?:{v['models']})(?![\w-])" + (f"|{v['marks']}" if "marks" in v else ""),
+                                   re.IGNORECASE))
                  for name, v in _data()["vendor"].items() if v.get("models"))
 
 
