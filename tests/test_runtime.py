@@ -646,3 +646,23 @@ def test_a_folder_pip_installed_into_holds_libraries_whatever_its_name(tmp_path)
     mine.write_text("x = 1\n")
     assert is_library_file(str(lib)) and library_name(str(lib)) == "fakelib"
     assert not is_library_file(str(mine))
+
+
+@pytest.mark.subprocess
+@pytest.mark.torch
+def test_a_missing_api_traceback_ends_at_the_users_line(tmp_path):
+    """torchport's refusal of an API the target lacks is printed like Python's own error at the line that asked for
+    it: no frame of torchport's runtime (patches.py) is the last one a user reads."""
+    path = script(tmp_path, "graph.py", """\
+        import torch
+
+        def capture():
+            return torch.cuda.CUDAGraph()
+
+        capture()
+        """)
+    code, out, err = torchport_run("--to", "cpu", str(path))
+    assert code == 1 and "TorchportMissing: torch.cuda.CUDAGraph has no counterpart on CPU" in err, err
+    frames = [line for line in err.splitlines() if line.strip().startswith('File "')]
+    assert frames and frames[-1].strip().startswith(f'File "{path}", line 4, in capture'), err
+    assert "/torchport/runtime/" not in err and "Traceback (most recent call last):" in err

@@ -29,6 +29,8 @@ from ..core.errors import UsageError
 from . import environment
 from .stats import markdown, merge
 
+_RUNTIME = Path(__file__).resolve().parent   # torchport's runtime: no frame of it ends a refusal's traceback
+
 
 def run(target: str, argv: list, *, module: Optional[str] = None, report: Optional[str] = None,
         policy: Optional[str] = None, on_missing: Optional[str] = None, simulate: Optional[dict] = None,
@@ -186,6 +188,15 @@ def run_here(script: Optional[str], module: Optional[str], argv: list, passthrou
         while tb is not None and (tb.tb_frame.f_code.co_filename in (__file__, runpy.__file__)
                                   or tb.tb_frame.f_code.co_filename.startswith("<frozen runpy")):
             tb = tb.tb_next  # start at the script, not at torchport's and runpy's frames
+        from .session import TorchportUnsupported
+
+        if isinstance(e, TorchportUnsupported):   # torchport's own refusal: end at the user's line, not in torchport
+            frames = traceback.extract_tb(tb)
+            while len(frames) > 1 and Path(frames[-1].filename).resolve().is_relative_to(_RUNTIME):
+                frames.pop()
+            sys.stderr.write("Traceback (most recent call last):\n" + "".join(traceback.format_list(frames))
+                             + "".join(traceback.format_exception_only(type(e), e)))
+            return 1
         traceback.print_exception(type(e), e, tb)
         return 1
     finally:
