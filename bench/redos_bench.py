@@ -254,6 +254,8 @@ def _shapes_cases() -> list:
         regex("doctor.shapes._PATH_SEP", s._PATH_SEP, "split", repeated("a")),
         regex("doctor.vendor_checks._WORD", vendor_checks._WORD, "findall", repeated("a"), repeated("a1_"),
               repeated("abcd ")),
+        regex("doctor.vendor_checks._MESSAGE_START", vendor_checks._MESSAGE_START, "finditer", repeated("a."),
+              repeated("aError"), repeated("] "), around("", "a.")),
     ]
     for regexes, when, shape in s._shapes():
         words = " ".join(shape["title"].split()[:3])
