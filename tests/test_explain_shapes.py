@@ -66,6 +66,15 @@ def test_each_shape_reads_its_example(shape):
     ("requests.exceptions.ConnectionError: HTTPSConnectionPool(host='huggingface.co', port=443): Max retries "
      "exceeded with url: /api/models/x", "hub-unreachable", ["HF_ENDPOINT"]),
     ("_pickle.UnpicklingError: invalid load key, 'v'.", "checkpoint-unreadable", ["git lfs pull"]),
+    ("ValueError: Only GPU tensors are accepted by fused_norm", "cuda-only-code", ["non-CUDA"]),   # no vendor named
+    ("TypeError: quant() missing 2 required positional arguments: 'scale' and 'zero_point'", "argument-mismatch",
+     ["'scale' and 'zero_point'"]),
+    ("python -c 'import torch_npu' 段错误 (core dumped)", "native-crash", ["npu-smi info"]),
+    ("OSError: [WinError 193] %1 is not a valid Win32 application", "windows-dll", ["WinError 193"]),
+    ("RuntimeError: Expected attn_mask dtype to be bool or to match query dtype, but got attn_mask.dtype: float and "
+     " query.dtype: c10::Half instead.", "dtype-mismatch", ["c10::Half and float"]),
+    ("torch._subclasses.fake_tensor.UnsupportedOperatorException: RuntimeError: Failed running call_function "
+     "_C.fused_add_norm(*(FakeTensor(..., device='npu:0'),))", "custom-op-missing", ["_C.fused_add_norm"]),
     ("ModuleNotFoundError: No module named 'timm.layers.fused_ext'", "module-not-found", ["pip show timm"]),
     ("ERROR: No matching distribution found for torch_mlu==1.20.0", "pip-no-release", ["pip index versions torch_mlu"]),
     ("vllm-ascend 0.9.1 requires torch-npu==2.5.1, but you have torch-npu 2.6.0 which is incompatible.",
@@ -250,3 +259,11 @@ def test_a_library_log_line_reads_its_reason_on_the_next_line():
     # without a reason the answer is muDNN's refusal of the inputs, as before
     top = _top("muDNN ERROR# NOT_SUPPORTED in Conv::Run\n")
     assert top.error.title == "muDNN NOT_SUPPORTED in Conv" and "dtype muDNN takes" in top.error.fix
+
+
+def test_an_intel_gpu_out_of_memory_is_the_one_block_limit_only_when_the_card_has_room():
+    room = ("XPU out of memory. Tried to allocate 5.00 GiB (GPU 0; 15.11 GiB total capacity; 1.40 GiB already "
+            "allocated; 1.90 GiB reserved in total by PyTorch)")
+    full = room.replace("1.40 GiB already", "13.40 GiB already").replace("1.90 GiB reserved", "13.90 GiB reserved")
+    assert _top(room).error.id == "family:xpu-large-allocation"
+    assert _top(full).error.id == "any-device-out-of-memory"

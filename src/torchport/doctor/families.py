@@ -64,6 +64,9 @@ _MANGLED = re.compile(r"^_ZN?K?(\d+)")   # _ZN3c1010TensorTypeC1Ev -> 3 -> "c10"
 _SIZE = r"([\d.]+) ?([KMGT]i?B|bytes)"
 _OOM_ASKED = re.compile(r"out of memory\. Tried to allocate " + _SIZE, re.IGNORECASE)
 _OOM_FREE = re.compile(r"of which " + _SIZE + r" is free|;\s*" + _SIZE + r" free\b", re.IGNORECASE)
+# "(GPU 0; 15.11 GiB total capacity; ... 13.90 GiB reserved in total": a size's digits bounded, not rescanned
+_OOM_TOTAL = re.compile(r"(?<![\d.])([\d.]{1,12}) ?([KMGT]i?B|bytes) total capacity", re.IGNORECASE)
+_OOM_HELD = re.compile(r"(?<![\d.])([\d.]{1,12}) ?([KMGT]i?B|bytes) reserved in total", re.IGNORECASE)
 _ONE_BLOCK_LIMIT = re.compile(r"can NOT allocate memory block with size larger than (\w+)", re.IGNORECASE)
 _CANN_DTYPE = re.compile(r"\bDT_([A-Z0-9]+)\b")   # a dtype as CANN names it, on a line that says it is refused
 _REFUSED = re.compile(r"not support|not implemented|unsupported", re.IGNORECASE)
@@ -223,6 +226,9 @@ def _xpu_large_request(line: str, vendors: set, words: set) -> Optional[dict]:
     asked = _OOM_ASKED.search(line)
     if not (asked and "xpu" in line.lower() and _bytes(*asked.groups()) >= 4 * 1024 ** 3):
         return None
+    total, held = _OOM_TOTAL.search(line), _OOM_HELD.search(line)
+    if total and held and _bytes(*asked.groups()) > _bytes(*total.groups()) - _bytes(*held.groups()):
+        return None   # more than the card has left: exhaustion, not the one-block limit
     return _error("family:xpu-large-allocation", "xpu", f"One {asked.group(1)} {asked.group(2)} allocation on an "
                   "Intel GPU", "A request of 4 GB or more in one block is over the Level Zero driver's default limit "
                   "for one allocation on many Intel GPUs (and a lower one under WSL2), whatever memory is free: the "

@@ -27,6 +27,9 @@ PYTHON_RAISES = frozenset({"AssertionError", "KeyError", "AttributeError", "Type
 # Packages whose frames are the device stack or Python itself: an exception from them is not "a library's own".
 NOT_A_LIBRARY = frozenset({"torch", "torch_npu", "torch_mlu", "torch_musa", "intel_extension_for_pytorch", "triton",
                            "numpy", "_pytest", "pytest", "runpy", "importlib", "<frozen"})
+# The vendor's words for a shape said for any device ("prefer" with no single vendor named)
+ANY_DEVICE = {"title": "this machine's device stack", "package": "the device's PyTorch plug-in", "device": "non-CUDA",
+              "smi": "the vendor's device tool", "trace": ""}
 _FORMAT_FIELD = re.compile(r"\{(\w+)\}")
 _MESSAGE = re.compile(r"(?<![\w.])[A-Za-z_][\w.]{0,100}(?:Error|Exception)\b:?")   # where a log line's message starts
 _PATH_SEP = re.compile(r"[/\\]")
@@ -82,7 +85,7 @@ def _shape_of(line: str, vendors: set) -> Optional[dict]:
         parts.update({f"{k}_top": v.split(".")[0] for k, v in list(parts.items())})
         parts.update({f"{k}_file": _PATH_SEP.split(v)[-1] for k, v in list(parts.items()) if not k.endswith("_top")})
         parts["quote"] = _clip(_message_of(line), 200)
-        facts = vendor_facts(vendor) if vendor != "any" else {}
+        facts = vendor_facts(vendor) if vendor != "any" else ANY_DEVICE
         fields = {**{k: facts.get(k, "") for k in ("package", "device", "smi", "trace")}, "stack": facts.get("title", ""),
                   **parts}
         return _fields(f"shape:{shape['id']}", vendor, shape, fields, line)
@@ -95,6 +98,8 @@ def _vendor_for(kind: str, m: re.Match, vendors: set) -> Optional[str]:
     several)."""
     if kind == "any":
         return "any"
+    if kind == "prefer":   # the one vendor the log names, else said for any device
+        return next(iter(vendors)) if len(vendors) == 1 else "any"
     if kind in ("device", "backend"):   # the vendor whose device type (or collective backend) the match names
         named = (m.groupdict().get(kind) or "").lower()
         return next((name for name in ("npu", "mlu", "musa", "xpu") if vendor_facts(name).get(kind) == named), None)
@@ -111,7 +116,9 @@ def _fields(id_: str, target: str, shape: dict, parts: dict, line: str) -> dict:
 
 
 def _clip(value: str, most: int = 120) -> str:
-    value = value.strip().strip("'\"").rstrip(".,;:!")
+    value = value.strip().rstrip(".,;:!")
+    if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"" and value.count(value[0]) == 2:
+        value = value[1:-1]   # wholly quoted: 'TILE_K' is TILE_K, but 'a' and 'b' keeps its quotes
     return value if len(value) <= most else value[:most - 3] + "..."
 
 
