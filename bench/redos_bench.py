@@ -202,6 +202,8 @@ def _families_cases() -> list:
         regex("doctor.families._DCMI", f._DCMI, "search", repeated("ret is -80"), repeated("return code = ")),
         regex("doctor.families._EXCEPTION", f._EXCEPTION, "search", around("", "a"), around("", "a."),
               around("[rank1]: ", " ")),
+        regex("doctor.families._SYMBOL_VERSION", f._SYMBOL_VERSION, "search", repeated("version `a"),
+              around("version `", "a"), repeated("version ")),
         regex("doctor.families._UNDEFINED", f._UNDEFINED, "search", repeated("undefined symbol"),
               around("undefined symbol: ", "a")),
         regex("doctor.families._LINK_UNDEFINED", f._LINK_UNDEFINED, "search", repeated("undefined reference to `a"),

@@ -38,6 +38,7 @@ _CANN_PAIR = re.compile(r"CANN package version (\S+) and PyTorch version (\S+) d
 _VENDOR_PACKAGE = re.compile(r"\b(torch_npu|torch_mlu|torch_musa)\b")
 _TORCH_VERSION_CHECK = re.compile(r"(?:torch|pytorch) version\b[^\n]{0,200}?\b(?:must|should|requires?|needs?|but|expected)\b",
                                   re.IGNORECASE)
+_SYMBOL_VERSION = re.compile(r"version [`'\u2018][\w.]{1,40}['\u2019] not found")   # `GLIBCXX_3.4.30' not found
 _UNDEFINED = re.compile(r"undefined symbol:?\s*([\w$.@]+)", re.IGNORECASE)
 _LINK_UNDEFINED = re.compile(r"undefined reference to [`'\u2018\"]([^'\u2019\"\n]{1,500})['\u2019\"]")
 _NO_MODULE = re.compile(r"No module named ['\"]?([\w.]+)['\"]?")
@@ -517,7 +518,7 @@ def _dcmi_code(line: str, vendors: set, log: "Log") -> Optional[dict]:
 
 
 def _missing_library(line: str, vendors: set, log: "Log") -> Optional[dict]:
-    if not _MISSING_WORDS.search(line):
+    if not _MISSING_WORDS.search(line) or _SYMBOL_VERSION.search(line):   # a runtime too old is no missing library
         return None
     for lib in _LIBRARY.findall(line):
         entry = _library(lib)
