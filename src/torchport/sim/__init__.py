@@ -270,7 +270,7 @@ def _start(t, count: int, fallback: tuple, rng_mode: str, torch_version: Optiona
     ext.set_sparse_operators(sparse_ops(t, ops), vendor_fallback(t.name).get("sparse_error", "") if ops else "")
     kernels.register(ops.ops if ops else None)
     kernels.register_whole_ops(sorted(set(vendor_composites(ops)) - set(dtypes.decomposed(t.name))), t.device,
-                               ext.host_alias, limits)
+                               ext.host_alias, limits, t.sim.label or t.device.upper(), set(no_check_ops()))
     sim.autocast = autocast.register(ext, t.name)
     compiling.install(t.device)
     if unknown:   # host_kernels only lists ops of this torch's aten.json; a mismatch means stale data

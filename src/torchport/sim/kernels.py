@@ -187,7 +187,32 @@ def _limit_check(op, limit):
     return check
 
 
-def _whole_op(op, device_type: str, host_alias, check=None):
+def _device_check(op, label: str, no_check: bool):
+    """The device check a vendor's codegen'd wrapper makes before its kernel (as simdevice.cpp's check_devices):
+    every positional and out= tensor on one device, 0-dim CPU ones included; a NoCheck op lets CPU index lists
+    and 0-dim CPU tensors through.  Raises torch's own message."""
+    method = f"wrapper_{label}_{op._schema.name.partition('::')[2]}"
+    checked = [(i, a.name) for i, a in enumerate(op._schema.arguments) if not a.kwarg_only or a.is_out]
+
+    def check(args, kwargs):
+        common = None
+        for i, name in checked:
+            value = args[i] if i < len(args) else kwargs.get(name)
+            for t in value if isinstance(value, (list, tuple)) else (value,):
+                if not isinstance(t, torch.Tensor) or no_check and t.device.type == "cpu" and \
+                        (isinstance(value, (list, tuple)) or t.dim() == 0):
+                    continue
+                if common is None:
+                    common = t.device
+                elif t.device != common:
+                    raise RuntimeError(f"Expected all tensors to be on the same device, but got {name} is on "
+                                       f"{t.device}, different from other tensors on {common} (when checking "
+                                       f"argument in method {method})")
+
+    return check
+
+
+def _whole_op(op, device_type: str, host_alias, check=None, devices=None):
     """A kernel that runs `op` whole on CPU copies of its device tensors: autograd records the op's CPU
     decomposition between differentiable copies, and what the op wrote into an argument that needs no
     gradient (a running mean, which no schema annotates) is written back to the device.  Copies, not
@@ -196,6 +221,8 @@ def _whole_op(op, device_type: str, host_alias, check=None):
     from torch.utils._pytree import tree_flatten, tree_map
 
     def kernel(*args, **kwargs):
+        if devices is not None:
+            devices(args, kwargs)
         if check is not None:
             check(args, kwargs)
         device_args = [v for v in tree_flatten((args, kwargs))[0]
@@ -228,10 +255,12 @@ def _functional(schema) -> bool:
             and all(str(r.type) in ("Tensor", "List[Tensor]") for r in schema.returns) and len(schema.returns) > 0)
 
 
-def register_whole_ops(names, device_type: str, host_alias, limits=()) -> list:
+def register_whole_ops(names, device_type: str, host_alias, limits=(), label: str = "", no_check=()) -> list:
     """Register a whole-op kernel (PrivateUse1 and its autograd key) for each composite op the vendor
-    implements itself (sim.vendor_composites), that is functional; the registered names.  An op with a dtype
-    limit (sim.dtypes.for_device; "name.overload", "name.default" or "name") checks it first."""
+    implements itself (sim.vendor_composites), that is functional; the registered names.  It checks its tensors'
+    devices as the vendor's wrapper does (`label`: the device as its messages name it; `no_check`: ops whose
+    wrapper lets CPU index lists and 0-dim CPU tensors through), then an op with a dtype limit
+    (sim.dtypes.for_device; "name.overload", "name.default" or "name") checks it."""
     by_key = {limit[0]: limit for limit in limits}
     global _LIBRARY
     if _LIBRARY is None:
@@ -245,7 +274,8 @@ def register_whole_ops(names, device_type: str, host_alias, limits=()) -> list:
                 f"aten::{name}", "PrivateUse1"):   # a kernel already (mish_backward: CPU and composite)
             continue
         limit = by_key.get(name if overload else f"{base}.default") or by_key.get(base)
-        kernel = _whole_op(op, device_type, host_alias, limit and _limit_check(op, limit))
+        kernel = _whole_op(op, device_type, host_alias, limit and _limit_check(op, limit),
+                           _device_check(op, label or device_type.upper(), name in no_check))
         _LIBRARY.impl(name, kernel, "PrivateUse1")
         _LIBRARY.impl(name, kernel, "AutogradPrivateUse1")
         done.append(name)

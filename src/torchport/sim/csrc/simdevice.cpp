@@ -505,9 +505,19 @@ at::Tensor to_device(const at::Tensor& cpu, c10::Device device) {
 // The dtype limit of an op this file implements itself (defined with the limits, below).
 void check_own_limit(const std::string& key, std::initializer_list<std::pair<const char*, const at::Tensor*>> args);
 
+// The device check a vendor's convolution wrapper makes (ExactSame: input, weight and bias on one device).
+void check_same_device(const char* op, std::initializer_list<std::pair<const char*, const at::Tensor*>> args) {
+  std::optional<c10::Device> common;
+  std::string method = "wrapper_" + g_label + "_" + op;
+  for (const auto& [name, t] : args)
+    if (t && t->defined()) c10::impl::check_and_update_common_device(common, *t, method.c_str(), name);
+}
+
 at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                        c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation,
                        bool transposed, c10::SymIntArrayRef output_padding, c10::SymInt groups) {
+  check_same_device("convolution_overrideable",
+                    {{"input", &input}, {"weight", &weight}, {"bias", bias && bias->defined() ? &*bias : nullptr}});
   check_own_limit("convolution_overrideable", {{"input", &input}, {"weight", &weight}});
   std::optional<at::Tensor> b;
   if (bias && bias->defined()) b = host_alias(*bias);
@@ -520,6 +530,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
     const at::Tensor& grad, const at::Tensor& input, const at::Tensor& weight, c10::SymIntArrayRef stride,
     c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation, bool transposed, c10::SymIntArrayRef output_padding,
     c10::SymInt groups, std::array<bool, 3> mask) {
+  check_same_device("convolution_backward_overrideable", {{"grad_output", &grad}, {"input", &input}, {"weight", &weight}});
   check_own_limit("convolution_backward_overrideable", {{"grad_output", &grad}, {"input", &input}, {"weight", &weight}});
   auto r = at::convolution_backward_symint(host_alias(grad), host_alias(input), host_alias(weight), std::nullopt,
                                            stride, padding, dilation, transposed, output_padding, groups, mask);
