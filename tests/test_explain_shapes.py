@@ -66,6 +66,8 @@ def test_each_shape_reads_its_example(shape):
     ("requests.exceptions.ConnectionError: HTTPSConnectionPool(host='huggingface.co', port=443): Max retries "
      "exceeded with url: /api/models/x", "hub-unreachable", ["HF_ENDPOINT"]),
     ("_pickle.UnpicklingError: invalid load key, 'v'.", "checkpoint-unreadable", ["git lfs pull"]),
+    ("RuntimeError: Input type (c10::Half) and bias type (float) should be the same", "dtype-mismatch",
+     ["c10::Half and float"]),   # torch's wording, which op-plugin and torch_mlu copy: not traced to either
     ("ValueError: Only GPU tensors are accepted by fused_norm", "cuda-only-code", ["non-CUDA"]),   # no vendor named
     ("TypeError: quant() missing 2 required positional arguments: 'scale' and 'zero_point'", "argument-mismatch",
      ["'scale' and 'zero_point'"]),

@@ -6,7 +6,8 @@ C++: TORCH_CHECK(cond, msg...), TORCH_CHECK_WITH(kind, cond, msg...), AT_ERROR(m
 TORCH_NPU_WARN(_ONCE) and `throw std::runtime_error(msg)` (the `if` just above as its condition); Python: `raise
 SomeError(msg)`, logger.warning/error(msg) and warnings.warn(msg) (the `if` just above).  A message is its string literals in order, with "{}" where an expression is
 put in (f-string fields, %s, streamed values); a message with fewer than 15 letters of its own or 3 words is left
-out (it says nothing alone), as are tests, third-party folders and checks inside a macro definition (an error macro's
+out (it says nothing alone), as are tests, third-party folders, messages two packages share (torch's own wording,
+copied) and checks inside a macro definition (an error macro's
 envelope, "NPU function error: {}", which many calls share: the code it carries says what failed).  `torchport explain` finds a log line that holds
 a message's parts in order and answers with the file, line and condition (doctor/vendor_checks.py).
 
@@ -159,6 +160,12 @@ def extract(mirror: Path) -> dict:
                     continue
                 seen.add((vendor, message))
                 checks.append([vendor, len(sources) - 1, f"{path}:{line}", kind, cond, message])
+    packages: dict = {}
+    for row in checks:
+        packages.setdefault(row[5], set()).add(sources[row[1]]["package"])
+    # a message two packages share is torch's own wording copied ("Input type ({}) and bias type ({}) should be the
+    # same"): where a log's copy was raised cannot be told, and explain's general readings say more
+    checks = [row for row in checks if len(packages[row[5]]) == 1]
     return {"about": "Messages the vendors' PyTorch plug-ins raise or warn with (TORCH_CHECK and the like, Python "
                      "raises), with where and on what condition; extracted by tools/extract_checks.py.",
             "generated": datetime.date.today().isoformat(), "sources": sources,
