@@ -666,3 +666,21 @@ def test_a_missing_api_traceback_ends_at_the_users_line(tmp_path):
     frames = [line for line in err.splitlines() if line.strip().startswith('File "')]
     assert frames and frames[-1].strip().startswith(f'File "{path}", line 4, in capture'), err
     assert "/torchport/runtime/" not in err and "Traceback (most recent call last):" in err
+
+
+@pytest.mark.subprocess
+@pytest.mark.torch
+def test_the_cpu_target_says_it_told_the_project_cuda_is_available(tmp_path):
+    """A new user's trial (lion-pytorch 0.2.5): `use_triton=torch.cuda.is_available()` took Triton's CUDA path under
+    `run --to cpu`, and nothing in the report said the project had been told CUDA was there."""
+    path = script(tmp_path, "ask.py", """\
+        import torch
+        print("avail", torch.cuda.is_available(), torch.cuda.is_available())
+        """)
+    for policy, told in (("project", True), ("real", False)):
+        report = tmp_path / f"{policy}.json"
+        code, out, err = torchport_run("--to", "cpu", "--policy", policy, "--report", str(report), str(path))
+        notes = json.loads(report.read_text())["notes"]
+        assert code == 0 and f"avail {told} {told}" in out, out + err
+        said = [n for n in notes if "was told True" in n]
+        assert len(said) == (1 if told else 0), notes

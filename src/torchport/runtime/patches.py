@@ -240,6 +240,12 @@ def _patch_queries(s: Session) -> None:
     real_available, real_count = torch.cuda.is_available, torch.cuda.device_count
     if s.device_type == "cpu":
         def target_available():
+            if not s.cpu_stand_in_noted:   # said once: a CUDA-only path chosen on this answer fails later
+                s.cpu_stand_in_noted = True
+                s.stats.notes.append("the project asked torch.cuda.is_available() and was told True: on the cpu "
+                                     "target the CPU stands in for CUDA, so code that picks CUDA-only kernels on "
+                                     "this answer (Triton, flash-attn, fused CUDA optimizers) takes them and may fail "
+                                     "or stop; --policy real tells it the truth (False)")
             return True
 
         def target_count():

@@ -115,6 +115,7 @@ class Session:
         self.env_restore: dict = {}
         self._warned: set = set()
         self.told_cuda_noted = False   # told_cuda: an installed library was told CUDA's real answer (said once)
+        self.cpu_stand_in_noted = False   # the cpu target: the project was told CUDA is available (said once)
         self.host = standins.Host(torch, device_type, target.title, target.runtime, target.host)
 
     @property
