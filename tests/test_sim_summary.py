@@ -23,3 +23,13 @@ def test_a_process_killed_by_a_signal_is_called_a_crash_not_a_missing_package():
     """A SIGSEGV left no report (its atexit never ran): it was a crash, even if it ran on the device for a while."""
     line = summary(merged(-11))
     assert "killed by SIGSEGV" in line and "crash" in line and "imported" not in line
+
+
+def test_the_line_says_how_many_cpu_threads_the_program_had(monkeypatch):
+    """A new user's trial: a simulated run differed from a 2-thread CPU run in the last digits, and nothing said the
+    simulated device runs its kernels on one CPU thread unless OMP_NUM_THREADS says otherwise."""
+    ran = {"processes": 1, "fallback_ops": [], "device": "npu", "exit_code": 0}
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    assert summary(ran).startswith("torchport sim: simulated npu (1 process on 1 CPU thread), exit 0")
+    monkeypatch.setenv("OMP_NUM_THREADS", "4")
+    assert "(1 process on 4 CPU threads)" in summary(ran)

@@ -148,8 +148,10 @@ def _signal_name(number: int) -> str:
 def summary(merged: dict) -> str:
     ol = merged.get("op_list") or {}
     version = f", op list {ol.get('vendor_version')} for torch {ol.get('torch_version')}" if ol else ""
+    threads = os.environ.get("OMP_NUM_THREADS", "1")   # what environment() gave the program (results' last bits)
+    on = f" on {threads} CPU thread{'' if threads == '1' else 's'}" if merged["processes"] else ""
     line = (f"torchport sim: simulated {merged.get('device') or merged.get('requested') or '?'} ({merged['processes']} process"
-            f"{'es' if merged['processes'] != 1 else ''}{version}), exit {merged.get('exit_code')}")
+            f"{'es' if merged['processes'] != 1 else ''}{on}{version}), exit {merged.get('exit_code')}")
     ops = merged["fallback_ops"]
     code = merged.get("exit_code")
     package = f"torch_{merged.get('device') or merged.get('requested') or 'npu'}"
