@@ -240,7 +240,7 @@ def _patch_queries(s: Session) -> None:
     real_available, real_count = torch.cuda.is_available, torch.cuda.device_count
     if s.device_type == "cpu":
         def target_available():
-            if not s.cpu_stand_in_noted:   # said once: a CUDA-only path chosen on this answer fails later
+            if s.policy == "project" and not s.cpu_stand_in_noted:   # said once (--policy always: the user's choice)
                 s.cpu_stand_in_noted = True
                 s.stats.notes.append("the project asked torch.cuda.is_available() and was told True: on the cpu "
                                      "target the CPU stands in for CUDA, so code that picks CUDA-only kernels on "
