@@ -14,13 +14,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture
 def fresh(tmp_path, monkeypatch):
-    """An empty cache folder, and this process's copy of the cache file forgotten (as in a new process)."""
+    """An empty cache folder; `fresh()` stands for a new process (each entry is read from its file anyway)."""
     monkeypatch.setenv("TORCHPORT_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("TORCHPORT_NO_CACHE", raising=False)
 
     def forget():
-        cache._LOADED.clear()
-        cache._STATE["read"] = False
+        cache._MODULE_STAMPS.clear()
     forget()
     yield forget
     forget()
@@ -62,7 +61,8 @@ def test_a_corrupt_cache_file_is_ignored(tmp_path, fresh):
     data.write_text("x = 1\n")
     calls: list = []
     cache.cached_data(data, counting_reader(calls))
-    cache._cache_file().write_bytes(b"\x00garbage")
+    for entry in cache._cache_folder().iterdir():
+        entry.write_bytes(b"\x00garbage")
     fresh()
     assert cache.cached_data(data, counting_reader(calls))["text"] == "x = 1\n"
     assert len(calls) == 2
@@ -101,7 +101,7 @@ def test_switched_off(tmp_path, fresh, monkeypatch):
     cache.cached_data(data, counting_reader(calls))
     fresh()
     cache.cached_data(data, counting_reader(calls))
-    assert len(calls) == 2 and not cache._cache_file().exists()
+    assert len(calls) == 2 and not cache._cache_folder().exists()
 
 
 @pytest.mark.subprocess
@@ -132,3 +132,22 @@ def test_a_bad_bundled_target_is_still_refused_after_a_good_one_was_cached(tmp_p
     fresh()
     with pytest.raises(backends.UsageError, match="bogus_key"):
         backends.load_target("cpu")
+
+
+def test_a_run_reads_only_the_entries_it_asks_for(tmp_path, fresh, monkeypatch):
+    """Each data file's entry is a file of its own: other data files' entries (another checkout's, say) are not
+    loaded, so a command's start-up does not grow with everything the cache folder has seen."""
+    calls: list = []
+    read = counting_reader(calls)
+    files = [tmp_path / f"d{i}.toml" for i in range(3)]
+    for i, f in enumerate(files):
+        f.write_text(f"x = {i}\n")
+        cache.cached_data(f, read)
+    assert len(list(cache._cache_folder().iterdir())) == 3
+    loaded: list = []
+    real = cache.marshal.loads
+    monkeypatch.setattr(cache.marshal, "loads", lambda data: loaded.append(len(data)) or real(data))
+    fresh()
+    assert cache.cached_data(files[1], read)["text"] == "x = 1\n" and len(calls) == 3   # from the cache
+    own = cache._entry_file(f"{files[1]}|{read.__module__}.{read.__qualname__}")
+    assert loaded == [own.stat().st_size]   # its own entry, and nothing else

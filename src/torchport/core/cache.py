@@ -4,24 +4,25 @@
 
 `cached_data(path, read)` returns `read(path)`: the plain data (dicts, lists, strings, numbers,
 frozensets) a reader makes of a data file after checking it.  The first run parses and checks the
-file; the result is kept with `marshal` in one file of the cache folder, keyed by the data file's
-path, size and modification time, the reader's module file (so a changed reader reads again),
-torchport's version and Python's.  A missing, unreadable, stale or corrupt cache is read anew; a
-cache folder that cannot be written just means no cache.  TORCHPORT_NO_CACHE=1 turns it off.
-Only torchport's own files go through it: user files are read and checked every time.
+file; the result is kept with `marshal` in a file of its own in the cache folder (named by a hash of
+the data file's path and the reader; one folder per torchport and Python version), with the data
+file's size and modification time and the reader's module file's (so a changed reader reads again).
+A run reads only the entries it asks for: a command that needs two data files does not load the
+others', nor those of other checkouts that share the cache folder.  A missing, unreadable, stale or
+corrupt entry is read anew; a cache folder that cannot be written just means no cache.
+TORCHPORT_NO_CACHE=1 turns it off.  Only torchport's own files go through it: user files are read and
+checked every time.
 """
 from __future__ import annotations
 
 import marshal
 import os
 import sys
+import zlib
 from pathlib import Path
 from typing import Callable
 
 from .version import __version__
-
-_LOADED: dict = {}       # the cache file's entries, read once per process
-_STATE = {"read": False}
 
 
 def cache_root() -> Path:
@@ -31,9 +32,16 @@ def cache_root() -> Path:
     return Path(base) / "torchport"
 
 
-def _cache_file() -> Path:
+def _cache_folder() -> Path:
     py = f"{sys.version_info.major}{sys.version_info.minor}"
-    return cache_root() / f"data-{__version__}-py{py}.marshal"
+    return cache_root() / f"data-{__version__}-py{py}"
+
+
+def _entry_file(key: str) -> Path:
+    """The entry's file: named by two checksums of its key (zlib: no hashlib import at start-up); the key is kept
+    inside too, so that two keys with one name only ever miss, never mix."""
+    raw = key.encode("utf-8", "surrogatepass")
+    return _cache_folder() / f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}.marshal"
 
 
 def _stamp(path: Path) -> tuple:
@@ -50,18 +58,6 @@ def _module_stamp(module: str) -> tuple:
     return _MODULE_STAMPS[module]
 
 
-def _entries() -> dict:
-    if not _STATE["read"]:
-        _STATE["read"] = True
-        try:
-            loaded = marshal.loads(_cache_file().read_bytes())
-            if isinstance(loaded, dict):
-                _LOADED.update(loaded)
-        except (OSError, ValueError, EOFError, TypeError):
-            pass
-    return _LOADED
-
-
 def cached_data(path: Path, read: Callable[[Path], object]) -> object:
     """read(path), from the cache when neither the file nor the reader's module changed since."""
     if os.environ.get("TORCHPORT_NO_CACHE"):
@@ -72,23 +68,23 @@ def cached_data(path: Path, read: Callable[[Path], object]) -> object:
         stamp = (_stamp(path), _module_stamp(module))
     except OSError:
         return read(path)
-    entries = _entries()
-    hit = entries.get(key)
-    if isinstance(hit, tuple) and len(hit) == 2 and hit[0] == stamp:
-        return hit[1]
+    entry = _entry_file(key)
+    try:
+        hit = marshal.loads(entry.read_bytes())
+        if isinstance(hit, tuple) and len(hit) == 3 and hit[0] == key and hit[1] == stamp:
+            return hit[2]
+    except (OSError, ValueError, EOFError, TypeError):
+        pass   # no entry yet, or a corrupt one: read anew
     data = read(path)
-    entries[key] = (stamp, data)
-    if not _save(entries):
-        del entries[key]  # not plain data, or no cache folder: the next call reads the file again
+    _save(entry, (key, stamp, data))   # not plain data, or no cache folder: the next call reads the file again
     return data
 
 
-def _save(entries: dict) -> bool:
-    """Write the cache file whole (a temporary file, then a rename); False when that failed."""
-    target = _cache_file()
+def _save(target: Path, value: tuple) -> bool:
+    """Write one entry (a temporary file, then a rename); False when that failed."""
     tmp = target.with_name(f".{target.name}.{os.getpid()}")
     try:
-        data = marshal.dumps(entries)
+        data = marshal.dumps(value)
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp.write_bytes(data)
         os.replace(tmp, target)
