@@ -16,7 +16,6 @@ one-line UsageError naming the file and the key.
 """
 from __future__ import annotations
 
-import ast
 import json
 import keyword
 import math
@@ -24,9 +23,12 @@ import re
 import string
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 from ..core.cache import cached_data
+
+if TYPE_CHECKING:
+    import ast
 from ..core.errors import UsageError
 
 HERE = Path(__file__).resolve().parent
@@ -428,6 +430,8 @@ def expression(value) -> ast.Expression:
     """A Python expression on one line that stays one call argument wherever it is pasted (`f(<it>)`,
     `f(k=<it>)`): no statement, comment or line break, no bare tuple or starred value changing the
     number of arguments, no yield/await.  Returns its tree."""
+    import ast   # only when a target file is checked, not when its checked form comes from the cache
+
     text(value)
     if len(value) > MAX_CODE:
         raise BadValue(f"is too long for an expression ({len(value)} characters, at most {MAX_CODE})")
@@ -476,6 +480,8 @@ def torch_expression(value) -> None:
 
 def stand_in(value) -> None:
     """needs_device: "!" (no stand-in) or the literal a call stands for without a device (None, 0, '')."""
+    import ast
+
     if value == "!":
         return
     tree = expression(value)
