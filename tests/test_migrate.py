@@ -549,3 +549,36 @@ def test_migrate_and_check_exit_alike_when_only_review_items_remain(tmp_path):
     code, _, _ = cli("migrate", proj, "--to", "npu", "-o", tmp_path / "out", "--force")
     checked, _, _ = cli("check", tmp_path / "out", "--to", "npu")
     assert code == checked == 1
+
+
+def test_migrate_decides_by_reasons_not_by_the_words_of_messages(tmp_path, monkeypatch):
+    """What's left reads a finding's reasons (core.finding: a CUDA-only package's path, a branch convert kept, an
+    optional import), never fragments of its message: every such message reworded, the rows' kinds and risks are the
+    same (issue 33: a reworded message silently changed migrate's verdicts).  Analyze's readiness reads the optional
+    import's reason too (test_a_module_imported_under_try_is_optional... in tests/test_analyze*.py cover its counts)."""
+    from torchport.analyze import scan
+    from torchport.converter.rules import api, host
+
+    proj = tmp_path / "p"
+    proj.mkdir()
+    (proj / "trt_backend.py").write_text(TENSORRT_BACKEND)
+    (proj / "t.py").write_text("import torch\nif torch.cuda.is_available():\n    print(torch.cuda.get_arch_list())\n")
+    (proj / "opt.py").write_text("try:\n    import pycuda.driver\nexcept ImportError:\n    pycuda = None\n")
+
+    def rows(out):
+        found, said = [], []
+        for target in ("cpu", "npu"):   # the CUDA-only path shows on cpu, the kept branch on npu
+            cli("migrate", proj, "--to", target, "-o", out / target, "-j", "1")
+            data = json.loads((out / target / "torchport-report" / "migrate.json").read_text())
+            found += [(target, r["file"], r["line"], r["item"], r["kind"], r["risk"]) for r in data["whats_left"]]
+            said += [p.read_text(errors="replace") for p in (out / target / "torchport-report").rglob("*.json")]
+        return sorted(found), " ".join(said)
+
+    before, said_before = rows(tmp_path / "a")
+    kinds = {row[4] for row in before}
+    assert {"cuda-only-path", "kept-branch"} <= kinds, before
+    for module, name in ((api, "CUDA_ONLY_ABOVE"), (host, "KEPT_BRANCH"), (scan, "OPTIONAL")):
+        monkeypatch.setattr(module, name, f"REWORDED {name.lower()}")
+    after, said_after = rows(tmp_path / "b")
+    assert "REWORDED" in said_after and "REWORDED" not in said_before   # the messages did change
+    assert after == before

@@ -33,7 +33,7 @@ from ..backends import available_targets, load_target
 from ..core import files as tree
 from ..core import parallel
 from ..core.errors import UsageError
-from ..core.finding import ADVICE, CHANGES, ERROR, UNSUPPORTED
+from ..core.finding import ADVICE, CHANGES, ERROR, OPTIONAL_IMPORT, UNSUPPORTED
 from ..kb.operators import op_list
 from ..kb.packages import packages
 from ..porting.native import NATIVE_SUFFIXES, NativeScan
@@ -43,7 +43,7 @@ from ..converter.project import Facts
 from ..converter.project import facts as project_facts
 from .libraries import LibraryScan, local_names
 from .libraries import scan as scan_libraries
-from .scan import OPTIONAL, guarded_scan, init_worker
+from .scan import guarded_scan, init_worker
 
 SCHEMA_VERSION = 1
 GRADES = ((1, "A"), (10, "B"), (50, "C"), (200, "D"))
@@ -343,7 +343,7 @@ def _readiness(result: AnalysisResult, target) -> Readiness:
     if result.libraries is not None:
         r.library_paths = len({reach.name for reach in result.libraries.reaches.get(target.name, [])})
     sites = [f for f in result.common if f.rule == codes.TP907.id and f.file.endswith(".py")]
-    if sites and all(OPTIONAL in f.message for f in sites):
+    if sites and all(OPTIONAL_IMPORT in f.reasons for f in sites):
         r.kernels_optional = True  # the project runs without its kernels: porting them is review, not a block
         r.review += r.kernels
     kb = packages()
@@ -360,7 +360,7 @@ def _readiness(result: AnalysisResult, target) -> Readiness:
             if pkg is not None:
                 uses.setdefault(pkg.name, (pkg, []))[1].append(f)
     for pkg, found in uses.values():
-        if all(f.rule == codes.TP908.id and OPTIONAL in f.message for f in found):
+        if all(f.rule == codes.TP908.id and OPTIONAL_IMPORT in f.reasons for f in found):
             r.optional_packages += 1  # imported only under try/except ImportError, never declared: not a block
             r.review += 1
         elif pkg.advice(target.name)[1]:

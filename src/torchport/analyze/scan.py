@@ -21,7 +21,7 @@ from ..core.words import trie_pattern
 from ..converter.project import Facts
 from ..converter.run import Converter, kind_of
 from ..core import files as tree
-from ..core.finding import ADVICE, ERROR, Finding
+from ..core.finding import ADVICE, ERROR, OPTIONAL_IMPORT, Finding
 from ..core.textfile import decode
 from ..kb.packages import packages
 from . import advice as perf
@@ -250,8 +250,8 @@ class Analyzer:
                     optional = optional_modules(src.tree)
                 except (SyntaxError, ValueError, RecursionError):
                     optional = set()
-                sites = [replace(f, message=f"{f.message}; {OPTIONAL}") if f.old.split(".")[0] in optional else f
-                         for f in sites]
+                sites = [replace(f, message=f"{f.message}; {OPTIONAL}", reasons=f.reasons + (OPTIONAL_IMPORT,))
+                         if f.old.split(".")[0] in optional else f for f in sites]
             result.common += sites
         if self.advice:   # analyze: the file is parsed for its advice, and read for its library uses too
             try:
@@ -301,7 +301,8 @@ class Analyzer:
                     out.append(Finding(rel, node.lineno, node.end_lineno, codes.TP908.id, "third-party", ADVICE,
                                        old=f"import {module}" if isinstance(node, ast.Import) else f"from {module} import ...",
                                        message=f"{pkg.name}: {pkg.kind}; {pkg.what}"
-                                       + (f"; {OPTIONAL}" if id(node) in guarded else "")))
+                                       + (f"; {OPTIONAL}" if id(node) in guarded else ""),
+                                       reasons=(OPTIONAL_IMPORT,) if id(node) in guarded else ()))
         return out
 
 

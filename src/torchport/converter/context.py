@@ -11,7 +11,7 @@ import bisect
 import io
 import re
 import tokenize
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
 from ..core import edits as edit_ops
@@ -317,15 +317,17 @@ class FileContext:
         self._add(Edit(pos, pos, text, finding, self._order + 1))
 
     def report(self, node, rule, action: str = ADVICE, message: str = "",
-               category: Optional[str] = None, old: Optional[str] = None) -> None:
+               category: Optional[str] = None, old: Optional[str] = None, reasons: tuple = ()) -> None:
         start, end = self.span(node)
-        self.report_span(start, end, rule, action, message, category, old)
+        self.report_span(start, end, rule, action, message, category, old, reasons)
 
     def report_span(self, start: int, end: int, rule, action: str = ADVICE, message: str = "",
-                    category: Optional[str] = None, old: Optional[str] = None) -> None:
+                    category: Optional[str] = None, old: Optional[str] = None, reasons: tuple = ()) -> None:
         text = self.source[start:end] if old is None else old
         if "\n" in text:
             text = text.split("\n", 1)[0].rstrip() + " ..."
         if len(text) > 200:
             text = text[:197] + "..."
-        self.findings.append(self._finding(start, end, rule, action, text, "", message, category))
+        self.findings.append(replace(self._finding(start, end, rule, action, text, "", message, category),
+                                     reasons=reasons) if reasons else
+                             self._finding(start, end, rule, action, text, "", message, category))

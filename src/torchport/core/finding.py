@@ -14,6 +14,13 @@ ACTIONS = (INSERT, MODIFY, DELETE, UNSUPPORTED, ADVICE, ERROR)
 CHANGES = (INSERT, MODIFY, DELETE)
 FAILED = "converter"         # category of an error finding that says torchport itself failed on a file
 
+# Why a finding is what it is, where a later step decides by it (migrate's "What's left", analyze's readiness):
+# reasons, not words of its message, so a reworded message never changes a verdict.
+CUDA_ONLY_PATH = "cuda-only-path"    # an unsupported name on the path of a CUDA-only package imported above
+KEPT_BRANCH = "kept-branch"          # an unsupported name inside a CUDA question convert kept: it does not run there
+OPTIONAL_IMPORT = "optional-import"  # a module imported under try/except ImportError: the project runs without it
+REASONS = (CUDA_ONLY_PATH, KEPT_BRANCH, OPTIONAL_IMPORT)
+
 
 @dataclass(frozen=True)
 class Finding:
@@ -29,6 +36,7 @@ class Finding:
     new: str = ""
     message: str = ""
     col: int = 0
+    reasons: tuple = ()   # REASONS that hold for it (not written to reports: the message says them in words)
 
     @property
     def is_change(self) -> bool:
@@ -38,4 +46,4 @@ class Finding:
         return {name: getattr(self, name) for name in _FIELDS}
 
 
-_FIELDS = tuple(f.name for f in fields(Finding))
+_FIELDS = tuple(f.name for f in fields(Finding) if f.name != "reasons")

@@ -29,10 +29,8 @@ from typing import Any, Callable, Optional
 from ..core import codes
 from ..core import files as tree
 from ..core.errors import UsageError
-from ..core.finding import ADVICE, CHANGES, ERROR, UNSUPPORTED
+from ..core.finding import ADVICE, CHANGES, CUDA_ONLY_PATH, ERROR, KEPT_BRANCH, OPTIONAL_IMPORT, UNSUPPORTED
 from ..core.words import counted
-from ..converter.rules.api import CUDA_ONLY_ABOVE
-from ..converter.rules.host import KEPT_BRANCH
 from ..porting.native import NATIVE_SUFFIXES
 
 REPORT_FOLDER = "torchport-report"   # the one report folder, at the top of OUT
@@ -130,7 +128,7 @@ RULE_KINDS = {
 # question kept as CUDA's answers no on the target (what it guards is reported on its own)
 CHECK_KINDS = {codes.TP117.id: "unknown-api", codes.TP210.id: "kept-question"}
 # what convert says of a name the target lacks on a path that does not run there -> its kind (to review)
-OFF_PATH_KINDS = {CUDA_ONLY_ABOVE: "cuda-only-path", KEPT_BRANCH: "kept-branch"}
+OFF_PATH_KINDS = {CUDA_ONLY_PATH: "cuda-only-path", KEPT_BRANCH: "kept-branch"}   # by the finding's reasons
 ACTION_KINDS = {UNSUPPORTED: "unsupported", ERROR: "not-processed", ADVICE: "note",
                 **{a: "change" for a in CHANGES}}
 
@@ -660,7 +658,7 @@ def whats_left(result: MigrateResult, t) -> tuple:
     for f in result.check.findings:             # the Python, notebooks, shell scripts and configs written
         kind = CHECK_KINDS.get(f.rule) or ACTION_KINDS[f.action]
         if kind == "unsupported":
-            kind = next((k for said, k in OFF_PATH_KINDS.items() if said in f.message), kind)
+            kind = next((k for reason, k in OFF_PATH_KINDS.items() if reason in f.reasons), kind)
         checked_files[f.file].add(f.rule)
         change = describe(f).split(": ", 1)[0] if f.action in CHANGES else ""
         items.append(_item(kind, t, f.file, f.line, _one_line(f.old) or f.rule, f.rule, "check", message=f.message,
@@ -691,7 +689,6 @@ def whats_left(result: MigrateResult, t) -> tuple:
     kernel_files = {f.file for f in result.analysis.native.findings if f.rule == codes.TP902.id}
     from ..kb.packages import packages
     from ..analyze.api import package_of
-    from ..analyze.scan import OPTIONAL
 
     kb = packages()
     readiness = result.analysis.readiness.get(t.name)
@@ -704,7 +701,7 @@ def whats_left(result: MigrateResult, t) -> tuple:
             pkg = package_of(f, kb)
             swap = pkg is not None and pkg.advice(t.name)[1]
             message = pkg.advice(t.name)[0] if pkg is not None else f.message
-            kind = "optional-package" if OPTIONAL in f.message else \
+            kind = "optional-package" if OPTIONAL_IMPORT in f.reasons else \
                 "package-swap" if swap or pkg is None else "blocked-package"
             items.append(_item(kind, t, f.file,
                                lines.get(f.file, {}).get(f.line, f.line), _one_line(f.old), f.rule, "analyze",

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Optional
 import ast
 import re
 
-from ...core.finding import ADVICE, UNSUPPORTED
+from ...core.finding import ADVICE, CUDA_ONLY_PATH, UNSUPPORTED
 from ...core import codes
 from ...kb.apimap import ADAPT, KEEP, MAP
 from ...kb.packages import packages
@@ -342,7 +342,7 @@ def report_unconverted(ctx, node, res, r, why: str = "") -> None:
     if package:
         message += f" (on the path of {package}, {CUDA_ONLY_ABOVE}: that package decides whether it runs on " \
                    f"{ctx.target.name})"
-    ctx.report(node, r, action, message, res.category)
+    ctx.report(node, r, action, message, res.category, reasons=(CUDA_ONLY_PATH,) if package else ())
 
 
 @checker(*REFERENCE_CODES, codes.TP123, phase=Phase.REFERENCE,

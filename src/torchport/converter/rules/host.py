@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import ast
 import re
 
+from ...core import finding
 from ...core.finding import ADVICE, UNSUPPORTED
 from ...core import codes
 from ..checkers import Phase, checker
@@ -125,8 +126,9 @@ def guard_keeps_cuda_branch(tree: ast.Module, ctx: FileContext) -> None:
                        "lacks; convert that, then this test")
             line = ctx.line_of(start)
             ctx.findings[:] = [replace(f, message=f"{f.message} ({KEPT_BRANCH} at line {line}: on {ctx.target.name} "
-                                                  "it answers no, so this line does not run there)")
-                               if f in blocking and KEPT_BRANCH not in f.message else f for f in ctx.findings]
+                                                  "it answers no, so this line does not run there)",
+                                       reasons=f.reasons + (finding.KEPT_BRANCH,))
+                               if f in blocking and finding.KEPT_BRANCH not in f.reasons else f for f in ctx.findings]
 
 
 _QUESTION_NODES = (ast.If, ast.IfExp, ast.BoolOp)
