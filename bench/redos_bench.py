@@ -256,11 +256,10 @@ def _shapes_cases() -> list:
         regex("doctor.shapes._INSTALLED", s._INSTALLED, "search", repeated("/site-packages/"), repeated("/dist-packages"),
               around("/site-packages/", "a.")),
         regex("doctor.shapes._FORMAT_FIELD", s._FORMAT_FIELD, "sub", repeated("{a"), around("{", "a")),
-        regex("doctor.shapes._MESSAGE", s._MESSAGE, "search", repeated("a."), repeated("aError"), around("", "a.")),
         regex("doctor.shapes._PATH_SEP", s._PATH_SEP, "split", repeated("a")),
         regex("doctor.vendor_checks._WORD", vendor_checks._WORD, "findall", repeated("a"), repeated("a1_"),
               repeated("abcd ")),
-        regex("doctor.vendor_checks._MESSAGE_START", vendor_checks._MESSAGE_START, "finditer", repeated("a."),
+        regex("doctor.families._MESSAGE_START", families._MESSAGE_START, "finditer", repeated("a."),
               repeated("aError"), repeated("] "), around("", "a.")),
     ]
     for regexes, when, shape in s._shapes():

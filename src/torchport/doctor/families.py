@@ -77,6 +77,8 @@ _DCMI = re.compile(r"\b(?:ret|return code|error code|errno)\s*(?:is|=|:)?\s*(-80
 _ACL_TEXT = re.compile(r"\[Error\]:\s*(.+?)\s*$")   # torch_npu prints a code's meaning as "[Error]: <meaning>"
 _NOT_LINKED = re.compile(r"not linked with support for (\w+) devices", re.IGNORECASE)
 _IPEX_VERSION = re.compile(r"needs to work with PyTorch ([\d.*]+),? but PyTorch ([\w.+-]+) is found", re.IGNORECASE)
+# where a log line's message starts: an exception's or warning's name, or the end of a "[...] " log prefix
+_MESSAGE_START = re.compile(r"(?<![\w.])[A-Za-z_][\w.]{0,100}(?:Error|Exception|Warning)\b:?|\] ")
 _CPU_FALLBACK = re.compile(r"operator '([\w:.]+)' is not currently supported on the (\w+) backend and will fall back "
                            r"to run on the CPU", re.IGNORECASE)
 
@@ -133,6 +135,15 @@ def _models() -> tuple:
     return tuple((name, re.compile(rf"(?<![\w-])(?:{v['models']})(?![\w-])" + (f"|{v['marks']}" if "marks" in v else ""),
                                    re.IGNORECASE))
                  for name, v in _data()["vendor"].items() if v.get("models"))
+
+
+def message_of(line: str) -> str:
+    """The message part of a log line: from its exception's name on ("RuntimeError: ..."), else after its last "] "
+    log prefix, else the whole line."""
+    starts = list(_MESSAGE_START.finditer(line))
+    named = next((m for m in starts if m.group(0) != "] "), None)
+    start = named.start() if named else starts[-1].end() if starts else 0
+    return line[start:].strip()
 
 
 def vendor_facts(name: str) -> dict:

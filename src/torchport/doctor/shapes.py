@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..core.tomlfile import tomllib
-from .families import vendor_facts
+from .families import message_of, vendor_facts
 
 KB = Path(__file__).resolve().parents[1] / "kb" / "error_shapes.toml"
 # A traceback's frame: `  File "/x/site-packages/mmengine/structures/instance_data.py", line 170, in __getitem__`
@@ -31,7 +31,6 @@ NOT_A_LIBRARY = frozenset({"torch", "torch_npu", "torch_mlu", "torch_musa", "int
 ANY_DEVICE = {"title": "this machine's device stack", "package": "the device's PyTorch plug-in", "device": "non-CUDA",
               "smi": "the vendor's device tool", "trace": ""}
 _FORMAT_FIELD = re.compile(r"\{(\w+)\}")
-_MESSAGE = re.compile(r"(?<![\w.])[A-Za-z_][\w.]{0,100}(?:Error|Exception)\b:?")   # where a log line's message starts
 _PATH_SEP = re.compile(r"[/\\]")
 
 
@@ -84,7 +83,7 @@ def _shape_of(line: str, vendors: set) -> Optional[dict]:
         parts = {k: _clip(v) for k, v in m.groupdict().items() if v is not None}
         parts.update({f"{k}_top": v.split(".")[0] for k, v in list(parts.items())})
         parts.update({f"{k}_file": _PATH_SEP.split(v)[-1] for k, v in list(parts.items()) if not k.endswith("_top")})
-        parts["quote"] = _clip(_message_of(line), 200)
+        parts["quote"] = _clip(message_of(line), 200)
         facts = vendor_facts(vendor) if vendor != "any" else ANY_DEVICE
         fields = {**{k: facts.get(k, "") for k in ("package", "device", "smi", "trace")}, "stack": facts.get("title", ""),
                   **parts}
@@ -120,12 +119,6 @@ def _clip(value: str, most: int = 120) -> str:
     if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"" and value.count(value[0]) == 2:
         value = value[1:-1]   # wholly quoted: 'TILE_K' is TILE_K, but 'a' and 'b' keeps its quotes
     return value if len(value) <= most else value[:most - 3] + "..."
-
-
-def _message_of(line: str) -> str:
-    """The message part of a log line: from its exception's name on, else the line without its log prefix."""
-    m = _MESSAGE.search(line)
-    return line[m.start():] if m else line.strip()
 
 
 def _raised_by(lines: list, n: int, vendors: set) -> Optional[dict]:

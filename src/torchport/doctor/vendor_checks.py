@@ -11,12 +11,10 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from .families import vendor_facts
+from .families import message_of, vendor_facts
 
 KB = Path(__file__).resolve().parents[1] / "kb" / "vendor_checks.json"
 _WORD = re.compile(r"[a-z][a-z0-9_]{3,40}")
-# where a log line's message starts: its exception's name ("RuntimeError: ..."), else the line after a log prefix
-_MESSAGE_START = re.compile(r"(?<![\w.])[A-Za-z_][\w.]{0,100}(?:Error|Exception|Warning)\b:?|\] ")
 SHORTEST_KEY = 12     # a message's longest fixed part must be at least this long to be looked for
 LONGEST_LINE = 5000   # a longer log line is read up to here
 # A message's fixed words must be at least this many characters and this share of the line's message: a short
@@ -49,14 +47,6 @@ def _holds(line: str, parts: tuple) -> bool:
     return True
 
 
-def _said(line: str) -> str:
-    """The message part of a log line (from its exception's name, or after its last "] " prefix)."""
-    starts = [m for m in _MESSAGE_START.finditer(line)]
-    named = next((m for m in starts if m.group(0) != "] "), None)
-    start = named.start() if named else starts[-1].end() if starts else 0
-    return line[start:].strip()
-
-
 def _enough(parts: tuple, said: int) -> bool:
     fixed = sum(len(p) for p in parts)
     return fixed >= LEAST_FIXED and fixed >= LEAST_SHARE * said
@@ -73,7 +63,7 @@ def check_errors(text: str, covered: set, vendors: set) -> list:
         if n in covered:
             continue
         low = line[:LONGEST_LINE].lower()
-        said = len(_said(low))
+        said = len(message_of(low))
         fits = [row for word in set(_WORD.findall(low)) for parts, row in index.get(word, ())
                 if row[0] in vendors and _holds(low, parts) and _enough(parts, said)]
         if fits:
