@@ -15,6 +15,11 @@
    report.md) and `--strict/-s` (also rewrites CUDA/gpu/GPU).  It imports torch and torch_mlu
    and uses neither: PYTHONPATH points at bench/regex_stubs/ so both resolve to empty stubs.
 
+5. re-runs (converter/reuse.py), on a copy of transformers 4.46.3 with an empty cache folder of its own: the
+   first run, an unchanged re-run (each into a new output folder), and a re-run after one converted file is
+   edited, which must convert that one file.  Target: re-run / first run <= 0.25.  Figures 1-4 are first runs
+   (--no-cache).
+
 Each figure is the median of --repeat runs.  Needs the network once (PyPI sdists, cached).
 """
 from __future__ import annotations
@@ -23,6 +28,7 @@ import argparse
 import ast
 import compileall
 import os
+import re
 import resource
 import shutil
 import statistics
@@ -96,10 +102,46 @@ def regex_versus(tree: Path, script: Path, repeat: int) -> dict:
         shutil.copytree(tree, copy)
         runs["regex"].append(child_run([sys.executable, str(script), "-i", str(copy)], env))
         runs["torchport"].append(child_run([*TORCHPORT, "convert", str(tree), "--to", "mlu",
-                                            "-o", str(work / "out")]))
+                                            "-o", str(work / "out"), "--no-cache"]))
         shutil.rmtree(work)
     return {k: (statistics.median(c for c, _ in v), statistics.median(w for _, w in v))
             for k, v in runs.items()}
+
+
+REUSED = re.compile(r"\((\d+) files? as in the last run")
+
+
+def rerun_figures(tree: Path, target: str, repeat: int) -> dict:
+    """Wall times of a first run, an unchanged re-run (median) and a re-run after editing one converted file,
+    with the number of files that re-run converted."""
+    work = Path(tempfile.mkdtemp(prefix="tp-rerun-"))
+    env = dict(os.environ, TORCHPORT_CACHE=str(work / "cache"))
+    env.pop("TORCHPORT_NO_RESULT_CACHE", None)
+    env.pop("TORCHPORT_NO_CACHE", None)
+    copy = work / "src"
+    shutil.copytree(tree, copy)
+
+    def once(n: int) -> tuple:
+        out = work / f"out{n}"
+        start = time.perf_counter()
+        p = subprocess.run([*TORCHPORT, "convert", str(copy), "--to", target, "-o", str(out)], check=True,
+                           capture_output=True, text=True, env=env)
+        wall = time.perf_counter() - start
+        shutil.rmtree(out)
+        shutil.rmtree(work / f"out{n}_report")
+        m = REUSED.search(p.stdout)
+        return wall, int(m.group(1)) if m else 0
+
+    first, _ = once(0)
+    again = [once(n + 1) for n in range(repeat)]
+    edited = next(p for p in sorted(copy.rglob("*.py")) if "torch.cuda" in p.read_text(errors="replace"))
+    with open(edited, "a") as f:
+        f.write("\n# edited\n")
+    one, reused = once(repeat + 1)
+    shutil.rmtree(work)
+    # a file that fails is converted by every run (its result is not kept): counted in neither figure
+    return {"first": first, "again": statistics.median(w for w, _ in again), "reused": again[0][1],
+            "edited": one, "converted_after_edit": again[0][1] - reused}
 
 
 def main() -> int:
@@ -118,7 +160,7 @@ def main() -> int:
     files = python_files(tf)
     lines = sum(p.read_bytes().count(b"\n") for p in files)
     parse = statistics.median(parse_time(files) for _ in range(args.repeat))
-    conv = statistics.median(command_time("convert", tf, args.target, args.repeat))
+    conv = statistics.median(command_time("convert", tf, args.target, args.repeat, ("--no-cache",)))
     conv_cpu = cpu_text("convert")
     every = ",".join(available_targets())
     analysis = statistics.median(command_time("analyze", tf, every, args.repeat))
@@ -126,7 +168,7 @@ def main() -> int:
     one = statistics.median(u + s for u, s in CPU["analyze-1"])
     yolox = sdist("yolox", "0.3.0")
     ylines = sum(p.read_bytes().count(b"\n") for p in python_files(yolox))
-    y = statistics.median(command_time("convert", yolox, args.target, args.repeat * 2))
+    y = statistics.median(command_time("convert", yolox, args.target, args.repeat * 2, ("--no-cache",)))
     print(f"cpus: {len(os.sched_getaffinity(0))}, python {sys.version.split()[0]}, target {args.target}, "
           f"median of {args.repeat}")
     print(f"transformers 4.46.3: {len(files)} files, {lines} lines")
@@ -137,6 +179,13 @@ def main() -> int:
     print(f"  ratio analyze / convert:                   {analysis / conv:.2f}   (target <= 1.0)")
     print(f"  torchport analyze --to {args.target} -j 1, CPU:      {one:.2f} s   (user+sys, advice included)")
     print(f"  ratio analyze CPU / parse:                 {one / parse:.2f}   (target <= 2.0)")
+    r = rerun_figures(tf, args.target, args.repeat)
+    print("transformers 4.46.3, re-runs (converter/reuse.py, a cache folder of its own):")
+    print(f"  first run:                                 {r['first']:.2f} s")
+    print(f"  unchanged re-run:                          {r['again']:.2f} s   ({r['reused']} files from the last run)")
+    print(f"  ratio re-run / first run:                  {r['again'] / r['first']:.2f}   (target <= 0.25)")
+    print(f"  re-run after editing one file:             {r['edited']:.2f} s   ({r['converted_after_edit']} "
+          "file(s) converted; target 1)")
     print(f"yolox 0.3.0: {len(python_files(yolox))} files, {ylines} lines")
     print(f"  torchport convert end to end:              {y:.3f} s   (target <= 0.25 s)")
     if args.regex_converter:

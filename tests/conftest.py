@@ -95,3 +95,8 @@ def project(tmp_path):
     (src / "data.txt").write_text("cuda nccl barracuda\n")
     (src / "weights.bin").write_bytes(bytes(range(256)))
     return src
+
+
+# converter/reuse.py's results of earlier runs: off for the suite (its tests patch converter code in-process, which
+# no key can see), on in tests/test_reuse.py, which checks it
+os.environ["TORCHPORT_NO_RESULT_CACHE"] = "1"

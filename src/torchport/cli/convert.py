@@ -35,7 +35,7 @@ def run(args) -> int:
                      progress=None if args.json or args.diff or to_stdout else progress(), distributed=args.distributed,
                      main=args.main, model_var=args.model_var, loader_var=args.loader_var,
                      specify_device=(args.device_env or "NPU_CALCULATE_DEVICE") if args.specify_device else None,
-                     similar=args.similar, runtime_shim=args.runtime_shim)
+                     similar=args.similar, runtime_shim=args.runtime_shim, cache=not args.no_cache)
     errors = [f for f in result.findings if f.action == "error"]
     settings.print_warnings(result.findings)
     if to_stdout:
@@ -50,7 +50,9 @@ def run(args) -> int:
     s = result.summary()
     status = ", ".join(f"{v} {k}" for k, v in s["files_by_status"].items())
     print(f"torchport convert --to {printable(result.target)}: {counted(s['files'], 'file')} ({status}), "
-          f"{counted(s['lines'], 'line')} of code inspected in {s['elapsed_seconds']:.2f} s")
+          f"{counted(s['lines'], 'line')} of code inspected in {s['elapsed_seconds']:.2f} s"
+          + (f" ({counted(result.reused, 'file')} as in the last run, not converted again; --no-cache converts all)"
+             if result.reused else ""))
     print(f"  {counted(s['changes'], 'change')}, {s['unsupported']} unsupported, {s['advice']} to review, "
           f"{counted(s['errors'], 'error')}"
           + (f", {s['suppressed']} suppressed (`# torchport: ignore` or rule selection; left as written)"
@@ -133,6 +135,9 @@ def add(sub) -> None:
     mode.add_argument("--diff", action="store_true", help="print a unified diff, write nothing")
     mode.add_argument("--dry-run", action="store_true", help="report what would change, write nothing")
     c.add_argument("--force", action="store_true", help="write into an existing output or report folder")
+    c.add_argument("--no-cache", action="store_true",
+                   help="convert every file again (default: a file unchanged since the last run of this input and "
+                        "target takes that run's result)")
     c.add_argument("-s", "--specify-device", action="store_true",
                    help="the launch script (--launch, or INPUT when it is a file) sets its device index from an "
                         "environment variable (--device-env), as Ascend's migration tool's -s does; not with "

@@ -17,6 +17,7 @@ from ..core.finding import ADVICE, CHANGES, ERROR, UNSUPPORTED
 from ..core.parallel import default_jobs
 from ..core.pipeline import Mode
 from ..core.suppress import Selection
+from . import reuse
 from .project import Facts
 from .project import facts as project_facts
 from .run import FAILED, Converter, Options, run_jobs, timer
@@ -40,6 +41,7 @@ class ConvertResult:
     backup: Optional[str] = None
     rule_files: list = field(default_factory=list)
     started: str = ""
+    reused: int = 0                   # files whose results came from an earlier run (reuse.py); not in reports
 
     @property
     def findings(self) -> list:
@@ -142,7 +144,7 @@ def convert(path, target: str, output=None, *, rules: Sequence[str] = (), exclud
             write_reports: Optional[bool] = None, progress=None, distributed: bool = False,
             main: Optional[str] = None, model_var: str = "model", loader_var: Optional[str] = None,
             specify_device: Optional[str] = None, selection: Optional[Selection] = None,
-            similar: bool = False, runtime_shim: bool = False) -> ConvertResult:
+            similar: bool = False, runtime_shim: bool = False, cache: bool = True) -> ConvertResult:
     """Convert a file or directory for `target` (a bundled target name or a .toml file).
 
     Default: a mirrored tree `<name>_<target>` next to the input and reports in
@@ -156,6 +158,7 @@ def convert(path, target: str, output=None, *, rules: Sequence[str] = (), exclud
     `similar`: replace the unsupported APIs of kb/similar.toml by their similar APIs (Ascend's `-sim`; TP123).
     `runtime_shim`: each entry script imports the target's run-time mapping first (TP003), for the CUDA code
     of the libraries the project calls.
+    `cache`: files unchanged since the last run of this input and target take their results from it (reuse.py).
     """
     mode = Mode.of(in_place, diff, dry_run)
     src = Path(path)
@@ -197,11 +200,11 @@ def convert(path, target: str, output=None, *, rules: Sequence[str] = (), exclud
         options = Options(rule_files=tuple(rules), launch=launch_rel, device_env=specify_device or "",
                           selection=selection, similar=similar, runtime_shim=runtime_shim)
         return _convert(src, user.paths, target, target_name, mode, out, reports, multi, options, exclude, jobs,
-                        progress, force)
+                        progress, force, cache)
 
 
 def _convert(src, rule_paths, target, target_name, mode, out, reports, multi, options: Options, exclude, jobs,
-             progress, force) -> ConvertResult:
+             progress, force, cache) -> ConvertResult:
     clock = timer()
     started = time.strftime("%Y-%m-%dT%H:%M:%S")
     entries = list(tree.walk(src, tuple(exclude)))
@@ -231,14 +234,16 @@ def _convert(src, rule_paths, target, target_name, mode, out, reports, multi, op
     roots = (src if src.is_dir() else src.parent, (out if src.is_dir() else out.parent) if out else None, backup)
     options = replace(options, own_packages=tuple(tree.own_packages(entries)),
                       project=project_facts(entries) if tree_input else Facts())
-    results = run_jobs(jobs_list, target_ref, options, mode, jobs or default_jobs(), progress, roots)
+    pack = reuse.Pack(src, target_ref, options) if reuse.enabled(not cache) else None
+    results = run_jobs(jobs_list, target_ref, options, mode, jobs or default_jobs(), progress, roots, pack)
+    reused = pack.save(jobs_list, results) if pack is not None else 0
     if multi is not None:
         results.append(multi.finish(results, mode))
     if backup is not None and not writes.remove_empty_dirs(backup):
         backup = None
     result = ConvertResult(target_name, str(src), str(out) if out else None, str(reports) if reports else None,
                            mode, results, clock(), str(backup) if backup else None,
-                           list(rule_paths), started)
+                           list(rule_paths), started, reused)
     return result  # the reports (result.report_dir) are written by the caller: torchport.convert, the cli
 
 

@@ -27,6 +27,7 @@ from ..core.textfile import decode, unified_diff
 from . import config, notebook
 from ..kb.apimap import ApiMap
 from .project import Facts
+from .reuse import Pack, entry as stored_result
 from .python import PythonConverter, SourceFile
 from .checkers import Phase
 from .rules import builtin_checkers
@@ -47,6 +48,7 @@ class ConvertedFile(FileResult):
     mention_line: int = 0             # ... the line of its first mention
     hunks: Optional[list] = None      # the changed lines (core.edits.line_hunks), for reports; None: diff the texts
     suppressed: list = field(default_factory=list)  # findings `# torchport: ignore` or --select/--ignore left out
+    reuse: Optional[tuple] = None     # (key, stored result, or None when it came from the pack): see reuse.py
 
 
 @dataclass(frozen=True)
@@ -217,10 +219,11 @@ def kind_of(rel: str) -> str:
 _WORKER: dict = {}
 
 
-def _init_worker(target, options: Options, mode, roots=(None, None, None)):
+def _init_worker(target, options: Options, mode, roots=(None, None, None), pack: Optional[Pack] = None):
     _WORKER["conv"] = Converter(target, options=options)
     _WORKER["mode"] = mode
     _WORKER["roots"] = roots  # (input root, output root, backup root): where links point, writes may go
+    _WORKER["pack"] = pack    # earlier results (reuse.py), or None: every file is converted
 
 
 def process(job) -> ConvertedFile:
@@ -281,9 +284,15 @@ def _process(entry, dst, backup, pre) -> ConvertedFile:
         return ConvertedFile(rel, "error", kind=kind, findings=found, lines=data.count(b"\n") + 1, message=what,
                              trace=trace)
 
+    pack = _WORKER["pack"] if pre is None else None
+    key = pack.key(rel, kind, data) if pack is not None else None
+    hit = pack.get(key) if pack is not None and key is not None else None
     suppressed: list = []
     try:
-        new, findings, lines, hunks = conv.convert_file(rel, data if pre is None else pre, kind, suppressed)
+        if hit is not None:
+            new, findings, lines, hunks, suppressed = hit
+        else:
+            new, findings, lines, hunks = conv.convert_file(rel, data if pre is None else pre, kind, suppressed)
         if pre is not None:  # --distributed: lines are the multi-device source's; the report diffs the texts
             new, hunks = (pre if new is None else new), None
     except (SyntaxError, UnicodeError, ValueError, RecursionError) as e:
@@ -300,12 +309,15 @@ def _process(entry, dst, backup, pre) -> ConvertedFile:
     failures = [f for f in findings if f.category == FAILED]
     if failures:
         return copied_unchanged(failures, failures[0].message)
+    reuse = None if key is None else (key, None if hit is not None else
+                                      stored_result(new, findings, lines, hunks, suppressed))
     if new is None:
         if mode == "write":
             writes.write_file(dst, data, info)
-        return ConvertedFile(rel, "unchanged", kind=kind, findings=findings, lines=lines, suppressed=suppressed)
+        return ConvertedFile(rel, "unchanged", kind=kind, findings=findings, lines=lines, suppressed=suppressed,
+                             reuse=reuse)
     result = ConvertedFile(rel, "converted", kind=kind, findings=findings, lines=lines, hunks=hunks,
-                           suppressed=suppressed)
+                           suppressed=suppressed, reuse=reuse)
     if mode == "write":
         writes.write_file(dst, new, info)
     elif mode == "in-place":
@@ -393,10 +405,13 @@ def _weight(job) -> int:
 
 
 def run_jobs(jobs: list, target, options: Options, mode, n_jobs: int, progress=None,
-             roots=(None, None, None)) -> list:
+             roots=(None, None, None), pack: Optional[Pack] = None) -> list:
     """Process all jobs, in worker processes when there is enough Python to pay for them; roots: (input,
-    output, backup) folders (see _init_worker)."""
-    return parallel.run(jobs, _init_worker, (target, options, mode, roots), process, n_jobs, _weight, progress)
+    output, backup) folders (see _init_worker); pack: earlier results to use again (reuse.py)."""
+    def weight(job) -> int:  # a file expected from the pack costs a read and a write, not a conversion
+        return 0 if pack is not None and pack.expects_hit(job[0]) else _weight(job)
+
+    return parallel.run(jobs, _init_worker, (target, options, mode, roots, pack), process, n_jobs, weight, progress)
 
 
 def timer():

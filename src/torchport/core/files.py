@@ -36,6 +36,7 @@ class Entry:
     excluded: bool = False
     problem: str = ""        # special, unreadable: what it is / why it cannot be read
     size: int = 0            # a file's size when it was listed (for sharing work out)
+    mtime_ns: int = 0        # ... and its modification time (a guess at which earlier results still hold)
 
 
 def is_within(path: Path, root: Path) -> bool:
@@ -264,7 +265,7 @@ def _entry(rel: str, path: Path, root: Path, exclude: tuple, follow: bool = Fals
         return _link(rel, path, root, exclude)
     if not stat.S_ISREG(info.st_mode):
         return Entry(rel, path, "special", _excluded(rel, exclude), f"not a regular file ({_special_kind(info)})")
-    return Entry(rel, path, "file", _excluded(rel, exclude), size=info.st_size)
+    return Entry(rel, path, "file", _excluded(rel, exclude), size=info.st_size, mtime_ns=info.st_mtime_ns)
 
 
 def _link(rel: str, path: Path, root: Path, exclude: tuple) -> Entry:
