@@ -1,4 +1,5 @@
 """core/cache.py: bundled data read once per change, never stale, and never in the way."""
+import json
 import os
 import subprocess
 import sys
@@ -151,3 +152,41 @@ def test_a_run_reads_only_the_entries_it_asks_for(tmp_path, fresh, monkeypatch):
     assert cache.cached_data(files[1], read)["text"] == "x = 1\n" and len(calls) == 3   # from the cache
     own = cache._entry_file(f"{files[1]}|{read.__module__}.{read.__qualname__}")
     assert loaded == [own.stat().st_size]   # its own entry, and nothing else
+
+
+def test_a_result_made_from_more_files_is_read_anew_when_any_of_them_changes(tmp_path, fresh):
+    data, part = tmp_path / "d.toml", tmp_path / "part.json"
+    data.write_text("x = 1\n")
+    part.write_text("[1]\n")
+    calls: list = []
+    read = counting_reader(calls)
+    cache.cached_data(data, read, also=(part,))
+    fresh()
+    cache.cached_data(data, read, also=(part,))
+    assert len(calls) == 1
+    part.write_text("[1, 2]\n")
+    fresh()
+    cache.cached_data(data, read, also=(part,))
+    assert len(calls) == 2
+    fresh()
+    cache.cached_data(data, read, also=())          # another list of files is another result
+    assert len(calls) == 3
+
+
+@pytest.mark.subprocess
+def test_targets_from_its_cached_table_equal_the_targets_loaded_and_skip_the_loader(tmp_path):
+    """`torchport targets` reads its table from the cache when it can, without importing torchport.backends; the
+    table equals one made from the loaded targets without any cache."""
+    code = ("import runpy, sys\nsys.argv = ['torchport', 'targets', '--json']\n"
+            "try:\n    runpy.run_module('torchport', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "print('backends' if 'torchport.backends' in sys.modules else 'no backends', file=sys.stderr)\n")
+    env = dict(os.environ, TORCHPORT_CACHE=str(tmp_path / "c"), PYTHONPATH=str(ROOT / "src"))
+    env.pop("TORCHPORT_NO_CACHE", None)
+    runs = [subprocess.run([sys.executable, "-c", code], env=e, capture_output=True, text=True, check=True)
+            for e in (env, env, dict(env, TORCHPORT_NO_CACHE="1"))]
+    assert [r.stderr.strip() for r in runs] == ["backends", "no backends", "backends"]
+    assert runs[0].stdout == runs[1].stdout == runs[2].stdout
+    rows = json.loads(runs[1].stdout)
+    assert [r["name"] for r in rows] == backends.bundled_names()
+    npu = backends.load_target("npu")
+    assert next(r for r in rows if r["name"] == "npu")["register"] == npu.register

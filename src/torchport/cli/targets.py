@@ -1,11 +1,29 @@
-"""`torchport targets`: the bundled targets."""
+"""`torchport targets`: the bundled targets.
+
+The table is made once per change of the target files, their API lists or their loader (core/cache.py, with
+those files' stamps in its key): a start-up that finds it cached imports neither the loader (torchport.backends)
+nor its dataclasses.
+"""
 from __future__ import annotations
 
 import json
+import os
 import sys
 
+from ..core.cache import cached_data
 
-def run(args) -> int:
+BACKENDS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "backends")
+KB_API = os.path.join(os.path.dirname(BACKENDS), "kb", "api")
+
+
+def _sources() -> tuple:
+    """The files the table is made from: the target files, their API lists and the loader."""
+    def listed(folder: str, suffix: str) -> list:
+        return sorted(os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(suffix))
+    return (*listed(BACKENDS, ".toml"), *listed(KB_API, ".json"), os.path.join(BACKENDS, "__init__.py"))
+
+
+def _rows(_folder) -> list:
     from ..backends import TARGET_KINDS, load_target, target_names
 
     rows = []
@@ -15,6 +33,21 @@ def run(args) -> int:
                      "device": t.device or t.device_expr,
                      "namespace": t.namespace, "register": t.register, "backend": t.backend_expr or t.backend,
                      "visible_devices_env": t.visible_devices_env, "smi": t.smi, "api": t.api_source})
+    return rows
+
+
+def target_rows() -> list:
+    """[{name, kind, aliases, title, device, namespace, register, backend, visible_devices_env, smi, api}] of every
+    bundled target, by name."""
+    from pathlib import Path
+
+    rows = cached_data(Path(BACKENDS), _rows, also=tuple(Path(p) for p in _sources()))
+    assert isinstance(rows, list)
+    return rows
+
+
+def run(args) -> int:
+    rows = target_rows()
     if args.json:
         json.dump(rows, sys.stdout, indent=1)
         sys.stdout.write("\n")

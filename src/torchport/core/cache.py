@@ -58,14 +58,15 @@ def _module_stamp(module: str) -> tuple:
     return _MODULE_STAMPS[module]
 
 
-def cached_data(path: Path, read: Callable[[Path], object]) -> object:
-    """read(path), from the cache when neither the file nor the reader's module changed since."""
+def cached_data(path: Path, read: Callable[[Path], object], also: tuple = ()) -> object:
+    """read(path), from the cache when neither the file nor the reader's module changed since; `also`: more
+    files the result is made from (their changes, and a different list of them, read anew too)."""
     if os.environ.get("TORCHPORT_NO_CACHE"):
         return read(path)
     module = sys.modules[read.__module__].__file__ or ""
     try:
         key = f"{path}|{read.__module__}.{read.__qualname__}"
-        stamp = (_stamp(path), _module_stamp(module))
+        stamp = (_stamp(path), _module_stamp(module), tuple((str(p), _stamp(p)) for p in also))
     except OSError:
         return read(path)
     entry = _entry_file(key)
