@@ -59,8 +59,9 @@ def _globals_of(stream) -> tuple:
                 found.append(python3_name(module, attr))
                 recent.append(None)
             elif name == "STACK_GLOBAL":
-                module, attr = (recent[-2], recent[-1]) if len(recent) >= 2 else (None, None)
-                found.append(f"{module}.{attr}" if isinstance(module, str) and isinstance(attr, str) else "?.?")
+                pushed_module, pushed_attr = (recent[-2], recent[-1]) if len(recent) >= 2 else (None, None)
+                found.append(f"{pushed_module}.{pushed_attr}"
+                             if isinstance(pushed_module, str) and isinstance(pushed_attr, str) else "?.?")
                 recent.append(None)
             elif name in ("FRAME", "PROTO", "MARK"):
                 continue

@@ -18,7 +18,7 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Iterable, Optional, TextIO, cast
 
 import torch
 from torch.utils._python_dispatch import _disable_current_modes
@@ -129,11 +129,11 @@ class CompareWithReference(OpMode):
         self.fail_fast, self.compare_random, self.compare_inplace = fail_fast, compare_random, compare_inplace
         self.max_failures_logged, self.quiet = max_failures_logged, quiet
         self.stats: dict = {}            # op -> OpStats
-        self.skipped = Counter()         # op -> count
-        self.errors = Counter()          # op -> reference run raised
+        self.skipped: Counter[str] = Counter()   # op -> count
+        self.errors: Counter[str] = Counter()    # op -> reference run raised
         self.failures: list = []         # first max_failures_logged failures, in order
         self.first_failure: Optional[dict] = None
-        self._log = None
+        self._log: Optional[TextIO] = None
 
     # ----------------------------------------------------------------- selection
     def wants(self, func, name: str) -> bool:
@@ -235,7 +235,7 @@ class CompareWithReference(OpMode):
         text = self.report()
         if self.log_dir is not None:
             self._write_log(text)
-            self._log.close()
+            cast(TextIO, self._log).close()   # _write_log opened it
             self._log = None
         if not self.quiet:
             sys.stderr.write(text)

@@ -62,8 +62,8 @@ class OpRecorder(OpMode):
     def __init__(self, model=None, *, max_signatures: int = 8, max_modules: int = 32, **options):
         super().__init__(model, **options)
         self.max_signatures, self.max_modules = max_signatures, max_modules
-        self.counts = Counter()        # op -> calls
-        self.by_phase = Counter()      # (op, phase) -> calls
+        self.counts: Counter[str] = Counter()                # op -> calls
+        self.by_phase: Counter[tuple[str, str]] = Counter()  # (op, phase) -> calls
         self.modules: dict = {}        # op -> Counter(module path)
         self.signatures: dict = {}     # op -> Counter(signature)
         self.steps_recorded = 0

@@ -35,7 +35,7 @@ import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Optional, TextIO, cast
 
 import torch
 from torch.utils._python_dispatch import _disable_current_modes
@@ -79,8 +79,8 @@ class RunDumper(OpMode):
         super().__init__(model, **options)
         self.folder = Path(folder) / f"rank{self.rank}"
         self.tensors, self.skip_views, self.parameters = tensors, skip_views, parameters
-        self.counter = Counter()
-        self._lines = None
+        self.counter: Counter[tuple[str, str, str]] = Counter()   # (module, op, phase) -> calls this step
+        self._lines: Optional[TextIO] = None
         self._partial: Optional[str] = None
         self._chunk: dict = {}
         self._chunk_bytes = 0
@@ -105,7 +105,7 @@ class RunDumper(OpMode):
             entry["file"] = f"tensors_{self._chunks}.pt"
             self._chunk[entry["name"]] = t.detach().to("cpu").clone()
             self._chunk_bytes += t.numel() * t.element_size()
-        self._lines.write(json.dumps(entry) + "\n")
+        cast(TextIO, self._lines).write(json.dumps(entry) + "\n")   # only while dumping: open
         self.entries += 1
 
     def on_op(self, func, args, kwargs):
@@ -175,7 +175,7 @@ class RunDumper(OpMode):
         self._flush_chunk()
         self._lines.close()
         self._lines = None
-        os.replace(self._partial, self.folder / "ops.jsonl")
+        os.replace(cast(str, self._partial), self.folder / "ops.jsonl")   # made with _lines
 
 
 def dump(folder, model=None, **options) -> RunDumper:
@@ -197,13 +197,19 @@ class Pair:
 
     @property
     def step(self) -> int:
-        return (self.a or self.b)["step"]
+        return cast(dict, self.a or self.b)["step"]   # a pair holds one entry at least
+
+    @property
+    def entries(self) -> tuple[dict, dict]:
+        """(A's entry, B's entry) of a compared pair (one with metrics: both runs have the output)."""
+        return cast(dict, self.a), cast(dict, self.b)
 
     def why(self) -> str:
-        """What failed (or the error and the tolerance, when it passed)."""
-        m = self.metrics
+        """What failed (or the error and the tolerance, when it passed), of a compared pair."""
+        m = cast(Metrics, self.metrics)
         if m.shape_mismatch:
-            return f"shapes differ ({self.a['shape']} vs {self.b['shape']})"
+            a, b = self.entries
+            return f"shapes differ ({a['shape']} vs {b['shape']})"
         if m.nonfinite_mismatch:
             return "NaN/Inf differ between the runs"
         over = "over" if not self.error <= self.tolerance else "within"
@@ -289,7 +295,9 @@ class _Tensors:
     """Loads tensor chunks lazily, one file at a time (file names are checked by _load_entries)."""
 
     def __init__(self, folder: Path):
-        self.folder, self.name, self.data = folder, None, {}
+        self.folder = folder
+        self.name: Optional[str] = None   # the chunk file loaded
+        self.data: dict = {}
 
     def get(self, entry: dict):
         file = entry.get("file")
@@ -326,14 +334,15 @@ def compare_runs(a_folder, b_folder, *, rank: int = 0, rtol: Optional[float] = N
     key = lambda e: (e["step"], e["module"], e["op"], e["phase"], e["output"])  # noqa: E731 - the alignment key
     matcher = difflib.SequenceMatcher(None, [key(e) for e in a_entries], [key(e) for e in b_entries], autojunk=False)
     ta, tb = _Tensors(Path(a_folder) / f"rank{rank}"), _Tensors(Path(b_folder) / f"rank{rank}")
-    scale = {}  # (step, phase) -> the largest rms of A's entries there
+    scale: dict[tuple, float] = {}  # (step, phase) -> the largest rms of A's entries there
     for e in a_entries:
         scale[e["step"], e["phase"]] = max(scale.get((e["step"], e["phase"]), 0.0), entry_rms(e))
     result = RunComparison()
     # in order, then by what each output is: two branches the runs took in another order (their outputs out of
     # sequence) are paired by step, module path, op, phase, output and shape, and compared like the rest
     partner: dict = {}   # index in A -> index in B
-    loose_a, loose_b = [], []
+    loose_a: list[int] = []
+    loose_b: list[int] = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             partner.update(zip(range(i1, i2), range(j1, j2)))
@@ -384,13 +393,14 @@ def _number(x: float, spec: str) -> str:
 
 
 def _row(p: Pair) -> tuple:
-    e = p.a or p.b
+    e = cast(dict, p.a or p.b)   # a pair holds one entry at least
     if p.metrics is None:
         return (p.a["name"] if p.a else "", p.b["name"] if p.b else "", e["dtype"], e["shape"], "", "", "", "", "", "",
                 e["step"], "", "only in A" if p.a else "only in B")
     m = p.metrics
+    a, b = p.entries
     exact = p.source == "tensors"  # from statistics, cosine and the within shares are unknown: left empty
-    return (p.a["name"], p.b["name"], e["dtype"], e["shape"], _number(m.cosine, ".6f") if exact else "",
+    return (a["name"], b["name"], e["dtype"], e["shape"], _number(m.cosine, ".6f") if exact else "",
             f"{m.max_abs:.6g}", f"{m.max_rel:.6g}", _number(m.within_0_1, ".4f") if exact else "",
             _number(m.within_0_5, ".4f") if exact else "", f"{p.tolerance:.3g}", e["step"], p.source,
             "pass" if p.passed else "FAIL")
@@ -401,7 +411,8 @@ def summary(result: RunComparison, name=lambda text: text) -> list:
     `name` formats a name (md_code for Markdown, printable for a terminal)."""
     first, worst = result.first_divergence, result.worst
     if first is not None:
-        lines = [f"first divergence: {name(first.a['name'])} at step {first.step} (B: {name(first.b['name'])}): "
+        first_a, first_b = first.entries
+        lines = [f"first divergence: {name(first_a['name'])} at step {first.step} (B: {name(first_b['name'])}): "
                  f"{first.why()} [{first.source}]"]
     else:
         lines = ["no divergence" if result.compared else
@@ -409,7 +420,7 @@ def summary(result: RunComparison, name=lambda text: text) -> list:
     if worst is not None and worst.error == 0:
         lines.append("worst relative error: 0 (every compared output is identical)")
     elif worst is not None:
-        lines.append(f"worst relative error: {worst.error:.3g} at {name(worst.a['name'])}, step {worst.step} "
+        lines.append(f"worst relative error: {worst.error:.3g} at {name(worst.entries[0]['name'])}, step {worst.step} "
                      f"(tolerance {worst.tolerance:.3g})")
     if result.only_a or result.only_b:
         lines.append(_unaligned(result, name))

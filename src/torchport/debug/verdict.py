@@ -23,7 +23,7 @@ op gets wrong flows into every op after it, float32 ones included.
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import Any, Optional
 
 import torch
 
@@ -55,9 +55,9 @@ TINY = 1e-30         # the floor of an all-zero step
 WITHIN = (1e-3, 5e-3)
 
 
-def precision(dtype: str, previous: Optional[tuple] = None) -> Optional[tuple]:
+def precision(dtype: Optional[str], previous: Optional[tuple] = None) -> Optional[tuple]:
     """(tolerance, noise) of the less precise of `previous` and `dtype` (unknown dtypes keep `previous`)."""
-    own = RUN_TOLERANCES.get(dtype)
+    own = RUN_TOLERANCES.get(dtype) if dtype is not None else None
     if own is None or (previous is not None and previous[0] >= own[0]):
         return previous
     return own
@@ -145,7 +145,7 @@ def statistic_errors(actual: dict, expected: dict, floor: float) -> tuple:
     NaN or infinite in either run, or present in one only, makes the error NaN; different NaN or Inf
     counts are a NaN/Inf mismatch."""
     a, b = actual, expected
-    unknown = dict(cosine=math.nan, within_0_1=math.nan, within_0_5=math.nan)
+    unknown: dict[str, Any] = dict(cosine=math.nan, within_0_1=math.nan, within_0_5=math.nan)   # Metrics' floats
     if a["shape"] != b["shape"]:
         return Metrics(shape_mismatch=True, mismatch=1.0, max_abs=math.nan, max_rel=math.nan, **unknown), math.nan
     m = Metrics(elements=math.prod(b["shape"]), **unknown)

@@ -45,7 +45,8 @@ def load(folder) -> dict:
 def _per_step(profile: dict) -> tuple:
     """({op: us per step}, {op: calls per step}); an op listed twice counts twice."""
     steps = max(profile["steps"]["profiled"], 1)
-    times, calls = defaultdict(float), defaultdict(float)
+    times: defaultdict[str, float] = defaultdict(float)
+    calls: defaultdict[str, float] = defaultdict(float)
     for o in profile["ops"]:
         times[o["op"]] += (o["host_self_us"] + o["device_self_us"]) / steps
         calls[o["op"]] += o["calls"] / steps

@@ -26,7 +26,7 @@ import statistics
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Optional
+from typing import Optional, cast
 
 import torch
 from torch.profiler import ProfilerAction, ProfilerActivity, profile, schedule
@@ -96,7 +96,7 @@ class Profiler:
         self.step_by = "Profiler.step() call"  # what one step is, for the summary
         self.on_batch = None             # called after each DataLoader batch (torchport profile's window clock)
         self.partial = False             # the last profiled step was cut short by the end of the script
-        self._last = None
+        self._last: Optional[float] = None   # when the step under way began (set by __enter__)
         self._loader = 0.0
         self._next = None
         self.done = False
@@ -122,7 +122,7 @@ class Profiler:
     def step(self) -> None:
         now = time.perf_counter()
         if self.recording:
-            self.step_times.append(now - self._last)
+            self.step_times.append(now - cast(float, self._last))   # entered: set
             self.loader_times.append(self._loader)
         self._last, self._loader = now, 0.0
         self.steps += 1
@@ -158,8 +158,8 @@ class Profiler:
                 if profiler.on_batch is not None:
                     profiler.on_batch()
 
-        __next__.__wrapped__ = original
-        _BaseDataLoaderIter.__next__ = __next__
+        __next__.__wrapped__ = original  # type: ignore[attr-defined]  # functools.wraps' marker, set by hand
+        _BaseDataLoaderIter.__next__ = __next__  # type: ignore[method-assign]  # patching torch while profiling
 
     def _untime_batches(self) -> None:
         from torch.utils.data.dataloader import _BaseDataLoaderIter

@@ -18,19 +18,20 @@ import os
 import sys
 import threading
 import time
-from typing import Optional
+from typing import Optional, cast
 
 from ..core.errors import UsageError
 from ..core.words import counted
 
 DEFAULT_WINDOW = 1.0   # seconds
+StepTarget = tuple[str, list[str]]   # --step-fn: (module, [attribute path])
 
 
 class EndScript(BaseException):
     """Raised inside the script once the profile is complete: it ends the script (not an error)."""
 
 
-def parse_step_fn(spec: str) -> tuple:
+def parse_step_fn(spec: str) -> StepTarget:
     """(module, [attribute path]) from FUNCTION, MODULE:FUNCTION or MODULE:Class.method."""
     module, _, path = spec.rpartition(":")
     names = path.split(".")
@@ -47,19 +48,20 @@ class StepClock:
             raise UsageError("--window must be a positive number of seconds")
         self.profiler = profiler
         self.step_fn = step_fn
-        self.target = parse_step_fn(step_fn) if step_fn else None
+        self.target: Optional[StepTarget] = parse_step_fn(step_fn) if step_fn else None
         self.window = window or DEFAULT_WINDOW
         self.mode = "function" if step_fn else "auto"   # auto becomes "optimizer" or "window"
         self.wrapped = False        # --step-fn: the function was found and wrapped
         self.calls = 0              # --step-fn: its calls that returned
         self._depth = 0
-        self._deadline = None
+        self._deadline: Optional[float] = None
         self._forward_hook = None
         self._undo: list = []       # what __exit__ puts back
         self._owner = (os.getpid(), threading.get_ident())
-        loaded = sys.modules.get(self.target[0]) if self.target and self.target[0] != "__main__" else None
-        if loaded is not None and self._lookup(vars(loaded)) is None:  # imported already: it will not change
-            raise UsageError(f"--step-fn {step_fn}: {self.target[0]} has no function {'.'.join(self.target[1])}")
+        if self.target and self.target[0] != "__main__":
+            loaded = sys.modules.get(self.target[0])
+            if loaded is not None and self._lookup(vars(loaded)) is None:  # imported already: it will not change
+                raise UsageError(f"--step-fn {step_fn}: {self.target[0]} has no function {'.'.join(self.target[1])}")
 
     def describe(self) -> str:
         """What one step is, for the summary ("one step = one ...")."""
@@ -72,7 +74,7 @@ class StepClock:
     def why_no_profile(self) -> str:
         p = self.profiler
         if self.mode == "function" and not self.wrapped:
-            module, names = self.target
+            module, names = cast(StepTarget, self.target)   # "function" mode: --step-fn was given
             if module == "__main__" or module in sys.modules:
                 return f"--step-fn {self.step_fn}: {'the script' if module == '__main__' else module} never defined " \
                        f"{'.'.join(names)} at module level"
@@ -166,7 +168,7 @@ class StepClock:
 
     # ------------------------------------------------------------------ --step-fn
     def _watch_for_function(self) -> None:
-        module, _ = self.target
+        module, _ = cast(StepTarget, self.target)   # "function" mode: --step-fn was given
         loaded = sys.modules.get(module) if module != "__main__" else None
         if loaded is not None and self._wrap(vars(loaded)):
             return
@@ -186,7 +188,7 @@ class StepClock:
 
     def _lookup(self, namespace: dict):
         """(owner class or None, attribute name, what is there) of the function in `namespace`, or None."""
-        first, *path = self.target[1]
+        first, *path = cast(StepTarget, self.target)[1]   # --step-fn was given
         if not path:
             raw = namespace.get(first)
             return (None, first, raw) if inspect.isfunction(getattr(raw, "__func__", raw)) else None

@@ -21,6 +21,7 @@ import os
 import sys
 import sysconfig
 from functools import lru_cache
+from typing import cast
 
 POLICIES = ("project", "always", "real")
 
@@ -92,7 +93,7 @@ def _torch_roots() -> tuple:
     if not _TORCH_ROOTS:
         import torch
 
-        _TORCH_ROOTS = tuple(os.path.dirname(os.path.realpath(m.__file__)) + os.sep
+        _TORCH_ROOTS = tuple(os.path.dirname(os.path.realpath(cast(str, m.__file__))) + os.sep   # packages: a file
                              for m in (torch, sys.modules[__name__.rsplit(".", 2)[0]]))
     return _TORCH_ROOTS
 

@@ -20,7 +20,7 @@ def map_cuda_variables(target, environ=None) -> dict:
     ASCEND_RT_VISIBLE_DEVICES...), unless the target's is set already.  Returns {var: old value or
     None} for undo."""
     environ = os.environ if environ is None else environ
-    changed = {}
+    changed: dict[str, str | None] = {}
     for cuda_var, target_var in target.env.items():
         if target_var and cuda_var in environ and target_var not in environ:
             changed[target_var] = None

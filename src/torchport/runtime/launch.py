@@ -21,7 +21,7 @@ import sys
 import tempfile
 import traceback
 from pathlib import Path
-from typing import Optional
+from typing import Optional, cast
 
 from ..core import files, writes
 from ..core.command import child_command, interpreter, interpreter_words, is_this_interpreter
@@ -39,7 +39,8 @@ def run(target: str, argv: list, *, module: Optional[str] = None, report: Option
     `simulate` ({"devices": N, "cpu_fallback": bool}) runs it on torchport's simulated device."""
     words = interpreter_words(argv) if module is None else 0
     rest = argv[words:]
-    if words and is_this_interpreter(interpreter(argv)) and (rest[:1] == ["-m"] or (rest and Path(rest[0]).is_file())):
+    if words and is_this_interpreter(cast(str, interpreter(argv))) and (  # words: argv names Python
+            rest[:1] == ["-m"] or (rest and Path(rest[0]).is_file())):
         # `python3 train.py`, `/usr/bin/env python -m pkg`: run it here (`python -c ...` and another
         # Python, say /usr/bin/python3 without torch, stay a program)
         argv = rest
@@ -77,7 +78,7 @@ def run(target: str, argv: list, *, module: Optional[str] = None, report: Option
         simulated = _simulated(sim_dir, target, code) if sim_dir else None
         if report_dir:
             session.stats.write(report_dir)
-            _write_report(report_dir, Path(report), simulated)
+            _write_report(report_dir, Path(cast(str, report)), simulated)   # report_dir: only with a report
         return code
     finally:
         os.environ.pop(environment.REPORT_DIR, None)
@@ -145,13 +146,14 @@ def _simulate(target: Optional[str], options: dict) -> str:
     return folder
 
 
-def _simulated(folder: str, target: str, code: int) -> dict:
+def _simulated(folder: str, target: Optional[str], code: int) -> dict:
     """What the simulated device reported (this process and its children), summed up on stderr."""
     from .. import sim
     from ..sim import launch as sim_launch
 
-    if sim.active() is not None:
-        sim.write_report(sim.active(), Path(folder))
+    active = sim.active()
+    if active is not None:
+        sim.write_report(active, Path(folder))
     merged = sim_launch.merge(folder)
     merged["exit_code"], merged["requested"] = code, target
     print(sim_launch.summary(merged), file=sys.stderr)
@@ -168,6 +170,7 @@ def run_here(script: Optional[str], module: Optional[str], argv: list, passthrou
             sys.path[0] = os.getcwd()
             runpy.run_module(module, run_name="__main__", alter_sys=True)
         else:
+            script = cast(str, script)   # no module: a script
             sys.argv = list(argv)
             sys.path[0] = str(Path(script).resolve().parent)
             runpy.run_path(script, run_name="__main__")

@@ -15,6 +15,7 @@ import importlib
 import re
 import sys
 import types
+from typing import cast
 
 from ..kb.apimap import ADAPT, MAP, UNSUPPORTED, ApiMap
 from ..kb import catalog
@@ -224,7 +225,8 @@ def patch_namespace(s: Session) -> None:
                     why = r.message if r.kind == UNSUPPORTED else f"{r.new} is not in the installed {s.target.namespace}"
                     table[name] = ("", s.missing(qualname, why, like=original))
                 continue
-            table[name] = (qualname, _amp_adapter(s, qualname, new, r.adapter) if r.kind == ADAPT else new)
+            table[name] = (qualname, _amp_adapter(s, qualname, new, cast(dict, r.adapter))   # ADAPT: an adapter
+                           if r.kind == ADAPT else new)
         for name, methods in (COUNTED_METHODS if sub == "" else {}).items():
             if name in table and isinstance(table[name][1], type):
                 table[name] = (table[name][0], _counting_class(s, f"torch.cuda.{name}", table[name][1], methods))
@@ -605,7 +607,7 @@ def map_backend(s: Session, backend):
     if backend.lower() == "nccl":
         return s.backend
     if ":" in backend and "nccl" in backend.lower():
-        pairs = {}
+        pairs: dict[str, str] = {}
         for part in backend.split(","):
             dev, _, name = part.partition(":")
             dev = s.device_type if dev.strip() == "cuda" else dev.strip()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import warnings
+from types import FrameType
 from typing import Optional
 
 from ..backends import Target
@@ -41,7 +42,8 @@ def _outside_torchport() -> int:
     """The warnings stacklevel of the first frame outside torchport and torch (the user's line)."""
     import sys
 
-    frame, level = sys._getframe(2), 2
+    frame: FrameType | None = sys._getframe(2)
+    level = 2
     while frame is not None and ("/torchport/" in frame.f_code.co_filename
                                  or "/torch/" in frame.f_code.co_filename):
         frame, level = frame.f_back, level + 1

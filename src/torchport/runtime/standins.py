@@ -23,14 +23,17 @@ import os
 import platform
 import time
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
+
+if TYPE_CHECKING:
+    from ..backends import RuntimeSettings
 
 
 # ------------------------------------------------------------------ what the stand-ins may ask
 class Host:
     """What a stand-in needs to know: torch, the target's device type and title, and its data."""
 
-    def __init__(self, torch, device_type: str, title: str, runtime: dict, host: bool):
+    def __init__(self, torch, device_type: str, title: str, runtime: RuntimeSettings, host: bool):
         self.torch, self.device_type, self.title, self.runtime, self.host = torch, device_type, title, runtime, host
         self._stream = None
 
@@ -224,9 +227,9 @@ def host_event_class(ctx: Host):
 def host_stream_class(ctx: Host):
     """torch.cuda.Stream on the host: a torch.Stream of the CPU that is also its own `with` context.
     Host work is synchronous, so waiting on another stream or event has nothing to wait for."""
-    torch = ctx.torch
+    stream_base: Any = ctx.torch.Stream   # the running torch's class, known only at run time
 
-    class Stream(torch.Stream):
+    class Stream(stream_base):
         def __new__(cls, device=None, priority=0, **kwargs):
             return super().__new__(cls, "cpu")
 

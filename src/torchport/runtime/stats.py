@@ -12,6 +12,7 @@ import os
 import threading
 from collections import Counter
 from pathlib import Path
+from types import FrameType
 
 SCHEMA_VERSION = 1
 COUNTERS = {"redirected": "Redirected", "failed": "No counterpart (failed)", "standin": "Neutral values (stand-ins)",
@@ -22,12 +23,13 @@ COUNTERS = {"redirected": "Redirected", "failed": "No counterpart (failed)", "st
 class Stats:
     def __init__(self, target: str, device: str, policy: str, on_missing: str):
         self.target, self.device, self.policy, self.on_missing = target, device, policy, on_missing
-        self.redirected = Counter()   # api -> calls/uses sent to the target
-        self.failed = Counter()       # api -> calls that had no counterpart
-        self.noop = Counter()         # api -> calls run as no-ops (target data says so)
-        self.standin = Counter()      # api -> observing calls answered with a neutral value
-        self.dropped = Counter()      # api -> arguments dropped (e.g. CUDA profiler activity on cpu)
-        self.probed = Counter()       # api -> hasattr/getattr(torch.cuda, X, default) of a name the target lacks
+        self.redirected: Counter[str] = Counter()   # api -> calls/uses sent to the target
+        self.failed: Counter[str] = Counter()       # api -> calls that had no counterpart
+        self.noop: Counter[str] = Counter()         # api -> calls run as no-ops (target data says so)
+        self.standin: Counter[str] = Counter()      # api -> observing calls answered with a neutral value
+        self.dropped: Counter[str] = Counter()      # api -> arguments dropped (e.g. CUDA profiler activity on cpu)
+        self.probed: Counter[str] = Counter()       # api -> hasattr/getattr(torch.cuda, X, default) of a name
+                                                    # the target lacks
         self.first_call: dict = {}    # api -> the first place in the program's code that used it ("train.py:12")
         self.messages: dict = {}      # api -> why it failed / what was dropped
         self.notes: list = []         # one-off remarks (an env var set too late...)
@@ -67,7 +69,7 @@ def call_site() -> str:
     torch; '' when there is none."""
     import sys
 
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     fallback = ""
     while frame is not None:
         name = frame.f_code.co_filename
@@ -87,7 +89,7 @@ def merge(reports: list) -> dict:
     out = {k: reports[0][k] for k in ("schema_version", "target", "device", "policy", "on_missing")}
     out["processes"] = sum(r.get("processes", 1) for r in reports)
     for key in COUNTERS:
-        total = Counter()
+        total: Counter[str] = Counter()
         for r in reports:
             total.update(r.get(key, {}))
         out[key] = dict(total.most_common())

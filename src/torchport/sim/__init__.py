@@ -28,11 +28,19 @@ import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional, cast
 
 from ..backends import load_target
 from ..core.errors import UsageError
 from ..core.words import counted
+
+if TYPE_CHECKING:
+    import types
+
+    from ..backends import Target
+    from ..kb.operators import OpList
+    from .chips import Device
+    from .namespace import VendorModule
 
 PACKAGES = Path(__file__).resolve().parent / "packages"
 
@@ -62,16 +70,16 @@ def simulated_targets() -> list:
 class Simulator:
     """One process's simulated device: what it is and what it counted."""
 
-    target: object
+    target: Target
     devices: int                # the devices it sees: --devices, less those the visible-devices variable hides
     cpu_fallback: bool          # ops the target lacks run on the CPU (the vendor's default, or forced)
     rng: str
-    ext: object
-    module: object
-    op_list: object = None
-    chip: object = None         # chips.Device: the chip presented and the vendor's device rules
+    ext: types.ModuleType       # the C++ extension (build.load)
+    module: VendorModule        # torch.<device>
+    op_list: Optional[OpList] = None
+    chip: Optional[Device] = None   # the chip presented and the vendor's device rules
     fallbacks: Counter = field(default_factory=Counter)    # (op, module) -> calls
-    tracker: object = None
+    tracker: Optional[ForwardModules] = None
     fallback: str = "raise"     # what an op the target lacks does: see fallback_mode
     autocast: dict = field(default_factory=dict)    # the vendor's autocast lists: registered, skipped ops
 
@@ -162,7 +170,7 @@ def _switched_off(rules: dict, environ) -> bool:
         return False
     if "nonzero" in rules.get("off_values", ()):   # read with strtol: its leading integer, 0 when there is none
         number = re.match(r"\s*[+-]?\d+", raw)
-        return bool(number) and int(number.group()) != 0
+        return number is not None and int(number.group()) != 0
     return raw in rules.get("off_values", ())
 
 
@@ -429,11 +437,12 @@ def stand_in(package: str, namespace: dict) -> None:
     namespace["_torchport_simulated"] = True
     from .comm import register as register_comm
 
-    register_comm(sim.chip, t.device)   # DataParallel's copies, where the vendor registers them (kb/sim/chips.toml)
-    if "formats" in sim.chip.rules:   # torch_npu.npu_format_cast, get_npu_format, Format
+    chip = cast("Device", sim.chip)   # install's simulator presents one
+    register_comm(chip, t.device)   # DataParallel's copies, where the vendor registers them (kb/sim/chips.toml)
+    if "formats" in chip.rules:   # torch_npu.npu_format_cast, get_npu_format, Format
         from . import formats
 
-        namespace.update(formats.functions(sim.chip, t.device))
+        namespace.update(formats.functions(chip, t.device))
 
     def __getattr__(name):   # noqa: N807 - module-level attribute hook
         if name.startswith("__"):

@@ -26,6 +26,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import cast
 
 from ..core.cache import cache_root
 from ..core.errors import UsageError
@@ -60,9 +61,10 @@ def _suffix() -> str:
 
 
 def _import_library(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path, loader=importlib.machinery.ExtensionFileLoader(name, str(path)))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    loader = importlib.machinery.ExtensionFileLoader(name, str(path))
+    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+    module = importlib.util.module_from_spec(cast(importlib.machinery.ModuleSpec, spec))   # given a loader: a spec
+    loader.exec_module(module)   # the spec's loader
     return module
 
 

@@ -9,7 +9,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional, cast
 
 from ..core.errors import UsageError
 
@@ -48,7 +48,7 @@ class Device:
 
     def property_values(self) -> dict:
         """get_device_properties' fields, as the vendor's binding fills them (None where it leaves one unset)."""
-        values = {}
+        values: dict[str, Any] = {}
         for name in self.rules["properties"]:
             if name == "total_memory":
                 values[name] = self.total_memory
@@ -134,7 +134,7 @@ def visible_count(target: str, devices: int, environ=None) -> int:
 
 def _ascend_ids(value: str):
     """torch_npu's _parse_visible_devices and _device_count_ascend_hal: ascending ids, or None (no device)."""
-    prefix = re.match(r"[0-9,]*", value).group(0)
+    prefix = cast(re.Match, re.match(r"[0-9,]*", value)).group(0)   # the pattern matches "" too: always a match
     ids = []
     for elem in prefix.split(",") if prefix else []:
         if not elem:

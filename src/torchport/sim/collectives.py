@@ -71,9 +71,9 @@ def _flat(tensors) -> list:
 
 
 def _done() -> dist.Work:
-    future = torch.futures.Future()
+    future: torch.futures.Future[None] = torch.futures.Future()
     future.set_result(None)
-    return torch._C._distributed_c10d._create_work_from_future(future)
+    return torch._C._distributed_c10d._create_work_from_future(future)  # type: ignore[attr-defined]  # unstubbed
 
 
 class PointToPointWork(dist.Work):
@@ -105,7 +105,7 @@ class SimulatedProcessGroup(dist.ProcessGroup):
     """A process group for the simulated device: the vendor's checks, then gloo on host aliases."""
 
     def __init__(self, store, rank: int, size: int, timeout, backend_name: str, device_type: str, alias):
-        super().__init__(rank, size)
+        super().__init__(rank, size)  # type: ignore[call-arg]  # torch's stub lacks the binding's (rank, size) overload
         self._gloo = dist.ProcessGroupGloo(store, rank, size, timeout if isinstance(timeout, timedelta)
                                            else timedelta(minutes=30))
         self._name = backend_name

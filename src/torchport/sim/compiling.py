@@ -38,5 +38,5 @@ def install(device: str) -> None:
                       file=sys.stderr)
         return original(model, *args, **kwargs)
 
-    compile._torchport_sim = True
+    compile._torchport_sim = True  # type: ignore[attr-defined]  # marks the installed wrapper
     torch.compile = compile

@@ -21,8 +21,8 @@ def functions(chip, device_type: str) -> dict:
     table = chip.rules["formats"]
     ids = table["ids"]
     by_rank = {int(rank): ids[name] for rank, name in table["by_rank"].items()}
-    Format = IntEnum("Format", ids)   # noqa: N806 - the vendor's name
-    Format.__str__ = lambda self: self.name
+    Format = IntEnum("Format", ids)  # type: ignore[misc]  # noqa: N806 - the vendor's name; members: chips.toml's
+    Format.__str__ = lambda self: self.name  # type: ignore[method-assign, attr-defined]  # str(): the name
 
     def check(tensor):
         if not isinstance(tensor, torch.Tensor) or tensor.device.type != device_type:

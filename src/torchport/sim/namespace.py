@@ -19,7 +19,7 @@ import re
 import sys
 import types
 import warnings
-from typing import Optional
+from typing import Any, Optional
 
 import torch
 
@@ -182,7 +182,7 @@ def build(target, ext, rng_per_device: bool, chip) -> VendorModule:
     def generator(device=None) -> torch.Generator:
         return ext.generator(index(device))
 
-    f = {}   # the modelled API: name -> object
+    f: dict[str, Any] = {}   # the modelled API: name -> object
 
     # device management
     f["is_available"] = lambda: ext.device_count() > 0   # none when the visible-devices variable hides them all
@@ -364,7 +364,7 @@ def build(target, ext, rng_per_device: bool, chip) -> VendorModule:
     # mixed precision
     f["get_amp_supported_dtype"] = lambda: list(amp_dtypes)
     f["is_bf16_supported"] = bf16_supported(chip)
-    settings = {}   # what the program set through the vendor's option API (read by tests and probes)
+    settings: dict[str, Any] = {}   # what the program set through the vendor's option API (read by tests and probes)
     f.update(vendor_settings(chip, settings))
     f["_torchport_settings"] = settings
     f["_is_in_bad_fork"] = lambda: False
@@ -390,14 +390,14 @@ def build(target, ext, rng_per_device: bool, chip) -> VendorModule:
         sys.modules[f"{target.namespace}.{capture['module']}"] = getattr(mod, capture["module"])
     if "amp" in subs:
         amp = _amp_module(target, subs["amp"])
-        mod.amp = amp
+        mod.amp = amp  # type: ignore[attr-defined]  # a stand-in module: its names are set at run time
         sys.modules[f"{target.namespace}.amp"] = amp
     for sub in subs:   # `import torch.npu.utils` (mmengine imports torch_npu.npu.utils) finds the submodule
         sys.modules.setdefault(f"{target.namespace}.{sub}", getattr(mod, sub))
     return mod
 
 
-def _capture_module(name: str, children: set, rule: dict, source: str):
+def _capture_module(name: str, children: frozenset, rule: dict, source: str):
     """The vendor's profiler capture switches (kb/sim/chips.toml `profiler_capture`): start/stop do nothing, the
     context manager wraps them, init raises as the vendor's does."""
     module = VendorModule(name, children, source=source)
@@ -416,7 +416,7 @@ def _capture_module(name: str, children: set, rule: dict, source: str):
         setattr(module, noop, switch)
     setattr(module, rule["context"], window)
     if "init" in children:
-        module.init = init
+        module.init = init  # type: ignore[attr-defined]  # a stand-in module: its names are set at run time
     return module
 
 

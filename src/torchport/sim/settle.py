@@ -35,7 +35,7 @@ def settle_backward() -> None:
             _LAST[:] = [obj]
         return stash(key, obj)
 
-    remembering_stash._torchport_settle = True
+    remembering_stash._torchport_settle = True  # type: ignore[attr-defined]  # marks the installed wrapper
     torch._C._stash_obj_in_tls = remembering_stash
     atexit.register(_wait_for_graph_tasks)
 
