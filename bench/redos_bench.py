@@ -38,8 +38,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from torchport.analyze import api as analyze_api  # noqa: E402
-from torchport.analyze import deps, scan  # noqa: E402
-from torchport.porting import native  # noqa: E402
+from torchport.analyze import deps  # noqa: E402
+from torchport.porting import callsites, native  # noqa: E402
 from torchport.check import sarif  # noqa: E402
 from torchport.converter import config, context, multicard, notebook, python, shell  # noqa: E402
 from torchport.converter.rules import api as rules_api  # noqa: E402
@@ -106,7 +106,7 @@ def function(name: str, run: Callable, *inputs, patterns=()) -> Case:
 # ---------------------------------------------------------------- helpers the cases need
 MUSA = Converter("musa")
 PORT_MAP = engine.load_map("musa")
-OP_CALLS = scan.call_site_pattern(("my_op", "nms_forward"), (("ns", ("roi_align",)),))
+OP_CALLS = callsites.call_site_pattern(("my_op", "nms_forward"), (("ns", ("roi_align",)),))
 
 
 def _port(text: str):
@@ -327,10 +327,11 @@ CASES = [
     regex("analyze.deps._SEPARATORS", deps._SEPARATORS, "sub", repeated("-_."), repeated("a-")),
     regex("analyze.api._DISTRIBUTION", analyze_api._DISTRIBUTION, "match", around("", " ", "!"),
           around("", "a", "!")),
-    regex("analyze.scan._EXT_RECEIVER", scan._EXT_RECEIVER, "search", around("", "_ext"), repeated("_C_")),
-    regex("analyze.scan._CALL_AFTER", scan._CALL_AFTER, "match", around("", " ")),
-    function("analyze.scan.call_sites (receiver_before, call_site_pattern)",
-             lambda text: scan.call_sites("a.py", text, OP_CALLS),
+    regex("porting.callsites._EXT_RECEIVER", callsites._EXT_RECEIVER, "search", around("", "_ext"),
+          repeated("_C_")),
+    regex("porting.callsites._CALL_AFTER", callsites._CALL_AFTER, "match", around("", " ")),
+    function("porting.callsites.call_sites (receiver_before, call_site_pattern)",
+             lambda text: callsites.call_sites("a.py", text, OP_CALLS),
              spaced("a" * 60 + "(" + "b.my_op" * 4), spaced("x.my_op("), spaced(".nms_forward "),
              spaced("torch.ops.ns.roi_align("), around("", "a..", ".my_op("), patterns=(OP_CALLS,)),
     # check/sarif.py, core/
@@ -517,7 +518,8 @@ DYNAMIC = {
     "torchport.converter.python.PythonConverter.__init__": "converter.python.PythonConverter.trigger (musa)",
     "torchport.converter.python.PythonConverter._relevant_lines": "converter.python: imported names (musa)",
     "torchport.converter.shell.ShellConverter.__init__": "converter.shell.ShellConverter.trigger (musa)",
-    "torchport.analyze.scan.call_site_pattern": "analyze.scan.call_sites (receiver_before, call_site_pattern)",
+    "torchport.porting.callsites.call_site_pattern":
+        "porting.callsites.call_sites (receiver_before, call_site_pattern)",
     "torchport.porting.engine.PortMap.compile": "porting.engine.PortMap.pattern (musa)",
     "torchport.porting.engine.load_map": "porting.engine.PortMap.kept (hip)",
     "torchport.porting.lexer._compile": "porting.lexer._TOKEN",

@@ -9,6 +9,21 @@ violation.
     engines       converter, porting < analyze;  sim < runtime < debug, profile;  doctor
     targets       backends < kb (target files, API lists and ApiMap, op lists, known errors)
     core          findings, codes, files and writes, text, words, the parallel runner
+
+No cycles, at any scale: no module imports itself back through others, and no two packages import each other.
+Every import counts (at module level, inside a function, under TYPE_CHECKING), inside a package too.  The
+edges are the imports a module writes: importing `pkg.x` runs `pkg/__init__.py` first, but that implied edge
+is not counted, or every package whose __init__ imports its submodules would be a cycle.  So an __init__'s
+`from . import x` is fine as long as x imports nothing of the package's __init__ back (`from . import name`,
+`from torchport.pkg import name`): then the two are a cycle, and what x needs belongs in a lower module both
+import.  A package is torchport.X with its sub-packages and its command module (porting.api is porting's);
+the entry layer's groups (the torchport package, api, auto, cli, __main__, and sim.packages: the stand-in
+vendor packages, which use the run-time patches) are packages of their own.
+
+Imports by name are edges too: `importlib.import_module`, `__import__` and `runpy.run_module` with a literal,
+or with an f-string or concatenation whose constant part (`__name__` and `__package__` read as theirs) names
+torchport modules: `f"{__name__}.{module}"` in torchport.cli is an edge to every module under torchport.cli.
+A name read at run time (from a target file, from the user) is listed in DYNAMIC, with what it may import.
 """
 from __future__ import annotations
 
@@ -35,6 +50,19 @@ LAYERS = [
                ("torchport.sim.packages", 0)]),
 ]
 
+# Imports by a name read at run time: (module, the name's source) -> the torchport modules it may import.
+DYNAMIC = {
+    ("torchport.runtime", "t.register"): set(),                    # the vendor package of a target file (torch_npu)
+    ("torchport.runtime.patches", "rule['module']"): set(),        # the vendor module kb/sim's chip rules name
+    ("torchport.sim.comm", "rule['module']"): set(),               # ... only when it is torch._C
+    ("torchport.runtime.session", "'.'.join(parts[:i])"): set(),   # an API's module, from kb's API lists (torch.*)
+    ("torchport.runtime.launch", "module"): set(),                 # `run -m module`: the user's program
+    ("torchport.ckpt", "module"): set(),                           # --allow pkg.mod.Class: what the user trusts
+    ("torchport.ckpt", "module_name"): set(),                      # --model pkg.mod:factory: the user's model
+}
+# Cycles that are known and being removed elsewhere (each one: the modules of one strongly connected component).
+KNOWN_CYCLES: list = [["torchport.report", "torchport.report.analysis", "torchport.report.html"]]
+
 
 def modules() -> dict:
     """module name -> path, for every module of the package."""
@@ -48,8 +76,14 @@ def modules() -> dict:
 
 
 def imports(mods: dict) -> dict:
-    """module -> {imported torchport modules}, from every import statement (lazy ones included)."""
-    edges = defaultdict(set)
+    """module -> {imported torchport modules}, from every import statement (lazy ones included) and import by name."""
+    return read_imports(mods)[0]
+
+
+def read_imports(mods: dict) -> tuple:
+    """(module -> {imported torchport modules}, [imports by a name this test cannot read and DYNAMIC does not list],
+    {the DYNAMIC entries found})."""
+    edges, unread, listed = defaultdict(set), [], set()
     for name, path in mods.items():
         package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -63,6 +97,28 @@ def imports(mods: dict) -> dict:
                 wanted = [f"{module}.{a.name}" if f"{module}.{a.name}" in mods else module for a in node.names]
             elif isinstance(node, ast.Import):
                 wanted = [a.name for a in node.names]
+            elif isinstance(node, ast.Call) and (arg := imported_name(node)) is not None:
+                text, whole = constant_text(arg, name, package)
+                if whole and text.startswith(".") and not text.startswith(".."):
+                    base, known = constant_text(_argument(node, 1, "package"), name, package)
+                    text, whole = (base + text, True) if known and base else (text, False)
+                if whole and not text.startswith("."):
+                    wanted = [text]
+                elif text.startswith("torchport"):
+                    wanted = sorted(m for m in mods if m.startswith(text))  # f"{__name__}.{x}": all it may name
+                elif "torchport".startswith(text):
+                    key = (name, ast.unparse(arg))
+                    if key in DYNAMIC:
+                        listed.add(key)
+                        wanted = sorted(DYNAMIC[key])
+                    else:
+                        unread.append(f"{name} (line {node.lineno}) imports the module named by `{key[1]}`: write the "
+                                      "name as a literal (or an f-string whose constant prefix names the torchport "
+                                      "modules it may be), or list it in DYNAMIC in tests/test_layers.py with the "
+                                      "torchport modules it may import")
+                        continue
+                else:
+                    continue  # named by its constant prefix: not torchport
             else:
                 continue
             for w in wanted:
@@ -70,7 +126,108 @@ def imports(mods: dict) -> dict:
                     w = w.rsplit(".", 1)[0] if "." in w else ""
                 if w and w != name and w.startswith("torchport"):
                     edges[name].add(w)
-    return edges
+    return edges, unread, listed
+
+
+def imported_name(call: ast.Call):
+    """The argument naming the module of an import by name (importlib.import_module, __import__,
+    runpy.run_module), or None for any other call."""
+    func = call.func
+    called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    if called not in ("import_module", "__import__", "run_module"):
+        return None
+    if called == "__import__" and (level := _argument(call, 4, "level")) is not None \
+            and not (isinstance(level, ast.Constant) and level.value == 0):
+        return ast.Constant("")  # relative to the caller's package: not read here
+    return _argument(call, 0, "name" if called != "run_module" else "mod_name")
+
+
+def _argument(call: ast.Call, index: int, keyword: str):
+    if len(call.args) > index and not isinstance(call.args[index], ast.Starred):
+        return call.args[index]
+    return next((k.value for k in call.keywords if k.arg == keyword), None)
+
+
+def constant_text(node, name: str, package: str) -> tuple:
+    """(the constant text a string expression starts with, whether that is all of it); `__name__` and
+    `__package__` are the module's."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value, True
+    if isinstance(node, ast.Name) and node.id in ("__name__", "__package__"):
+        return (name if node.id == "__name__" else package), True
+    if isinstance(node, ast.JoinedStr):
+        text = ""
+        for part in node.values:
+            if isinstance(part, ast.FormattedValue) and (part.conversion != -1 or part.format_spec is not None):
+                return text, False
+            more, whole = constant_text(part.value if isinstance(part, ast.FormattedValue) else part, name, package)
+            text += more
+            if not whole:
+                return text, False
+        return text, True
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, whole = constant_text(node.left, name, package)
+        if not whole:
+            return left, False
+        right, whole = constant_text(node.right, name, package)
+        return left + right, whole
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant) \
+            and isinstance(node.left.value, str):
+        return node.left.value.split("%")[0], False
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format" \
+            and isinstance(node.func.value, ast.Constant) and isinstance(node.func.value.value, str):
+        return node.func.value.value.split("{")[0], False
+    return "", False
+
+
+def cycles(edges: dict) -> list:
+    """The strongly connected components of more than one node, each sorted (Tarjan's algorithm)."""
+    index: dict = {}
+    low: dict = {}
+    stack: list = []
+    out = []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while not component or component[-1] != v:
+                component.append(stack.pop())
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(set(edges) | {w for ws in edges.values() for w in ws}):
+        if v not in index:
+            visit(v)
+    return sorted(out)
+
+
+def described(component: list, edges: dict) -> str:
+    """A cycle as its imports: `a -> b, c; b -> a`."""
+    return "; ".join(f"{a} -> {', '.join(sorted(b for b in edges.get(a, ()) if b in component))}" for a in component
+                     if any(b in component for b in edges.get(a, ())))
+
+
+def package_of(module: str) -> str:
+    """torchport.X, or the group of the layer map for the entry layer's modules (cli, api, sim.packages)."""
+    layer, _, prefix = place(module)
+    return prefix if LAYERS[layer][0] == "entry" else ".".join(module.split(".")[:2])
+
+
+def package_edges(edges: dict) -> dict:
+    out = defaultdict(set)
+    for a, targets in edges.items():
+        for b in targets:
+            if package_of(a) != package_of(b):
+                out[package_of(a)].add(package_of(b))
+    return out
 
 
 def place(module: str) -> tuple:
@@ -105,6 +262,32 @@ def test_imports_only_go_down():
     assert violations(imports(modules())) == []
 
 
+def test_no_module_imports_itself_back():
+    """Module-level and function-level imports, inside packages too (see the module's docstring for __init__)."""
+    edges = imports(modules())
+    found = [c for c in cycles(edges) if c not in KNOWN_CYCLES]
+    assert not found, "import cycles (move what both need to a lower module, or pass it in):\n" + \
+        "\n".join(described(c, edges) for c in found)
+
+
+def test_known_cycles_are_still_there():
+    """KNOWN_CYCLES lists only cycles that exist: one removed comes off the list."""
+    assert [c for c in KNOWN_CYCLES if c not in cycles(imports(modules()))] == []
+
+
+def test_no_two_packages_import_each_other():
+    edges = package_edges(imports(modules()))
+    found = cycles(edges)
+    assert not found, "packages that import each other:\n" + "\n".join(described(c, edges) for c in found)
+
+
+def test_imports_by_name_are_read():
+    """importlib.import_module / __import__ / runpy.run_module: a literal name or a constant prefix, else DYNAMIC."""
+    _, unread, listed = read_imports(modules())
+    assert not unread, "\n".join(unread)
+    assert sorted(set(DYNAMIC) - listed) == [], "DYNAMIC lists imports that are gone"
+
+
 def test_the_core_and_the_targets_import_no_engine():
     edges = imports(modules())
     low = [m for m in edges if place(m)[0] <= 1]
@@ -126,10 +309,21 @@ def main() -> None:
     for a in sorted(packages, key=lambda p: (-place(p)[0], p)):
         print(f"{a.removeprefix('torchport.'):22} -> " + ", ".join(sorted(b.removeprefix("torchport.") for b in packages[a])))
     found = violations(edges)
-    print(f"\n{len(mods)} modules, {sum(map(len, edges.values()))} imports, {len(found)} upward")
+    loops = cycles(edges)
+    package_loops = cycles(package_edges(edges))
+    unread = read_imports(mods)[1]
+    print(f"\n{len(mods)} modules, {sum(map(len, edges.values()))} imports, {len(found)} upward, "
+          f"{len(loops)} cycles ({len(KNOWN_CYCLES)} known), {len(package_loops)} between packages, "
+          f"{len(unread)} imports by a name not read")
     for v in found:
         print("  " + v)
-    sys.exit(1 if found else 0)
+    for c in loops:
+        print(("  known cycle: " if c in KNOWN_CYCLES else "  cycle: ") + described(c, edges))
+    for c in package_loops:
+        print("  packages: " + described(c, package_edges(edges)))
+    for u in unread:
+        print("  " + u)
+    sys.exit(1 if found or [c for c in loops if c not in KNOWN_CYCLES] or package_loops or unread else 0)
 
 
 if __name__ == "__main__":

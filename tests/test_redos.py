@@ -13,7 +13,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import redos_bench  # noqa: E402
 
 from torchport.porting import native  # noqa: E402
-from torchport.analyze.scan import call_site_pattern, call_sites, receiver_before  # noqa: E402
+from torchport.porting.callsites import call_site_pattern, call_sites, receiver_before  # noqa: E402
 from torchport.converter import config, notebook, shell  # noqa: E402
 from torchport.converter.rules import methods  # noqa: E402
 from torchport.converter.run import Converter  # noqa: E402
@@ -22,7 +22,7 @@ from torchport.doctor.explain import explain  # noqa: E402
 from torchport.porting import buildglue, engine, lexer  # noqa: E402
 
 # The modules with regexes that run on user input (files, names, logs, command lines, user maps).
-MODULES = ["analyze.api", "analyze.deps", "analyze.scan", "check.sarif", "ckpt", "converter.config", "converter.run",
+MODULES = ["analyze.api", "analyze.deps", "analyze.scan", "porting.callsites", "check.sarif", "ckpt", "converter.config", "converter.run",
            "converter.context", "converter.multicard", "converter.notebook", "converter.python", "converter.shell",
            "converter.userrules", "converter.rules.api", "converter.rules.apex", "converter.rules.devices", "converter.rules.distributed",
            "converter.rules.env", "converter.rules.imports", "converter.rules.messages", "converter.rules.methods",
@@ -162,7 +162,7 @@ def test_scan_native_lines_and_library_ops():
         [("TP902", 2), ("TP902", 11), ("TP903", 11)]
 
 
-# ----------------------------------------------------------------- analyze/scan.py
+# ----------------------------------------------------------------- porting/callsites.py
 def test_receiver_before():
     text = "y = torch.ops.my_ns.nms(x)\nz = self._C.roi(x)\nw = a..b.c(1)\nv = (x)\n"
     assert receiver_before(text, text.index(".nms")) == "torch.ops.my_ns"

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -33,7 +34,7 @@ from ..kb.apimap import ApiMap
 from .context import FileContext
 from .python import SourceFile
 from ..core import codes
-from .checkers import Phase, checker
+from .checkers import Phase, checker, found_in
 
 LAUNCHER = "run_distributed.sh"
 CATEGORY = "distributed-mode"
@@ -184,13 +185,10 @@ class Layout:
 
 def plan(rel: str, text: str, target, model_var: str = "model", loader_var: Optional[str] = None) -> Plan:
     """The multi-device version of a training script, or a Refusal saying why not."""
-    from .rules import builtin_checkers
-
     s = _Script(rel, text, target)
     layout = _layout(s, target, model_var, loader_var)
-    for c in builtin_checkers():
-        if c.phase is Phase.DISTRIBUTED:
-            c.check(s, layout)
+    for c in _distributed_checkers():
+        c.check(s, layout)
     new, kept, _ = apply_edits(text, s.ctx.edits)
     try:
         ast.parse(new)
@@ -200,6 +198,12 @@ def plan(rel: str, text: str, target, model_var: str = "model", loader_var: Opti
     findings = [e.finding for e in kept if e.finding is not None] + s.ctx.findings
     findings.sort(key=lambda f: (f.line, f.col, f.rule))
     return Plan(new, findings)
+
+
+def _distributed_checkers() -> list:
+    """The distributed-phase checkers, in the order they are written: this module's (converter.rules'
+    builtin_checkers() lists them with every other checker; it imports this module, which does not import it back)."""
+    return [c for c in found_in(sys.modules[__name__]) if c.phase is Phase.DISTRIBUTED]
 
 
 def _layout(s: _Script, target, model_var: str, loader_var: Optional[str]) -> Layout:

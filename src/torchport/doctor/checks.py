@@ -1,26 +1,21 @@
 """`torchport doctor`: is this machine set up to run PyTorch on the target?  One row per check, with
 its status (ok / warn / fail / skip), what was found, and the fix.
 
-Every check reads the machine through a `Probe` (environment, installed distributions, files and
-device nodes, programs on PATH, the current folder), so tests can fake any of it.  What a target
+Every check reads the machine through a `Probe` (probe.py: environment, installed distributions, files
+and device nodes, programs on PATH, the current folder), so tests can fake any of it.  What a target
 needs (its package, variables, management tool, extra required variables, where its toolkit keeps
 its version, its device nodes) comes from its target file: checks hold no vendor names of their
 own.  The vendor-stack checks (versions, device nodes, shadowing modules) are in stack.py.
 """
 from __future__ import annotations
 
-import importlib.metadata
-import importlib.util
 import os
 import re
-import shutil
-import subprocess
-import sys
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Optional
 
-OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"
+from .probe import FAIL, OK, SKIP, WARN, Check, Probe
+
 PLATFORMS = {"darwin": "macOS", "linux": "Linux", "win32": "Windows"}   # sys.platform -> its name
 _MAJOR_MINOR = re.compile(r"(\d+)\.(\d+)")
 # `cuda: Optional[str] = '12.1'` in torch/version.py: the annotation stays on its line (crossing lines, it
@@ -31,114 +26,6 @@ _BUILD_FIELDS = {key: re.compile(rf"^{key}\s*(?::[^=\n]*)?=\s*['\"]([^'\"]+)['\"
 _TORCH_PIN = re.compile(r"torch\s*(?:\(\s*)?(==|~=|>=)\s*([\w.+]+)")
 _TORCH_IN_VERSION = re.compile(r"torch(\d+\.\d+(?:\.\d+)?)")            # a torch version a vendor's version names
 _DEVICE_IDS = re.compile(r"\s*\d+(\s*,\s*\d+)*\s*")                        # 0,1 as *_VISIBLE_DEVICES lists them
-
-
-@dataclass
-class Check:
-    name: str
-    status: str
-    detail: str
-    fix: str = ""
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-@dataclass
-class Probe:
-    """The machine as the checks see it."""
-
-    environ: dict = field(default_factory=lambda: dict(os.environ))
-    python: tuple = tuple(sys.version_info[:3])
-    platform: str = sys.platform
-    which: Callable = shutil.which
-    modules: dict = field(default_factory=lambda: sys.modules)
-    governor_files: str = "/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor"
-    cpu_count: int = os.cpu_count() or 1
-    run_timeout: float = 15.0
-    device_count: Optional[Callable] = None   # target -> int, only when the vendor stack is already imported
-    cwd: str = field(default_factory=lambda: _cwd())
-
-    def version(self, dist: str) -> Optional[str]:
-        try:
-            return importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            return None
-
-    def requires(self, dist: str) -> list:
-        try:
-            return importlib.metadata.requires(dist) or []
-        except importlib.metadata.PackageNotFoundError:
-            return []
-
-    def find(self, module: str) -> Optional[str]:
-        """The file of an importable module (not imported), or None."""
-        try:
-            spec = importlib.util.find_spec(module)
-        except (ImportError, ValueError):
-            return None
-        return spec.origin if spec is not None else None
-
-    def read(self, path: str) -> Optional[str]:
-        try:
-            return Path(path).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return None
-
-    def glob(self, pattern: str) -> list:
-        import glob
-
-        return sorted(glob.glob(pattern))
-
-    def run(self, argv: list) -> tuple:
-        """(exit code, first line of output) of a program; (None, why) when it cannot run."""
-        try:
-            p = subprocess.run(argv, capture_output=True, text=True, timeout=self.run_timeout)
-        except (OSError, subprocess.TimeoutExpired) as e:
-            return None, str(e)
-        text = (p.stdout or p.stderr or "").strip().splitlines()
-        return p.returncode, text[0] if text else ""
-
-    def output(self, argv: list) -> Optional[str]:
-        """All a program prints on stdout when it succeeds, else None."""
-        try:
-            p = subprocess.run(argv, capture_output=True, text=True, timeout=self.run_timeout, errors="replace")
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        return p.stdout if p.returncode == 0 else None
-
-    def exists(self, path: str) -> bool:
-        return os.path.exists(path)
-
-    def access(self, path: str) -> bool:
-        """Whether this user may read and write the file (a device node)."""
-        return os.access(path, os.R_OK | os.W_OK)
-
-    def group(self, path: str) -> Optional[str]:
-        """The name of the group owning a file, or None."""
-        try:
-            import grp
-
-            return grp.getgrgid(os.stat(path).st_gid).gr_name
-        except (ImportError, OSError, KeyError):
-            return None
-
-    def realpath(self, path: str) -> str:
-        return os.path.realpath(path)
-
-    def dist_dir(self, dist: str) -> Optional[str]:
-        """The folder an installed distribution's files are under (site-packages), or None."""
-        try:
-            return str(importlib.metadata.distribution(dist).locate_file(""))
-        except importlib.metadata.PackageNotFoundError:
-            return None
-
-
-def _cwd() -> str:
-    try:
-        return os.getcwd()
-    except OSError:   # the folder was removed under us
-        return ""
 
 
 # ----------------------------------------------------------------- helpers
@@ -357,7 +244,7 @@ def check_misconfigurations(probe: Probe, target) -> list:
 
 
 def run_checks(target, probe: Optional[Probe] = None) -> list:
-    from . import stack   # the vendor stack's versions, device nodes, shadowing modules (it imports this module)
+    from . import stack   # the vendor stack's versions, device nodes, shadowing modules
 
     probe = probe or Probe()
     rows = [check_python(probe, target), check_torch(probe, target), check_vendor(probe, target)]

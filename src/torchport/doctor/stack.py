@@ -14,7 +14,7 @@ import re
 from functools import lru_cache
 from typing import Optional
 
-from .checks import FAIL, OK, SKIP, WARN, Check, Probe
+from .probe import FAIL, OK, SKIP, WARN, Check, Probe
 
 # Files a container engine leaves in the container's root: Docker's /.dockerenv, Podman's /run/.containerenv.
 CONTAINER_MARKERS = ("/.dockerenv", "/run/.containerenv")

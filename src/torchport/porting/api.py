@@ -19,7 +19,7 @@ from typing import Optional
 from ..core import codes
 from ..core.pipeline import FileResult, guarded
 from . import native
-from ..analyze.scan import call_site_pattern, call_sites
+from .callsites import call_site_pattern, call_sites
 from ..backends import TARGET_KINDS, PortGlue, load_target, resolve_target_name, target_names
 from ..core import files as tree
 from ..core import parallel, writes
