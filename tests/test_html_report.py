@@ -215,8 +215,10 @@ def test_big_files_are_collapsed_and_capped(tmp_path, monkeypatch):
     (src / "long.py").write_text("import torch\n" + body + "y = torch.ones(1).cuda()\n" + body)
     (src / "many.py").write_text("import torch\n" + "t = torch.ones(1).cuda()\n" * 300)
     (src / "huge.py").write_text("import torch\nz = torch.ones(1).cuda()\n" + body * 6)
-    monkeypatch.setattr(page, "MAX_FILE_ROWS", 100)
-    monkeypatch.setattr(page, "MAX_TEXT_CHARS", 2 * len((src / "long.py").read_text()) + 200)
+    from torchport.report.html import files as sections
+
+    monkeypatch.setattr(sections, "MAX_FILE_ROWS", 100)
+    monkeypatch.setattr(sections, "MAX_TEXT_CHARS", 2 * len((src / "long.py").read_text()) + 200)
     torchport.convert(src, "npu", tmp_path / "o")
     doc = load(tmp_path / "o_report" / "report.html")
     sections = re.split(r'<section class="file"', doc.text)[1:]
@@ -409,16 +411,86 @@ def test_excerpts_keep_what_collapse_keeps():
         assert excerpts(n, hot) == collapse(rows, {h for h in hot if h <= n}, {}), (n, hot)
 
 
-def test_csp_hashes_match_the_inline_css_and_js():
+def sha256_source(text: str) -> str:
+    """A CSP hash-source, computed here without torchport."""
     import base64
     import hashlib
 
-    from torchport.report import html
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
 
-    def sha(text):
-        return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
 
-    assert (html.CSS_HASH, html.JS_HASH) == (sha(html.CSS), sha(html.JS)), "CSS or JS changed: update the hashes"
+def test_csp_hash_of_a_text():
+    from torchport.report.html import csp_hash
+
+    for text in ("", "body{color:red}", "\n(function () {})();\n", "ünïcode ✓"):
+        assert csp_hash(text) == sha256_source(text)
+    assert csp_hash("body{color:red}") != csp_hash("body{color:red} ")   # one character more: another hash
+
+
+def test_the_csp_follows_the_assets(tmp_path, monkeypatch):
+    """The policy is computed from the asset files when a page is written: an edited stylesheet is allowed by its
+    new hash, and its old hash is gone."""
+    from torchport.report.html import layout
+
+    style, script, csp = layout.assets()
+    assert style == "\n" + (layout.ASSETS / "report.css").read_text(encoding="utf-8")
+    assert sha256_source(style) in csp and sha256_source(script) in csp
+    edited = tmp_path / "assets"
+    shutil.copytree(layout.ASSETS, edited)
+    (edited / "report.css").write_text((layout.ASSETS / "report.css").read_text() + "p{margin:0}\n")
+    monkeypatch.setattr(layout, "ASSETS", edited)
+    layout.assets.cache_clear()
+    try:
+        doc = Page(layout.document("t", "t", [], []))
+        new_style = "".join(doc.raw["style"])
+        policy = doc.attrs("meta", **{"http-equiv": "Content-Security-Policy"})[0]["content"]
+        assert new_style.endswith("p{margin:0}\n") and sha256_source(new_style) in policy
+        assert sha256_source(style) not in policy and sha256_source(script) in policy
+    finally:
+        monkeypatch.undo()
+        layout.assets.cache_clear()
+
+
+def test_every_inline_script_and_style_of_a_written_report_is_in_its_csp(evil_project, tmp_path):
+    from torchport.api import migrate
+
+    convert_evil(evil_project, tmp_path)
+    analyze(ANALYZE_FIXTURE, output=tmp_path / "a")
+    port(ROOT / "examples" / "cuda_extension", "musa", tmp_path / "ext")
+    port(ROOT / "examples" / "cuda_extension", "npu", tmp_path / "inv")
+    migrate(evil_project, "npu", tmp_path / "m")
+    pages = sorted(tmp_path.rglob("*.html"))
+    assert len(pages) == 6, pages   # convert, analyze, port-ext twice, migrate.html and its convert/report.html
+    for path in pages:
+        doc = Page(path.read_text(encoding="utf-8"))
+        policy = doc.attrs("meta", **{"http-equiv": "Content-Security-Policy"})[0]["content"]
+        allowed = dict(part.strip().split(" ", 1) for part in policy.split(";"))
+        assert [tag for tag, _ in doc.tags if tag in ("script", "style")] == ["style", "script"], path
+        assert allowed["style-src"] == sha256_source("".join(doc.raw["style"])), path
+        assert allowed["script-src"] == sha256_source("".join(doc.raw["script"])), path
+        assert allowed["default-src"] == "'none'", path
+
+
+def test_the_assets_are_package_data():
+    """report/assets/ is no package: its files reach a wheel through pyproject.toml's package-data, and are found
+    through importlib.resources where the package is installed."""
+    import fnmatch
+    import importlib.resources
+
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python < 3.11
+        import tomli as tomllib
+
+    from torchport.report.html import layout
+
+    names = sorted(p.name for p in layout.ASSETS.iterdir() if p.is_file())
+    assert {"report.css", "report.js"} <= set(names)
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["torchport"]
+    for name in names:
+        assert any(fnmatch.fnmatch(f"report/assets/{name}", pat) for pat in patterns), name
+        found = importlib.resources.files("torchport.report").joinpath("assets").joinpath(name)
+        assert found.read_text(encoding="utf-8") == (layout.ASSETS / name).read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("text", ["", "a < b && c > d", "\"quoted\" 'single'", "&amp; already", "<script>alert('x')</script>",

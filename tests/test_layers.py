@@ -61,7 +61,7 @@ DYNAMIC = {
     ("torchport.ckpt", "module_name"): set(),                      # --model pkg.mod:factory: the user's model
 }
 # Cycles that are known and being removed elsewhere (each one: the modules of one strongly connected component).
-KNOWN_CYCLES: list = [["torchport.report", "torchport.report.analysis", "torchport.report.html"]]
+KNOWN_CYCLES: list = []
 
 
 def modules() -> dict:

@@ -106,3 +106,38 @@ def test_diff_of_a_file_without_final_newline_keeps_lines_apart(tmp_path):
         ok = subprocess.run(["patch", "-s", "-p1", "-i", "d.patch"], cwd=tmp_path, capture_output=True, text=True)
         assert ok.returncode == 0, ok.stderr
         assert script.read_text().endswith("torch.zeros(1).npu()")
+
+
+COMMANDS = ("torchport.migrate", "torchport.analyze.api", "torchport.converter.api", "torchport.porting.api",
+            "torchport.check")
+
+
+def test_report_writers_never_import_a_command():
+    """The writers read the result a command returns, never the command's module (at module level or inside a
+    function): what they need of it comes with the result (MigrateResult.rows(), .risks, .risk_titles, .efforts;
+    AnalysisResult.package_of()) or from a lower module (core.codes' categories)."""
+    import ast
+
+    src = ROOT / "src"
+    found = []
+    for path in sorted((src / "torchport" / "report").rglob("*.py")):
+        parts = list(path.relative_to(src).with_suffix("").parts)
+        package = parts[:-1]   # a module's package; an __init__'s is its own folder
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                base = package[:len(package) - node.level + 1] if node.level else []
+                names = [".".join(base + ([node.module] if node.module else []))]
+                names += [f"{names[0]}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            found += [(path.name, n) for n in names if any(n == c or n.startswith(c + ".") for c in COMMANDS)]
+    assert found == []
+
+
+def test_the_reports_touchpoint_groups_are_analyzes():
+    from torchport.analyze.api import TOUCHPOINT_GROUPS
+    from torchport.report.assessment import TOUCHPOINT_GROUPS as shown
+
+    assert shown == TOUCHPOINT_GROUPS

@@ -185,6 +185,11 @@ class AnalysisResult:
             return None
         return None if text is None else text.text
 
+    def package_of(self, finding):
+        """The kb package behind a TP908 (import) or TP909 (declared dependency) finding, or None (for the
+        report writers, which read the result, not this module)."""
+        return package_of(finding, packages())
+
     def unknown_apis(self) -> list:
         return [f for f in self.touchpoints() if f.category == "unknown-api"]
 

@@ -255,6 +255,14 @@ class MigrateResult:
     runtime_shim: bool = False        # entry scripts import the run-time mapping (--runtime-shim)
     elapsed: float = 0.0
     started: str = ""
+    # What's left's vocabulary (not fields), for the report writers: they read the result, not this module
+    risks = RISKS
+    risk_titles = RISK_TITLES
+    efforts = EFFORTS
+
+    def rows(self) -> list:
+        """`items` as the report's rows (the module's rows())."""
+        return rows(self.items)
 
     def counts(self) -> dict:
         by_risk = collections.Counter(i.risk for i in self.items)

@@ -8,7 +8,7 @@ A conversion writes, into its report folder:
   unsupported_api.csv  File, Start Line, End Line, OP, Tips                 (Ascend's columns)
   report.json          everything, versioned schema (schema_version)
   torchport.log        one line per file and per finding
-  report.html          one self-contained page: summary, filterable lists, side-by-side diffs (html.py)
+  report.html          one self-contained page: summary, filterable lists, side-by-side diffs (html/convert.py)
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from ..core.names import md_cell, md_code, printable
 from ..core.words import counted
 from ..core.files import REPORT_MARKER
 from ..core.finding import ADVICE, CHANGES, DELETE, ERROR, INSERT, MODIFY, UNSUPPORTED
+from .wording import describe
 
 FILES = ("report.md", "change_list.csv", "unsupported_api.csv", "report.json", "torchport.log", "report.html")
 
@@ -35,7 +36,8 @@ def write_all(result, folder: Path) -> None:
         writes.write_text(folder / name, text)  # the CSV text has its own CRLFs
     writes.write_text(folder / "report.json", json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
     writes.write_text(folder / "torchport.log", log_text(result))
-    from .html import convert_html, write
+    from .html.convert import convert_html
+    from .html.layout import write
 
     write(folder, convert_html(result))
 
@@ -59,21 +61,6 @@ def unsupported_csv(findings) -> str:
 
 
 # ------------------------------------------------------------ Markdown
-def _quoted(text: str) -> str:
-    """Quote code for a description, unless it is a string literal with quotes of its own."""
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        return text
-    return f'"{text}"'
-
-
-def describe(f) -> str:
-    if f.action == INSERT:
-        return f"add {_quoted(f.new)}"
-    if f.action == DELETE:
-        return f"delete {_quoted(f.old)}"
-    return f"change {_quoted(f.old)} to {_quoted(f.new)}"
-
-
 def _table(header, rows) -> list:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in rows]

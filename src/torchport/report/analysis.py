@@ -7,7 +7,10 @@
     <target>/unsupported_api.csv    what convert would leave for that target (same columns)
     <target>/advice.csv             performance advice for that target: File, Line, Rule, Advice, Source
                                     (kb/advice.toml; each row names its source)
-    report.html                     one self-contained page: grades, readiness, filterable lists, code (html.py)
+    report.html                     one self-contained page: grades, readiness, filterable lists, code (html/analyze.py)
+
+The writers read the AnalysisResult only (and core.codes' categories, through assessment.py), never the analyze
+command's module.
 """
 from __future__ import annotations
 
@@ -20,8 +23,8 @@ from ..core import writes
 from ..core.files import REPORT_MARKER
 from ..kb.packages import packages
 from ..core.names import md_code, printable
-from ..core.words import counted
 from . import _csv, _table
+from .assessment import READINESS_HEADER, TOUCHPOINT_GROUPS, readiness_rows, touchpoint_group
 
 COLUMNS = ("File", "Start Line", "End Line", "OP", "Tips")
 
@@ -31,14 +34,12 @@ def _rows(findings, tips=lambda f: f.message):
 
 
 def write_analysis(result, folder: Path) -> None:
-    from ..analyze.api import TOUCHPOINT_GROUPS
-
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     writes.write_text(folder / REPORT_MARKER, "written by torchport\n")
     touch = result.touchpoints()
     files = {
-        "cuda_op_list.csv": _csv(COLUMNS, _rows(touch, lambda f: f"{TOUCHPOINT_GROUPS.get(f.category, f.category)}: "
+        "cuda_op_list.csv": _csv(COLUMNS, _rows(touch, lambda f: f"{touchpoint_group(f.category)}: "
                                                                  f"{f.message}".rstrip(": "))),
         "unknown_api.csv": _csv(COLUMNS, _rows(result.unknown_apis())),
     }
@@ -54,21 +55,10 @@ def write_analysis(result, folder: Path) -> None:
     # compact: the C encoder is several times faster than the indenting one on large results
     writes.write_text(folder / "analysis.json", json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
     writes.write_text(folder / "analysis.md", markdown(result))
-    from .html import analysis_html, write
+    from .html.analyze import analysis_html
+    from .html.layout import write
 
     write(folder, analysis_html(result))
-
-
-def readiness_rows(result) -> list:
-    rows = []
-    for t in result.targets:
-        r = result.readiness[t]
-        grade = r.grade if not r.not_read else f"{r.grade} (unverified: {counted(r.not_read, 'file')} not read)"
-        rows.append((t, grade, r.automatic, r.manual, r.review, r.blocked, f"{r.effort:g}"))
-    return rows
-
-
-READINESS_HEADER = ("Target", "Grade", "Automatic", "Manual", "Review", "Blocked", "Effort")
 
 
 def library_section(scan, targets) -> list:
@@ -93,8 +83,6 @@ def library_section(scan, targets) -> list:
 
 
 def markdown(result) -> str:
-    from ..analyze.api import TOUCHPOINT_GROUPS
-
     s = result.summary()
     out = [f"# torchport analysis: {md_code(result.input)}", "",
            f"- files: {s['files']} ({s['python_files']} Python), lines read (C++ and configs too): {s['lines']}, "
@@ -131,13 +119,11 @@ def markdown(result) -> str:
     if pkgs:
         out += ["## CUDA-only and CUDA-first packages", ""]
         kb = packages()
-        from ..analyze.api import package_of
-
-        names = sorted({p.name for p in (package_of(f, kb) for f in pkgs) if p is not None})
+        names = sorted({p.name for p in (result.package_of(f) for f in pkgs) if p is not None})
         rows = []
         for name in names:
             pkg = next(p for p in kb.packages if p.name == name)
-            uses = [f for f in pkgs if (package_of(f, kb) or pkg).name == name]
+            uses = [f for f in pkgs if (result.package_of(f) or pkg).name == name]
             per_target = "; ".join(f"{t}: {pkg.targets[t]['instead']}" for t in result.targets if t in pkg.targets)
             rows.append((name, pkg.kind, len(uses), pkg.instead + (f" | per target: {per_target}" if per_target else "")))
         out += _table(("Package", "Kind", "Uses", "Instead"), rows) + [""]

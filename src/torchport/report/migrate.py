@@ -7,6 +7,9 @@
     verify.log     the whole output of the --verify command (when there was one)
     convert/       convert's own reports (report.md, report.html, change_list.csv, ...) for this run
     port-ext/      port-ext's reports, when C++/CUDA sources were ported or listed
+
+The risk classes, their titles, the effort classes and the rows of What's left come from the MigrateResult
+(risks, risk_titles, efforts, rows()): the writers do not import the migrate command.
 """
 from __future__ import annotations
 
@@ -65,7 +68,7 @@ def write_migrate(result, folder: Path) -> None:
         writes.write_text(folder / "verify.log", result.verify.output)
     writes.write_text(folder / "migrate.json", json.dumps(result.to_dict(), indent=1, ensure_ascii=False) + "\n")
     writes.write_text(folder / "migrate.md", markdown(result))
-    from .html import MIGRATE_NAME, migrate_html
+    from .html.migrate import MIGRATE_NAME, migrate_html
 
     writes.write_text(folder / MIGRATE_NAME, migrate_html(result))
     after = _files_of(folder)
@@ -88,14 +91,13 @@ def _files_of(folder: Path) -> dict:
 
 
 def markdown(result) -> str:
-    from ..migrate import EFFORTS, RISK_TITLES, RISKS, rows
-
+    risks, titles = result.risks, result.risk_titles
     counts = result.counts()
     target = printable(result.target)
     out = [f"# torchport migrate: {target}", ""]
-    by_risk = ", ".join(f"{counts['by_risk'][r]} {RISK_TITLES[r]}" for r in RISKS)
+    by_risk = ", ".join(f"{counts['by_risk'][r]} {titles[r]}" for r in risks)
     steps = ", ".join(f"{k} {v}" for k, v in counts["by_source"].items())
-    grouped = rows(result.items)
+    grouped = result.rows()
     out += ["## What's left", "",
             f"{counted(counts['items'], 'item')}: {by_risk} (by step: {steps or 'none'})"
             + (f", in {counted(len(grouped), 'row')} (items that differ only by line share one)"
@@ -109,11 +111,11 @@ def markdown(result) -> str:
         out += ["Nothing: no CUDA code, kernel or advice is left for this target.", ""]
     sources: dict = {}
     n = 0
-    for risk in RISKS:
+    for risk in risks:
         mine = [r for r in grouped if r.first.risk == risk]
         if not mine:
             continue
-        out += [f"### {RISK_TITLES[risk].capitalize()} ({counted(sum(len(r.items) for r in mine), 'item')})", ""]
+        out += [f"### {titles[risk].capitalize()} ({counted(sum(len(r.items) for r in mine), 'item')})", ""]
         table = []
         for r in mine:
             n += 1
@@ -127,7 +129,7 @@ def markdown(result) -> str:
     if sources:
         out += ["Sources of the advice:", ""] + [f"{k}. {printable(text)}" for text, k in sources.items()] + [""]
     if result.items:
-        out += ["Effort: " + "; ".join(f"{k} = {v}" for k, v in EFFORTS.items()) + ".", ""]
+        out += ["Effort: " + "; ".join(f"{k} = {v}" for k, v in result.efforts.items()) + ".", ""]
     s = result.convert.summary()
     out += ["## Converted", "", f"- input: {md_code(result.input)}", f"- output: {md_code(result.output)}",
             f"- files: {s['files']} ({', '.join(f'{k} {v}' for k, v in s['files_by_status'].items())}), lines: "

@@ -5,7 +5,7 @@
                       (kernels, launch sites, exported ops, Python callers) for npu/mlu
     port_report.json  everything (schema_version 1)
     port_stats.csv    API, Replacement, Count, Status  (converted and left references)
-    report.html       one self-contained page: totals, filterable lists, side-by-side diffs (html.py)
+    report.html       one self-contained page: totals, filterable lists, side-by-side diffs (html/port.py)
 """
 from __future__ import annotations
 
@@ -34,7 +34,8 @@ def write_port(result, folder: Path) -> None:
     rows += [(api, "", n, "left") for api, n in left.most_common()]
     rows += [(f.old, "", 1, "unsupported") for f in result.findings if f.rule == codes.TP952.id]
     writes.write_text(folder / "port_stats.csv", _csv(("API", "Replacement", "Count", "Status"), rows))
-    from .html import port_html, write
+    from .html.layout import write
+    from .html.port import port_html
 
     write(folder, port_html(result))
 
