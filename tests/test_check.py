@@ -18,7 +18,7 @@ from conftest import ROOT, tree_digest
 import torchport
 from torchport.api import analyze
 from torchport.backends import available_targets
-from torchport.check.api import check
+from torchport.api import check  # the keyword form: torchport.check.api.CheckRequest.of
 from torchport.check.sarif import to_sarif
 from torchport.core.codes import CODES
 from torchport.core.textfile import decode

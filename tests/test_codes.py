@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 import torchport
-from torchport.analyze.api import analyze
+from torchport.analyze.api import AnalyzeRequest
+from torchport.analyze.api import analyze as analyze_request
 from torchport.converter.rules import builtin_checkers
 from torchport.converter.rules_doc import EXAMPLE_OPTIONS, convert_example, rule_text, rules_markdown
 from torchport.converter.run import Converter
@@ -16,6 +17,11 @@ from torchport.core import codes
 from torchport.core.codes import CODES
 from torchport.core.finding import CHANGES
 from torchport.porting import api as port_api
+
+
+def analyze(path, targets=None, **options):
+    return analyze_request(AnalyzeRequest.of(path, targets, **options))
+
 
 SRC = Path(torchport.__file__).resolve().parent
 
@@ -95,7 +101,7 @@ def emitted(tmp_path, monkeypatch, command, target, files, options) -> list:
     if command == "analyze":
         result = analyze(src, [target], jobs=1)
         return list(result.common) + result.target_findings(target)
-    return port_api.port(src, target, tmp_path / "out", jobs=1, **options).findings
+    return port_api.port(port_api.PortRequest.of(src, target, tmp_path / "out", jobs=1, **options)).findings
 
 
 def test_ids_and_names_are_unique_and_documented():

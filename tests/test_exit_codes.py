@@ -121,7 +121,7 @@ COMMANDS = {
     "export onnx": (["export", "onnx", "--model", "m:f", "--input-shape", "1", "-o", "{tmp}/m.onnx"],
                     "torchport.export.export_onnx"),
     "rules": (["rules"], "torchport.converter.rules_doc.rules_table"),
-    "targets": (["targets"], "torchport.backends.target_names"),
+    "targets": (["targets"], "torchport.cli.targets.target_rows"),
 }
 
 

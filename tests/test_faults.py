@@ -551,6 +551,7 @@ def test_a_read_only_output_names_the_file_not_its_temporary_name(tmp_path):
     src = make_project(tmp_path / "p", {"a.py": CUDA})
     out = tmp_path / "o"
     assert run_cli("convert", str(src), "--to", "cpu", "-o", str(out))[0] == 0
+    (src / "a.py").write_bytes(CUDA + b"y = 1\n")   # a file that must be written again (an unchanged one is left)
     out.chmod(0o555)
     try:
         code, _out, err = run_cli("convert", str(src), "--to", "cpu", "-o", str(out), "--force",

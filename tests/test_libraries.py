@@ -13,8 +13,14 @@ from pathlib import Path
 import pytest
 
 from torchport.analyze import libraries
-from torchport.analyze.api import analyze
+from torchport.analyze.api import AnalyzeRequest
+from torchport.analyze.api import analyze as analyze_request
 from torchport.cli import main
+
+
+def analyze(path, targets=None, **options):
+    return analyze_request(AnalyzeRequest.of(path, targets, **options))
+
 
 MIXING = '''\
 import torch

@@ -6,7 +6,7 @@ import pytest
 
 import torchport
 from torchport.api import analyze
-from torchport.check.api import check
+from torchport.api import check  # the keyword form: torchport.check.api.CheckRequest.of
 
 CELLS = [
     ("markdown", "# Train on CUDA\nuses `.cuda()`"),

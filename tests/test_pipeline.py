@@ -5,13 +5,19 @@ import pytest
 from test_convert_safety import _patch_reference_checker
 
 import torchport
-from torchport.analyze.api import analyze
-from torchport.check.api import check
+from torchport.analyze.api import AnalyzeRequest
+from torchport.analyze.api import analyze as analyze_request
+from torchport.api import check  # the keyword form: torchport.check.api.CheckRequest.of
 from torchport.core import codes
 from torchport.core.errors import UsageError
 from torchport.core.finding import FAILED
 from torchport.core.pipeline import Mode, Outcome
 from torchport.porting import api as port_api
+
+
+def analyze(path, targets=None, **options):
+    return analyze_request(AnalyzeRequest.of(path, targets, **options))
+
 
 CUDA = "import torch\ntorch.cuda.synchronize()\n"
 
@@ -73,7 +79,7 @@ def test_a_crash_in_port_ext_fails_only_its_file(tmp_path, monkeypatch):
             raise IndexError("simulated bug")
         return original(entry, *args)
     monkeypatch.setattr(port_api, "_port_entry", crashing)
-    result = port_api.port(src, "musa", tmp_path / "out", jobs=1)
+    result = port_api.port(port_api.PortRequest.of(src, "musa", tmp_path / "out", jobs=1))
     outcomes = {r.path: r.outcome for r in result.files}
     assert outcomes == {"bad.cu": Outcome.INTERNAL_ERROR, "good.cu": Outcome.DONE}
     assert (tmp_path / "out" / "good.mu").read_text().count("musaMalloc") == 1

@@ -177,3 +177,40 @@ def test_the_command_line_says_what_it_took_from_the_last_run(tmp_path):
     assert "last run" not in cli()
     assert "(6 files as in the last run, not converted again; --no-cache converts all)" in cli()
     assert "last run" not in cli("--no-cache")
+
+
+def test_packs_no_run_wrote_for_a_month_are_removed(tmp_path, cache_on):
+    src = make(tmp_path / "proj")
+    converted(src, tmp_path / "a")
+    folder = next((tmp_path / "cache").glob("convert-*"))
+    old, recent = folder / ("0" * 32 + ".marshal"), folder / ("1" * 32 + ".marshal")
+    for p in (old, recent):
+        p.write_bytes(b"x")
+    month = 31 * 86400
+    os.utime(old, (old.stat().st_atime - month, old.stat().st_mtime - month))
+    converted(src, tmp_path / "b")
+    assert not old.exists() and recent.exists() and len(list(folder.glob("*.marshal"))) == 2
+
+
+def test_a_rerun_into_its_own_output_leaves_files_that_would_not_change_and_never_writes_through_links(tmp_path,
+                                                                                                     cache_on):
+    src = make(tmp_path / "proj")
+    out = tmp_path / "out"
+    convert(src, "npu", out, jobs=1)
+    before = {p.name: os.lstat(p) for p in out.iterdir() if p.is_file()}
+    victim = tmp_path / "victim.py"
+    victim.write_bytes((out / "util.py").read_bytes())
+    (out / "util.py").unlink()
+    os.link(victim, out / "util.py")                 # a second name of a file of the user's: replaced, not written
+    (out / "plain.py").unlink()
+    (out / "plain.py").symlink_to(victim)            # a link: replaced
+    (out / "engine.py").chmod(0o600)                 # another mode: written again
+    convert(src, "npu", out, jobs=1, force=True)
+    after = {p.name: os.lstat(p) for p in out.iterdir() if p.is_file() or p.is_symlink()}
+    for name in ("train.py", "config.py"):            # same bytes and mode: the same file, untouched
+        assert (after[name].st_ino, after[name].st_mtime_ns) == (before[name].st_ino, before[name].st_mtime_ns)
+    assert after["util.py"].st_ino != victim.stat().st_ino and victim.stat().st_nlink == 1
+    assert not (out / "plain.py").is_symlink() and (out / "plain.py").read_text() == PROJECT["plain.py"]
+    assert after["engine.py"].st_ino != before["engine.py"].st_ino
+    assert (after["engine.py"].st_mode & 0o777) == (src / "engine.py").stat().st_mode & 0o777
+    assert tree_digest(out) == converted(src, tmp_path / "fresh")[1]

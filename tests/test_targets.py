@@ -163,7 +163,7 @@ def test_hip_is_a_port_target_with_nothing_to_convert(tmp_path):
 def test_analyze_convert_and_port_ext_agree_on_what_happens_to_kernels(name, tmp_path):
     """A target whose kernels port-ext does not cover is never sent to port-ext by convert's advice, and analyze
     counts its kernels as blocked exactly when port-ext does not port them."""
-    from torchport.analyze.api import analyze
+    from torchport.analyze.api import AnalyzeRequest, analyze
     from torchport.porting.api import port_ext_targets
 
     t = load_target(name)
@@ -174,7 +174,7 @@ def test_analyze_convert_and_port_ext_agree_on_what_happens_to_kernels(name, tmp
     (tmp_path / "k.cu").write_text("__global__ void k(float* x) {}\n")
     (tmp_path / "setup.py").write_text("from torch.utils.cpp_extension import CUDAExtension\n"
                                        "ext = CUDAExtension('k', ['k.cu'])\n")
-    result = analyze(tmp_path, [name], jobs=1)
+    result = analyze(AnalyzeRequest.of(tmp_path, [name], jobs=1))
     readiness = result.readiness[name]
     assert readiness.kernels == 1 and readiness.kernels_blocked == (t.cuda_kernels != "port")
     messages = [f.message for f in result.target_findings(name) if f.rule == "TP113"]

@@ -10,14 +10,14 @@ def convert(path, target, output=None, **options):
     """Convert a file or directory for `target` and write the reports; see torchport.converter.api.convert.
     A single file without `output` (or in_place/diff/dry_run) is converted as a dry run, as the command line does:
     nothing is written beside it, and the converted text is the result's `files[0].new_text`."""
-    from .converter.api import convert as command
+    from .converter.api import ConvertRequest, convert as command
     from .core import manifest
     from .report import write_all
 
     if output is None and Path(path).is_file() and not any(options.get(k) for k in ("in_place", "diff", "dry_run")):
         options["dry_run"] = True
     since = manifest.start()
-    result = command(path, target, output, **options)
+    result = command(ConvertRequest.of(path, target, output, **options))
     result.settled = None  # a folder output: what this run replaced there (core/manifest.py)
     if result.report_dir and result.mode == "write" and result.output and Path(result.input).is_dir():
         result.settled = manifest.settle(result.output, result.report_dir, [r.path for r in result.files], since)
@@ -28,10 +28,10 @@ def convert(path, target, output=None, **options):
 
 def analyze(path, targets=None, **options):
     """Assess a project for targets and write the reports; see torchport.analyze.api.analyze."""
-    from .analyze.api import analyze as command
+    from .analyze.api import AnalyzeRequest, analyze as command
     from .report.analysis import write_analysis
 
-    result = command(path, targets, **options)
+    result = command(AnalyzeRequest.of(path, targets, **options))
     if result.output:
         write_analysis(result, Path(result.output))
     return result
@@ -40,11 +40,11 @@ def analyze(path, targets=None, **options):
 def port_ext(path, target, output=None, **options):
     """Port CUDA C++ extension sources for `target` and write the reports; see torchport.porting.api.port."""
     from .core import manifest
-    from .porting.api import port as command
+    from .porting.api import PortRequest, port as command
     from .report.port import write_port
 
     since = manifest.start()
-    result = command(path, target, output, **options)
+    result = command(PortRequest.of(path, target, output, **options))
     result.settled = None  # a folder output: what this run replaced there (core/manifest.py)
     if result.report_dir and result.mode == "write" and result.output and Path(result.input).is_dir():
         result.settled = manifest.settle(result.output, result.report_dir, [r.output or r.path for r in result.files],
@@ -56,9 +56,9 @@ def port_ext(path, target, output=None, **options):
 
 def check(inputs, target, **options):
     """What convert would still change in these files (writes nothing); see torchport.check.api.check."""
-    from .check.api import check as command
+    from .check.api import CheckRequest, check as command
 
-    return command(inputs, target, **options)
+    return command(CheckRequest.of(inputs, target, **options))
 
 
 def migrate(path, target, output=None, **options):

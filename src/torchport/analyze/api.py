@@ -24,7 +24,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from ..core import codes
 from ..core.codes import CATEGORIES
@@ -276,15 +276,44 @@ def _weight(entry) -> int:
         return 0
 
 
-def analyze(path, targets=None, *, torch_version: Optional[str] = None, output=None, jobs: Optional[int] = None,
-            exclude=(), write_reports: bool = True, force: bool = False, progress=None,
-            python: Optional[str] = None) -> AnalysisResult:
-    """Assess `path` (file or folder) for `targets` (names or a comma list; default: every target); the
-    installed libraries it calls are looked up on `python`'s path (default: this interpreter's)."""
-    src = Path(path)
+@dataclass(frozen=True)
+class AnalyzeRequest:
+    """One assessment: a file or folder, the (loaded) targets, and how.  `torch_version`: the PyTorch whose op
+    lists apply; `output`: the report folder (default <name>_analysis beside the input); `python`: the
+    interpreter whose installed libraries the project's calls are looked up in (default: this one)."""
+
+    input: Path
+    targets: tuple                    # of Target
+    torch_version: Optional[str] = None
+    output: Optional[Path] = None
+    jobs: Optional[int] = None
+    exclude: tuple = ()
+    write_reports: bool = True
+    force: bool = False
+    python: Optional[str] = None
+    progress: Optional[Callable] = None   # progress(done, total)
+
+    @classmethod
+    def of(cls, path, targets=None, **options) -> "AnalyzeRequest":
+        """A request from the keywords `torchport.analyze` takes: `targets` names, aliases or .toml paths, or a
+        comma list of them (default: every target convert writes for), loaded here; the fields above."""
+        src = Path(path)
+        if not src.exists():
+            raise UsageError(f"input not found: {src}")
+        options["exclude"] = tuple(options.get("exclude") or ())
+        if options.get("output") is not None:
+            options["output"] = Path(options["output"])
+        return cls(src, tuple(load_target(n) for n in parse_targets(targets)), **options)
+
+
+def analyze(request: AnalyzeRequest) -> AnalysisResult:
+    """Assess the request's file or folder for its targets."""
+    src, torch_version, output, jobs = Path(request.input), request.torch_version, request.output, request.jobs
+    exclude, write_reports, force, progress, python = (request.exclude, request.write_reports, request.force,
+                                                       request.progress, request.python)
     if not src.exists():
         raise UsageError(f"input not found: {src}")
-    names = parse_targets(targets)
+    names = [t.ref for t in request.targets]
     named = Path(os.path.abspath(src))  # `analyze .`: named after the folder, beside it
     out = Path(output) if output else (named.parent / f"{named.name if src.is_dir() else named.stem}_analysis")
     if write_reports:

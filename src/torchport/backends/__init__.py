@@ -167,6 +167,11 @@ class Target:
     path: str = ""
 
     @property
+    def ref(self) -> str:
+        """What load_target takes to load this target again: its name when bundled, else its file's path."""
+        return self.path if self.path and Path(self.path).parent != HERE else self.name
+
+    @property
     def kernel_advice(self) -> str:
         """What to do with a project's CUDA kernels for this target, in a sentence's words."""
         if self.cuda_kernels == "port":

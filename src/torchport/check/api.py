@@ -23,14 +23,14 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from ..core import codes
 from ..core.words import counted
 from ..core.version import __version__
 from ..analyze.scan import guarded_scan, init_worker
 from ..converter.project import facts
-from ..backends import load_target
+from ..backends import Target, load_target
 from ..converter import config
 from ..converter.run import kind_of
 from ..converter.rules.api import CUDA_ONLY_ABOVE
@@ -309,20 +309,50 @@ def write_output(result: CheckResult, path, text: str, what: str = "report") -> 
 
 
 # ------------------------------------------------------------------ the check
-def check(inputs, target: str, *, exclude: Sequence[str] = (), root: Optional[str] = None,
-          baseline=None, jobs: Optional[int] = None, keep_edits: bool = False, progress=None,
-          selection: Optional[Selection] = None) -> CheckResult:
-    """Check files and folders for `target`; never writes anything. `baseline` is a baseline file
-    path; `keep_edits` keeps convert's edits (FileScan.edits) for SARIF fixes; `selection` the codes
+@dataclass(frozen=True)
+class CheckRequest:
+    """One check: files and folders, the (loaded) target, and how.  `root`: the folder paths are reported
+    relative to (default: found from the inputs); `baseline`: a baseline file's path, whose findings are
+    suppressed; `keep_edits` keeps convert's edits (FileScan.edits) for SARIF fixes; `selection` the codes
     reported (core/suppress.py; `# torchport: ignore` comments are always honoured)."""
-    inputs = [str(p) for p in ([inputs] if isinstance(inputs, (str, os.PathLike)) else inputs)]
+
+    inputs: tuple
+    target: Target
+    exclude: tuple = ()
+    root: Optional[str] = None
+    baseline: Optional[str] = None
+    jobs: Optional[int] = None
+    keep_edits: bool = False
+    selection: Optional[Selection] = None
+    progress: Optional[Callable] = None   # progress(done, total)
+
+    @classmethod
+    def of(cls, inputs, target, **options) -> "CheckRequest":
+        """A request from one input or a list of them, a target by name, alias or .toml path (loaded here) or a
+        Target, and the fields above as keywords."""
+        inputs = tuple(str(p) for p in ([inputs] if isinstance(inputs, (str, os.PathLike)) else inputs))
+        if not inputs:
+            raise UsageError("check needs at least one INPUT file or folder")
+        for p in inputs:
+            if not os.path.exists(p):
+                raise UsageError(f"input not found: {p}")
+        if options.get("baseline") is not None:
+            options["baseline"] = str(options["baseline"])
+        options["exclude"] = tuple(options.get("exclude") or ())
+        return cls(inputs, target if isinstance(target, Target) else load_target(target), **options)
+
+
+def check(request: CheckRequest) -> CheckResult:
+    """Check the request's files and folders for its target; never writes anything."""
+    inputs, t = list(request.inputs), request.target
+    exclude, root, baseline, jobs = request.exclude, request.root, request.baseline, request.jobs
+    keep_edits, progress, selection = request.keep_edits, request.progress, request.selection
     if not inputs:
         raise UsageError("check needs at least one INPUT file or folder")
     for p in inputs:
         if not os.path.exists(p):
             raise UsageError(f"input not found: {p}")
-    t = load_target(target)  # UsageError for unknown targets
-    ref = str(target) if str(target).endswith(".toml") else t.name
+    ref = t.ref
     known = None
     if baseline is not None:
         known, made_for = load_baseline(baseline)

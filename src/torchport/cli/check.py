@@ -14,7 +14,7 @@ from .common import target_name, jobs, progress, write_out, output_path
 
 
 def run(args) -> int:
-    from ..check.api import check, find_root, write_baseline, write_output
+    from ..check.api import CheckRequest, check, find_root, write_baseline, write_output
 
     conf = settings.resolve(args, args.inputs, "check")
     selection = settings.selection(args, conf, find_root(args.inputs, args.root))
@@ -23,9 +23,9 @@ def run(args) -> int:
                         ("the settings", conf.path)):   # files this run reads or writes besides the report
         if args.output and other and same_file(args.output, other):
             raise UsageError(f"-o {args.output} is {what} ({other}): the report would replace it; choose another name")
-    result = check(args.inputs, args.to, exclude=[*conf.exclude, *(args.exclude or ())], root=args.root,
-                   baseline=baseline, jobs=args.jobs, keep_edits=args.format == "sarif", progress=progress(),
-                   selection=selection)
+    result = check(CheckRequest.of(args.inputs, args.to, exclude=[*conf.exclude, *(args.exclude or ())],
+                                   root=args.root, baseline=baseline, jobs=args.jobs,
+                                   keep_edits=args.format == "sarif", progress=progress(), selection=selection))
     if args.format != "text" or args.output:  # the text report names them itself
         settings.print_warnings(result.findings)
     verdict = None

@@ -6,7 +6,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Optional
 
 from ..core import codes
 from ..core.version import __version__
@@ -15,6 +15,7 @@ from ..core import writes
 from ..core.errors import UsageError
 from ..core.finding import ADVICE, CHANGES, ERROR, UNSUPPORTED
 from ..core.parallel import default_jobs
+from ..backends import Target
 from ..core.pipeline import Mode
 from ..core.suppress import Selection
 from . import reuse
@@ -138,51 +139,106 @@ class ConvertResult:
         }
 
 
-def convert(path, target: str, output=None, *, rules: Sequence[str] = (), exclude: Sequence[str] = (),
-            launch: Optional[str] = None, jobs: Optional[int] = None, in_place: bool = False,
-            diff: bool = False, dry_run: bool = False, force: bool = False, report_dir=None,
-            write_reports: Optional[bool] = None, progress=None, distributed: bool = False,
-            main: Optional[str] = None, model_var: str = "model", loader_var: Optional[str] = None,
-            specify_device: Optional[str] = None, selection: Optional[Selection] = None,
-            similar: bool = False, runtime_shim: bool = False, cache: bool = True) -> ConvertResult:
-    """Convert a file or directory for `target` (a bundled target name or a .toml file).
+@dataclass(frozen=True)
+class Multidevice:
+    """--distributed: make the training script `main` multi-device (see converter/multicard.py)."""
 
-    Default: a mirrored tree `<name>_<target>` next to the input and reports in
-    `<output>_report/`.  `in_place` rewrites the input and keeps a backup; `diff`
-    and `dry_run` write nothing (reports only if `report_dir` is given).
-    `distributed`: also make the training script `main` multi-device (see converter/multicard.py).
-    `specify_device`: an environment variable the launch script (`launch`, or the input file) takes its
-    device index from (Ascend's `-s`; see TP404).
+    main: Optional[str] = None        # relative to the input; default: the input itself (a single file)
+    model_var: str = "model"
+    loader_var: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class ConvertRequest:
+    """One conversion: what to convert, for which (loaded) target, how and where.
+
+    `output`: default a mirrored tree `<name>_<target>` next to the input, reports in `<output>_report/`.
+    `mode` (core.pipeline.Mode): write | in-place (rewrites the input, keeping a backup) | diff | dry-run (these
+    two write nothing, reports only if `report_dir` is given).  `write_reports`: None means "when the mode writes
+    or a report_dir is given".
+    `specify_device`: an environment variable the launch script (`launch`, or the input file) takes its device
+    index from (Ascend's `-s`; see TP404).
     `selection`: the codes reported and changed (--select/--ignore, core/suppress.py); `# torchport: ignore`
     comments are always honoured: what they suppress is left as written and counted in `suppressed`.
     `similar`: replace the unsupported APIs of kb/similar.toml by their similar APIs (Ascend's `-sim`; TP123).
-    `runtime_shim`: each entry script imports the target's run-time mapping first (TP003), for the CUDA code
-    of the libraries the project calls.
+    `runtime_shim`: each entry script imports the target's run-time mapping first (TP003), for the CUDA code of
+    the libraries the project calls.
     `cache`: files unchanged since the last run of this input and target take their results from it (reuse.py).
     """
-    mode = Mode.of(in_place, diff, dry_run)
-    src = Path(path)
+
+    input: Path
+    target: Target
+    output: Optional[Path] = None
+    mode: Mode = Mode.WRITE
+    rules: tuple = ()                 # user rule files
+    exclude: tuple = ()               # globs copied unchanged
+    launch: Optional[str] = None      # the entry script: it always gets the registration import
+    jobs: Optional[int] = None        # worker processes (None: the CPU count)
+    force: bool = False
+    report_dir: Optional[Path] = None
+    write_reports: Optional[bool] = None
+    distributed: Optional[Multidevice] = None
+    specify_device: Optional[str] = None
+    selection: Optional[Selection] = None
+    similar: bool = False
+    runtime_shim: bool = False
+    cache: bool = True
+    progress: Optional[Callable] = None   # progress(done, total)
+
+    @classmethod
+    def of(cls, path, target, output=None, **options) -> "ConvertRequest":
+        """A request from the keywords `torchport.convert` takes: the fields above, with `target` a name, alias or
+        .toml path (loaded here), the mode as `in_place`/`diff`/`dry_run` switches, and --distributed as
+        `distributed=True` with `main`, `model_var`, `loader_var`."""
+        from ..backends import load_target
+
+        mode = Mode.of(options.pop("in_place", False), options.pop("diff", False), options.pop("dry_run", False))
+        multi = {k: options.pop(k) for k in ("main", "model_var", "loader_var") if k in options}
+        distributed = options.pop("distributed", False)
+        if multi and not distributed and (multi.get("main") or multi.get("loader_var")
+                                          or multi.get("model_var", "model") != "model"):
+            raise UsageError("--main, --model-var and --loader-var go with --distributed")
+        unknown = set(options) - {f for f in cls.__dataclass_fields__} - {"input", "target", "output", "mode"}
+        if unknown:
+            raise TypeError(f"convert: unknown options {sorted(unknown)}")
+        for key in ("rules", "exclude"):
+            if key in options:
+                options[key] = tuple(options[key] or ())
+        for key in ("report_dir",):
+            if options.get(key) is not None:
+                options[key] = Path(options[key])
+        loaded = target if isinstance(target, Target) else load_target(target)
+        return cls(Path(path), loaded, Path(output) if output is not None else None, mode,
+                   distributed=Multidevice(**multi) if distributed else None, **options)
+
+
+def convert(request: ConvertRequest) -> ConvertResult:
+    """Convert a file or directory as the request says (reports are written by the caller: torchport.convert,
+    the cli)."""
+    mode, src = request.mode, Path(request.input)
     if not src.exists():
         raise UsageError(f"input not found: {src}")
-    loaded, user = Converter.inputs(target, rules)  # the target and the rule files, checked early
+    loaded, user = Converter.inputs(request.target, request.rules)  # the target and the rule files, checked early
     target_name = loaded.name
     out = None
     if mode == "write":
-        out = Path(output) if output else tree.default_output(src, target_name)
-    elif output and mode != "in-place":
+        out = request.output or tree.default_output(src, target_name)
+    elif request.output and mode != "in-place":
         raise UsageError(f"-o/--output does not go with --{mode}")
+    write_reports = request.write_reports
     if write_reports is None:
-        write_reports = mode in ("write", "in-place") or report_dir is not None
+        write_reports = mode in ("write", "in-place") or request.report_dir is not None
     reports = None
     if write_reports:
-        reports = Path(report_dir) if report_dir else tree.default_report_dir(src, out, target_name)
-    tree.check_layout(src, out, reports, force)
+        reports = request.report_dir or tree.default_report_dir(src, out, target_name)
+    tree.check_layout(src, out, reports, request.force)
 
-    launch_rel = _inside_input(src, launch, "launch script") if launch else None
+    launch_rel = _inside_input(src, request.launch, "launch script") if request.launch else None
+    specify_device = request.specify_device
     if specify_device is not None:
         if not ENV_NAME.fullmatch(specify_device):
             raise UsageError(f"--device-env {specify_device!r}: not an environment variable name (letters, digits, _)")
-        if distributed:
+        if request.distributed:
             raise UsageError("--specify-device does not go with --distributed: each process takes its device from "
                              "LOCAL_RANK there")
         if launch_rel is None and src.is_dir():
@@ -190,24 +246,23 @@ def convert(path, target: str, output=None, *, rules: Sequence[str] = (), exclud
                              "when INPUT is a folder")
         launch_rel = launch_rel or src.name
     multi = None
-    if distributed:
-        multi = _multicard(src, main, loaded, model_var, loader_var, out if mode == "write" else
-                           src if mode == "in-place" else None, force)
-    elif main or loader_var or model_var != "model":
-        raise UsageError("--main, --model-var and --loader-var go with --distributed")
+    if request.distributed:
+        d = request.distributed
+        multi = _multicard(src, d.main, loaded, d.model_var, d.loader_var, out if mode == "write" else
+                           src if mode == "in-place" else None, request.force)
 
-    with tree.hold_output(src, out, mode, force):
-        options = Options(rule_files=tuple(rules), launch=launch_rel, device_env=specify_device or "",
-                          selection=selection, similar=similar, runtime_shim=runtime_shim)
-        return _convert(src, user.paths, target, target_name, mode, out, reports, multi, options, exclude, jobs,
-                        progress, force, cache)
+    with tree.hold_output(src, out, mode, request.force):
+        options = Options(rule_files=request.rules, launch=launch_rel, device_env=specify_device or "",
+                          selection=request.selection, similar=request.similar, runtime_shim=request.runtime_shim)
+        return _convert(request, user.paths, out, reports, multi, options)
 
 
-def _convert(src, rule_paths, target, target_name, mode, out, reports, multi, options: Options, exclude, jobs,
-             progress, force, cache) -> ConvertResult:
+def _convert(request: ConvertRequest, rule_paths, out, reports, multi, options: Options) -> ConvertResult:
+    src, target, mode, force = Path(request.input), request.target, request.mode, request.force
+    target_name = target.name
     clock = timer()
     started = time.strftime("%Y-%m-%dT%H:%M:%S")
-    entries = list(tree.walk(src, tuple(exclude)))
+    entries = list(tree.walk(src, request.exclude))
     files_ = [e for e in entries if e.kind == "file"]
     if files_ and all(e.excluded for e in files_):   # a run that converts nothing is no pass (check says so too)
         if mode == "write" and out is not None and src.is_dir() and out.is_dir() and not any(out.iterdir()) \
@@ -230,19 +285,19 @@ def _convert(src, rule_paths, target, target_name, mode, out, reports, multi, op
         if backup is not None:
             bak = backup / e.rel if tree_input else backup / src.name
         jobs_list.append((e, dst, bak, multi.source if multi and e.rel == multi.rel else None))
-    target_ref = str(target) if str(target).endswith(".toml") else target_name
     roots = (src if src.is_dir() else src.parent, (out if src.is_dir() else out.parent) if out else None, backup)
     options = replace(options, own_packages=tuple(tree.own_packages(entries)),
                       project=project_facts(entries) if tree_input else Facts())
-    pack = reuse.Pack(src, target_ref, options) if reuse.enabled(not cache) else None
-    results = run_jobs(jobs_list, target_ref, options, mode, jobs or default_jobs(), progress, roots, pack)
+    pack = reuse.Pack(src, target, options) if reuse.enabled(not request.cache) else None
+    results = run_jobs(jobs_list, target, options, mode, request.jobs or default_jobs(), request.progress, roots,
+                       pack)
     reused = pack.save(jobs_list, results) if pack is not None else 0
     if multi is not None:
         results.append(multi.finish(results, mode))
     if backup is not None and not writes.remove_empty_dirs(backup):
         backup = None
     result = ConvertResult(target_name, str(src), str(out) if out else None, str(reports) if reports else None,
-                           mode, results, clock(), str(backup) if backup else None,
+                           str(mode), results, clock(), str(backup) if backup else None,
                            list(rule_paths), started, reused)
     return result  # the reports (result.report_dir) are written by the caller: torchport.convert, the cli
 

@@ -9,7 +9,8 @@ every file of the package, so an edited rule or table is a new key).  A re-run o
 nothing; after one file is edited, it converts that file (and any file whose project facts that edit changed).
 
 One pack per input folder and target, in `cache_root()/convert-<version>-py<XY>/`: a `marshal` file of plain
-data, written atomically at the end of a run with that run's entries only (older ones drop out).  A pack is
+data, written atomically at the end of a run with that run's entries only (older ones drop out); a pack no run
+has written for 30 days is removed.  A pack is
 read only when it and its folder belong to this user and no one else may write them (a pack's bytes become
 the converted files); a missing, foreign, stale or corrupt pack is an empty one.  Off with `--no-cache`, or
 TORCHPORT_NO_CACHE=1 (every cache), or TORCHPORT_NO_RESULT_CACHE=1 (this one only: the test suite sets it,
@@ -61,15 +62,13 @@ def _file_bytes(path) -> bytes:
         return b"<unreadable>"
 
 
-def run_key(target_ref: str, options) -> bytes:
+def run_key(target, options) -> bytes:
     """What every file's key shares: torchport, Python, the target, the rule files and the run's options
     (all but the project facts, which go into each file's key)."""
     h = hashlib.blake2b(digest_size=20)
-    for part in (__version__, sys.version, target_ref, _package_stamp()):
+    for part in (__version__, sys.version, target.name, target.path, _package_stamp(), _file_bytes(target.path)):
         h.update(part if isinstance(part, bytes) else part.encode("utf-8", "surrogateescape"))
         h.update(b"\0")
-    if target_ref.endswith(".toml"):
-        h.update(_file_bytes(target_ref))
     for rule_file in options.rule_files:
         h.update(str(rule_file).encode("utf-8", "surrogateescape") + b"\0" + _file_bytes(rule_file) + b"\0")
     h.update(repr((options.launch, options.own_packages, options.device_env, options.selection, options.similar,
@@ -85,9 +84,9 @@ def file_key(run: bytes, rel: str, kind: str, data: bytes, facts) -> bytes:
     return h.digest()
 
 
-def pack_path(src: Path, target_ref: str) -> Path:
+def pack_path(src: Path, target) -> Path:
     py = f"{sys.version_info.major}{sys.version_info.minor}"
-    name = hashlib.blake2b(f"{src.resolve()}\0{target_ref}".encode("utf-8", "surrogateescape"),
+    name = hashlib.blake2b(f"{src.resolve()}\0{target.name}\0{target.path}".encode("utf-8", "surrogateescape"),
                            digest_size=16).hexdigest()
     return cache_root() / f"convert-{__version__}-py{py}" / f"{name}.marshal"
 
@@ -130,6 +129,23 @@ def save(path: Path, run: bytes, entries: dict, stamps: dict) -> None:
             pass
 
 
+KEEP_DAYS = 30   # a pack no run has written for this long (a project converted once, long ago) is removed
+
+
+def prune(folder: Path) -> None:
+    """Remove the packs of the folder no run has written for KEEP_DAYS."""
+    import time
+
+    too_old = time.time() - KEEP_DAYS * 86400
+    try:
+        for entry in os.scandir(folder):
+            if entry.name.endswith(".marshal") and entry.is_file(follow_symlinks=False) \
+                    and entry.stat(follow_symlinks=False).st_mtime < too_old:
+                os.unlink(entry.path)
+    except OSError:
+        pass
+
+
 def _finding_tuple(f: Finding) -> tuple:
     return (f.file, f.line, f.end_line, f.rule, f.category, f.action, f.old, f.new, f.message, f.col, f.reasons)
 
@@ -155,9 +171,9 @@ def result(value: tuple) -> Optional[tuple]:
 class Pack:
     """The earlier results of one input and target, and this run's key for them."""
 
-    def __init__(self, src: Path, target_ref: str, options) -> None:
-        self.path = pack_path(src, target_ref)
-        self.run = run_key(target_ref, options)
+    def __init__(self, src: Path, target, options) -> None:
+        self.path = pack_path(src, target)
+        self.run = run_key(target, options)
         self.facts = options.project
         self.entries, self.stamps = load(self.path, self.run)
 
@@ -185,4 +201,5 @@ class Pack:
             entries[key] = value
             stamps[job[0].rel] = (job[0].size, job[0].mtime_ns, key)
         save(self.path, self.run, entries, stamps)
+        prune(self.path.parent)
         return reused

@@ -16,7 +16,7 @@ from typing import Optional
 
 from ..core import codes
 from ..core.pipeline import FileResult
-from ..backends import CONVERTED_KINDS, TARGET_KINDS, load_target
+from ..backends import CONVERTED_KINDS, TARGET_KINDS, Target, load_target
 from ..core.errors import UsageError
 from ..core import files as tree
 from ..core import edits, parallel, writes
@@ -68,7 +68,7 @@ class Options:
 class Converter:
     """Everything one run needs to convert one file, built once per process."""
 
-    def __init__(self, target: str, rule_files=(), *, options: Optional[Options] = None, **fields):
+    def __init__(self, target, rule_files=(), *, options: Optional[Options] = None, **fields):
         """options: an Options, or its fields as keywords (`Converter("npu", ["rules.toml"], similar=True)`)."""
         self.options = o = options if options is not None else Options(tuple(rule_files), **fields)
         self.target, self.user = self.inputs(target, o.rule_files)
@@ -87,9 +87,10 @@ class Converter:
             self.python.selection = self.shell.selection = o.selection
 
     @staticmethod
-    def inputs(target: str, rule_files=()):
-        """(Target, user rules): loaded and checked, a UsageError when they cannot be used for convert."""
-        loaded = load_target(target)
+    def inputs(target, rule_files=()):
+        """(Target, user rules): loaded (`target` a Target, or a name or .toml path) and checked, a UsageError when
+        they cannot be used for convert."""
+        loaded = target if isinstance(target, Target) else load_target(target)
         if loaded.kind not in CONVERTED_KINDS:
             raise UsageError(f"{loaded.name}: {TARGET_KINDS[loaded.kind]}; nothing to convert in Python "
                              f"(C++ extensions: torchport port-ext --to {loaded.name})")
@@ -313,13 +314,13 @@ def _process(entry, dst, backup, pre) -> ConvertedFile:
                                       stored_result(new, findings, lines, hunks, suppressed))
     if new is None:
         if mode == "write":
-            writes.write_file(dst, data, info)
+            writes.write_file(dst, data, info, keep_same=True)
         return ConvertedFile(rel, "unchanged", kind=kind, findings=findings, lines=lines, suppressed=suppressed,
                              reuse=reuse)
     result = ConvertedFile(rel, "converted", kind=kind, findings=findings, lines=lines, hunks=hunks,
                            suppressed=suppressed, reuse=reuse)
     if mode == "write":
-        writes.write_file(dst, new, info)
+        writes.write_file(dst, new, info, keep_same=True)
     elif mode == "in-place":
         writes.rewrite(entry.src, data, info, new, backup, backup_root)
         if info.st_nlink > 1:

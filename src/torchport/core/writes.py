@@ -33,14 +33,17 @@ class UnsafePath(OSError):
 
 
 def write_file(path: Path, data: bytes, like: Optional[os.stat_result] = None, exclusive: bool = False,
-               mode: Optional[int] = None) -> None:
+               mode: Optional[int] = None, keep_same: bool = False) -> None:
     """Write data to path atomically, with the permission bits (and, where allowed, the owner) of `like`,
-    else `mode`, else those of a new file (0666 less the umask)."""
+    else `mode`, else those of a new file (0666 less the umask).  `keep_same`: a plain file of this user with one
+    name, `like`'s permission bits and these bytes is left as it is (a re-run into its own output)."""
     path = Path(path)
     try:
         there: Optional[os.stat_result] = os.lstat(path)
     except FileNotFoundError:
         there = None
+    if keep_same and there is not None and like is not None and _holds(path, there, data, like):
+        return
     if there is not None and not exclusive and _is_device(path, there):  # -o /dev/null, /dev/stdout: written to
         with open(path, "wb") as f:
             f.write(data)
@@ -68,6 +71,20 @@ def write_file(path: Path, data: bytes, like: Optional[os.stat_result] = None, e
         if not done:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
+
+
+def _holds(path: Path, there: os.stat_result, data: bytes, like: os.stat_result) -> bool:
+    """Is the file at path (lstat `there`) a plain file of this user, with one name, like's permission bits and
+    exactly these bytes?"""
+    if not stat.S_ISREG(there.st_mode) or there.st_nlink != 1 or there.st_size != len(data) \
+            or there.st_uid != _UID or stat.S_IMODE(there.st_mode) != stat.S_IMODE(like.st_mode):
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as f:
+        return os.fstat(fd).st_ino == there.st_ino and f.read(len(data) + 1) == data
 
 
 def _is_device(path: Path, info: os.stat_result) -> bool:

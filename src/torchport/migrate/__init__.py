@@ -311,10 +311,10 @@ def migrate(path, target: str, output=None, *, force: bool = False, verify: Opti
     `python`: the interpreter whose installed libraries the project uses (default: this one);
     `runtime_shim`: entry scripts import the target's run-time mapping (for those libraries' CUDA code);
     `exclude` (globs) and `selection` (core/suppress.Selection): the project's settings, for every step."""
-    from ..analyze.api import analyze
+    from ..analyze.api import AnalyzeRequest, analyze
     from ..backends import load_target
-    from ..check.api import check
-    from ..converter.api import convert
+    from ..check.api import CheckRequest, check
+    from ..converter.api import ConvertRequest, convert
 
     src = Path(path)
     if not src.is_dir():
@@ -337,9 +337,11 @@ def migrate(path, target: str, output=None, *, force: bool = False, verify: Opti
                          "report; choose another output")
     start = time.perf_counter()
     started = time.strftime("%Y-%m-%dT%H:%M:%S")
-    analysis = analyze(src, [t.name], jobs=jobs, write_reports=False, python=python, exclude=exclude)
-    converted = convert(src, t.name, output, force=force, jobs=jobs, write_reports=False, runtime_shim=runtime_shim,
-                        exclude=list(exclude), selection=selection)
+    analysis = analyze(AnalyzeRequest(src, (t,), jobs=jobs, write_reports=False, python=python,
+                                      exclude=tuple(exclude)))
+    converted = convert(ConvertRequest(src, t, Path(output) if output else None, force=force, jobs=jobs,
+                                       write_reports=False, runtime_shim=runtime_shim, exclude=tuple(exclude),
+                                       selection=selection))
     out = Path(converted.output or output or "")
     result = MigrateResult(t.name, t.title, str(src), str(out), str(out / REPORT_FOLDER), analysis, converted,
                            started=started, runtime_shim=runtime_shim)
@@ -348,8 +350,8 @@ def migrate(path, target: str, output=None, *, force: bool = False, verify: Opti
     _port(result, t, jobs, exclude)
     # the project's files: an earlier run's report (--force) is not the project (`check OUT` reads its JSON files
     # too, and finds nothing in them: the counts agree, tests/test_migrate.py)
-    result.check = check([str(out)], t.name, root=str(out), jobs=jobs, exclude=[REPORT_FOLDER + "/", *exclude],
-                         selection=selection)
+    result.check = check(CheckRequest((str(out),), t, root=str(out), jobs=jobs,
+                                      exclude=(REPORT_FOLDER + "/", *exclude), selection=selection))
     if verify:
         result.verify = run_verify(t, verify, out, echo)
     result.items, result.merged = whats_left(result, t)
@@ -406,7 +408,7 @@ def renamed_files(result: MigrateResult) -> list:
 def _port(result: MigrateResult, t, jobs, exclude: tuple = ()) -> None:
     """port-ext on OUT's C++/CUDA sources (torchport's copies, in place; its backup of them is removed by the
     caller once the report is written), leaving what the project's settings exclude."""
-    from ..porting.api import DEFAULT_IGNORES, nothing_to_port, port, port_ext_targets
+    from ..porting.api import DEFAULT_IGNORES, PortRequest, nothing_to_port, port, port_ext_targets
 
     ignore = (*DEFAULT_IGNORES, *exclude)
 
@@ -423,15 +425,15 @@ def _port(result: MigrateResult, t, jobs, exclude: tuple = ()) -> None:
                             f"{t.kernel_advice}")
         return
     if t.cuda_kernels == "inventory":
-        result.port = port(result.output, t.name, write_reports=False, jobs=jobs, ignore=ignore)
+        result.port = port(PortRequest(Path(result.output), t, write_reports=False, jobs=jobs, ignore=ignore))
         inv = result.port.inventory
         result.port_note = (f"inventory: {counted(len(inv['kernels']), 'kernel')} in "
                             f"{counted(inv['cuda_files'], 'CUDA file')} to rewrite for {t.title}, "
                             f"{counted(len(inv['launches']), 'launch site')}, "
                             f"{counted(len(inv['python_calls']), 'Python call site')}")
         return
-    result.port = port(result.output, t.name, in_place=True, force=True, write_reports=False, jobs=jobs,
-                       ignore=ignore)
+    result.port = port(PortRequest(Path(result.output), t, in_place=True, force=True, write_reports=False,
+                                   jobs=jobs, ignore=ignore))
     totals = result.port.totals()
     result.port_note = (f"ported in place: {counted(totals['converted_refs'], 'reference')} converted, "
                         f"{totals['left_refs']} left, {totals['unsupported']} unsupported, "

@@ -14,13 +14,13 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from ..core import codes
 from ..core.pipeline import FileResult, guarded
 from . import native
 from .callsites import call_site_pattern, call_sites
-from ..backends import TARGET_KINDS, PortGlue, load_target, resolve_target_name, target_names
+from ..backends import TARGET_KINDS, PortGlue, Target, load_target, resolve_target_name, target_names
 from ..core import files as tree
 from ..core import parallel, writes
 from ..core.errors import UsageError
@@ -281,17 +281,54 @@ def _weight(job) -> int:
 
 
 # ------------------------------------------------------------------ run
-def port(path, target: str, output=None, *, maps=(), ignore=None, in_place: bool = False, diff: bool = False,
-         force: bool = False, report_dir=None, jobs: Optional[int] = None, write_reports: bool = True,
-         progress=None) -> PortResult:
-    """Port `path` (a file or folder) for `target`: a target whose `cuda_kernels` is "port" (musa, hip) is
+@dataclass(frozen=True)
+class PortRequest:
+    """One port-ext run: a file or folder, the (loaded) target, and how.  `maps`: user map files; `ignore`: globs
+    copied unchanged (None: DEFAULT_IGNORES); `in_place` (keeping a backup) or `diff` (writing nothing) instead
+    of a mirrored output; `report_dir` (default <output>_port_report)."""
+
+    input: Path
+    target: Target
+    output: Optional[Path] = None
+    maps: tuple = ()
+    ignore: Optional[tuple] = None
+    in_place: bool = False
+    diff: bool = False
+    force: bool = False
+    report_dir: Optional[Path] = None
+    jobs: Optional[int] = None
+    write_reports: bool = True
+    progress: Optional[Callable] = None   # progress(done, total)
+
+    @classmethod
+    def of(cls, path, target, output=None, **options) -> "PortRequest":
+        """A request from the keywords `torchport.port_ext` takes: the fields above, with `target` a name or alias
+        (loaded here) or a Target."""
+        if isinstance(target, str):
+            name = resolve_target_name(target)
+            if name not in port_ext_targets():
+                raise UsageError(f"port-ext does not cover {name}: its CUDA kernels are rewritten by hand (port-ext "
+                                 f"targets: {', '.join(port_ext_targets())})")
+            target = load_target(name)
+        for key in ("maps", "ignore"):
+            if options.get(key) is not None:
+                options[key] = tuple(options[key])
+        if options.get("report_dir") is not None:
+            options["report_dir"] = Path(options["report_dir"])
+        return cls(Path(path), target, Path(output) if output is not None else None, **options)
+
+
+def port(request: PortRequest) -> PortResult:
+    """Port the request's input for its target: a target whose `cuda_kernels` is "port" (musa, hip) is
     ported; "inventory" (npu, mlu) gets an inventory of the kernels to rewrite."""
-    target = resolve_target_name(target)
+    target, output, maps, ignore = request.target.ref, request.output, request.maps, request.ignore
+    in_place, diff, force, report_dir = request.in_place, request.diff, request.force, request.report_dir
+    jobs, write_reports, progress = request.jobs, request.write_reports, request.progress
     names = port_ext_targets()
     if target not in names:
         raise UsageError(f"port-ext does not cover {target}: its CUDA kernels are rewritten by hand (port-ext "
                          f"targets: {', '.join(names)})")
-    src = Path(path)
+    src = Path(request.input)
     if not src.exists():
         raise UsageError(f"input not found: {src}")
     if in_place and diff:
