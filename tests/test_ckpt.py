@@ -156,14 +156,15 @@ def test_fix_never_writes_over_its_input_however_it_is_spelled(project, spelling
 
 def test_export_never_writes_over_the_checkpoint_or_the_model_source(project):
     from torchport.core.errors import UsageError
-    from torchport.export import export_onnx
+    from torchport.export import ExportRequest, export_onnx
 
     tmp, _net = project
     source = (tmp / "models.py").read_text()
     with pytest.raises(UsageError, match="model's source"):
-        export_onnx(f"{tmp / 'models.py'}:build", tmp / "nosuch" / ".." / "models.py", [(1, 4)])
+        export_onnx(ExportRequest.of(f"{tmp / 'models.py'}:build", tmp / "nosuch" / ".." / "models.py", [(1, 4)]))
     with pytest.raises(UsageError, match="checkpoint it reads"):
-        export_onnx("models:build", tmp / "nosuch" / ".." / "cuda.pt", [(1, 4)], checkpoint=tmp / "cuda.pt")
+        export_onnx(ExportRequest.of("models:build", tmp / "nosuch" / ".." / "cuda.pt", [(1, 4)],
+                                     checkpoint=tmp / "cuda.pt"))
     assert (tmp / "models.py").read_text() == source and not (tmp / "nosuch").exists()
 
 

@@ -66,10 +66,10 @@ def migrate(path, target, output=None, **options):
     `<output>/torchport-report/`; see torchport.migrate.migrate."""
     import shutil
 
-    from .migrate import migrate as command
+    from .migrate import MigrateRequest, migrate as command
     from .report.migrate import write_migrate
 
-    result = command(path, target, output, **options)
+    result = command(MigrateRequest.of(path, target, output, **options))
     try:
         write_migrate(result, Path(result.report_dir))
     finally:

@@ -7,16 +7,16 @@ from .common import add_trust_options, output_path
 
 
 def run_onnx(args) -> int:
-    from ..export import DEFAULT_OPSET, export_onnx, parse_names, parse_shape
+    from ..export import DEFAULT_OPSET, ExportRequest, export_onnx, parse_names, parse_shape
 
     shapes = [parse_shape(s) for s in args.input_shape]
     dtypes = [d for text in args.dtype for d in text.split(",")]
-    result = export_onnx(args.model, args.output, shapes, checkpoint=args.checkpoint, dtypes=dtypes,
-                         opset=DEFAULT_OPSET if args.opset is None else args.opset,
-                         input_names=parse_names(args.input_names, "--input-names"),
-                         output_names=parse_names(args.output_names, "--output-names"),
-                         dynamic_axes=args.dynamic_axes, allow=args.allow, trust=args.trust, atol=args.atol,
-                         force=args.force)
+    result = export_onnx(ExportRequest.of(args.model, args.output, shapes, checkpoint=args.checkpoint, dtypes=dtypes,
+                                          opset=DEFAULT_OPSET if args.opset is None else args.opset,
+                                          input_names=parse_names(args.input_names, "--input-names"),
+                                          output_names=parse_names(args.output_names, "--output-names"),
+                                          dynamic_axes=args.dynamic_axes, allow=args.allow, trust=args.trust,
+                                          atol=args.atol, force=args.force))
     if result.checkpoint:
         cut = "".join(f", '{p}' cut from its keys" for p in result.stripped)
         print(f"loaded {printable(result.checkpoint)} (weights_only=True){cut}")

@@ -114,13 +114,48 @@ def _modules():
     return torch, onnx, onnxruntime
 
 
-def export_onnx(model: str, output, shapes, checkpoint=None, dtypes=(), opset: int = DEFAULT_OPSET,
-                input_names=(), output_names=(), dynamic_axes=(), allow=(), trust=(), atol: float = 1e-5,
-                force: bool = False, seed: int = 0) -> Exported:
-    """Build `model` ('pkg.mod:factory' or 'file.py:factory') on the CPU, load `checkpoint` into it, eval(),
-    export it to `output` for inputs of `shapes` (one shape tuple per input) and verify the result."""
+@dataclass(frozen=True)
+class ExportRequest:
+    """One ONNX export: `model` ('pkg.mod:factory' or 'file.py:factory') built on the CPU, `checkpoint` loaded
+    into it (`allow`/`trust`: the pickled globals its loader may build, see ckpt), exported to `output` for
+    inputs of `shapes` (one shape tuple per input, of `dtypes`: one for each, or one for all), then checked
+    against the model within `atol` on random inputs drawn with `seed`."""
+
+    model: str
+    output: Path
+    shapes: tuple
+    checkpoint: Optional[Path] = None
+    dtypes: tuple = ()
+    opset: int = DEFAULT_OPSET
+    input_names: tuple = ()
+    output_names: tuple = ()
+    dynamic_axes: tuple = ()
+    allow: tuple = ()
+    trust: tuple = ()
+    atol: float = 1e-5
+    force: bool = False
+    seed: int = 0
+
+    @classmethod
+    def of(cls, model: str, output, shapes, **options) -> "ExportRequest":
+        """A request from the keywords the fields above name (lists or tuples)."""
+        for key in ("dtypes", "input_names", "output_names", "dynamic_axes", "allow", "trust"):
+            if key in options:
+                options[key] = tuple(options[key] or ())
+        if options.get("checkpoint") is not None:
+            options["checkpoint"] = Path(options["checkpoint"])
+        return cls(model, Path(output), tuple(tuple(s) for s in shapes), **options)
+
+
+def export_onnx(request: ExportRequest) -> Exported:
+    """Build the request's model on the CPU, load its checkpoint, eval(), export it to ONNX and verify the
+    result; nothing is written unless every check passed."""
     from .. import ckpt
 
+    model, output, shapes, checkpoint = request.model, request.output, list(request.shapes), request.checkpoint
+    dtypes, opset, input_names, output_names = request.dtypes, request.opset, request.input_names, request.output_names
+    dynamic_axes, allow, trust, atol = request.dynamic_axes, request.allow, request.trust, request.atol
+    force, seed = request.force, request.seed
     out = Path(output)
     if out.exists() and not force:
         raise UsageError(f"{out} exists (use --force to replace it)")

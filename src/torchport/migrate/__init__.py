@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from ..backends import Target
 from ..core import codes
 from ..core import files as tree
 from ..core.errors import UsageError
@@ -303,26 +304,61 @@ class MigrateResult:
 
 
 # ------------------------------------------------------------------ the run
-def migrate(path, target: str, output=None, *, force: bool = False, verify: Optional[list] = None,
-            jobs: Optional[int] = None, echo: Optional[Callable[[str], None]] = None, python: Optional[str] = None,
-            runtime_shim: bool = False, exclude: tuple = (), selection=None) -> MigrateResult:
-    """Migrate the project at `path` for `target` into `output` (default: convert's, `<name>_<target>` beside
-    it); `verify`: a command (argv) to run in the output afterwards; `echo` gets its output lines as they come;
-    `python`: the interpreter whose installed libraries the project uses (default: this one);
-    `runtime_shim`: entry scripts import the target's run-time mapping (for those libraries' CUDA code);
-    `exclude` (globs) and `selection` (core/suppress.Selection): the project's settings, for every step."""
-    from ..analyze.api import AnalyzeRequest, analyze
-    from ..backends import load_target
-    from ..check.api import CheckRequest, check
-    from ..converter.api import ConvertRequest, convert
+@dataclass(frozen=True)
+class MigrateRequest:
+    """One migration: the project folder at `input` for `target` into `output` (default: convert's,
+    `<name>_<target>` beside it); `verify`: a command (argv) to run in the output afterwards, `echo` getting its
+    output lines as they come; `python`: the interpreter whose installed libraries the project uses (default:
+    this one); `runtime_shim`: entry scripts import the target's run-time mapping (for those libraries' CUDA
+    code); `exclude` (globs) and `selection` (core/suppress.Selection): the project's settings, for every step."""
 
-    src = Path(path)
+    input: Path
+    target: Target                    # loaded once, and handed to every step
+    output: Optional[Path] = None
+    force: bool = False
+    verify: Optional[tuple] = None
+    jobs: Optional[int] = None
+    echo: Optional[Callable[[str], None]] = None
+    python: Optional[str] = None
+    runtime_shim: bool = False
+    exclude: tuple = ()
+    selection: Optional[object] = None
+
+    @classmethod
+    def of(cls, path, target, output=None, **options) -> "MigrateRequest":
+        """A request from the keywords `torchport.migrate` takes (the fields above)."""
+        from ..backends import load_target
+
+        _project_folder(Path(path))   # said before an unknown target
+        if options.get("verify") is not None:
+            options["verify"] = tuple(options["verify"])
+        options["exclude"] = tuple(options.get("exclude") or ())
+        loaded = target if isinstance(target, Target) else load_target(target)
+        return cls(Path(path), loaded, Path(output) if output else None, **options)
+
+
+def _project_folder(src: Path) -> Path:
+    """src, when it is a project folder migrate can write a report for; else a UsageError saying why."""
     if not src.is_dir():
         raise UsageError(f"migrate needs a project folder: {src}" + (" is a file" if src.exists() else " not found"))
     if (src / REPORT_FOLDER).exists():
         raise UsageError(f"{src / REPORT_FOLDER} exists in the project: it is where migrate writes its report; "
                          "rename it")
-    t = load_target(target)
+    return src
+
+
+def migrate(request: MigrateRequest) -> MigrateResult:
+    """analyze -> convert -> port-ext -> check (-> verify) as the request says."""
+    from ..analyze.api import AnalyzeRequest, analyze
+    from ..check.api import CheckRequest, check
+    from ..converter.api import ConvertRequest, convert
+
+    path, target, output, force, verify = (request.input, request.target, request.output, request.force,
+                                           list(request.verify) if request.verify is not None else None)
+    jobs, echo, python, runtime_shim = request.jobs, request.echo, request.python, request.runtime_shim
+    exclude, selection = request.exclude, request.selection
+    src = _project_folder(Path(path))
+    t = target
     if t.kind == "port-only":
         raise UsageError(f"migrate does not cover {t.name}: convert has nothing to write for it; use "
                          f"`torchport port-ext --to {t.name}`")
