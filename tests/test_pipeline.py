@@ -5,6 +5,7 @@ import pytest
 from test_convert_safety import _patch_reference_checker
 
 import torchport
+import torchport.api
 from torchport.analyze.api import AnalyzeRequest
 from torchport.analyze.api import analyze as analyze_request
 from torchport.api import check  # the keyword form: torchport.check.api.CheckRequest.of
@@ -98,3 +99,37 @@ def test_mode_from_switches():
     assert Mode.WRITE.writes and not Mode.DRY_RUN.writes
     with pytest.raises(UsageError, match="only one"):
         Mode.of(in_place=True, diff=True)
+
+
+def test_every_command_result_is_what_its_report_writers_read(tmp_path):
+    """The report writers read results only through core.pipeline's protocols (no getattr): each command's result
+    has every attribute and method its protocol names, and those of the others it must not be taken for."""
+    from dataclasses import fields, is_dataclass
+
+    from torchport.core import pipeline
+
+    src = tmp_path / "p"
+    src.mkdir()
+    (src / "a.py").write_text("import torch\nx = torch.ones(2).cuda()\n")
+    (src / "k.cu").write_text("__global__ void k(float* x) { x[0] = 1; }\n")
+    results = {
+        "convert": (torchport.api.convert(src, "npu", tmp_path / "c", write_reports=False), pipeline.ConvertedTree),
+        "port-ext": (port_api.port(port_api.PortRequest.of(src, "musa", tmp_path / "m", write_reports=False)),
+                     pipeline.PortedTree),
+        "analyze": (analyze(src, ["npu"], write_reports=False), pipeline.AssessedTree),
+        "check": (check(str(src), "npu"), pipeline.FoundResult),
+    }
+
+    def names(protocol) -> set:
+        return {n for klass in protocol.__mro__ if klass.__module__ == pipeline.__name__
+                for n in list(getattr(klass, "__annotations__", {})) + [k for k, v in vars(klass).items()
+                                                                        if callable(v) or isinstance(v, property)]
+                if not n.startswith("_")}
+
+    for command, (result, protocol) in results.items():
+        assert isinstance(result, protocol), command
+        held = {f.name for f in fields(result)} if is_dataclass(result) else set()
+        missing = {n for n in names(protocol) if n not in held and not hasattr(type(result), n)}
+        assert not missing, (command, missing)
+    assert not isinstance(results["check"][0], pipeline.TreeResult)
+    assert not isinstance(results["analyze"][0], pipeline.TreeResult)

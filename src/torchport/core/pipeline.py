@@ -6,13 +6,15 @@
   destination: it could not be read, decoded, parsed or written), an internal error (torchport failed on it: a
   bug, with the traceback kept) or skipped.  A file's outcome never stops the run: `guarded` turns an exception
   in a command's per-file work into that file's internal error, and the rest of the tree goes on.
-- `RunResult`: what a command returns and the report writers and the exit policy read.
+- `RunResult`: what a command returns and the report writers and the exit policy read; `FoundResult`, `TreeResult`,
+  `ConvertedTree`, `PortedTree` and `AssessedTree` add what the convert, port-ext and analyze writers read
+  besides (report/ reads results only through these).
 """
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Callable, Protocol, TypeVar
+from typing import Any, Callable, Optional, Protocol, TypeVar, runtime_checkable
 
 from . import codes
 from .finding import ERROR, FAILED, Finding
@@ -113,14 +115,89 @@ class FileResult:
         return outcome(self.status, self.findings)
 
 
+@runtime_checkable
 class RunResult(Protocol):
-    """What convert, analyze, check and port-ext return."""
+    """What convert, analyze, check and port-ext return, and what every report writer reads: the files, the
+    run's figures and its JSON form."""
 
     files: list
-
-    @property
-    def findings(self) -> list: ...
 
     def summary(self) -> dict: ...
 
     def to_dict(self) -> dict: ...
+
+
+@runtime_checkable
+class FoundResult(RunResult, Protocol):
+    """A run for one target (convert, check, port-ext): also its findings, in file order."""
+
+    @property
+    def findings(self) -> list: ...
+
+
+@runtime_checkable
+class TreeResult(FoundResult, Protocol):
+    """A run that rewrites files (convert, port-ext): where it read and wrote, and each file's text before and
+    after, read back from where the run left them (None when they cannot be)."""
+
+    target: str
+    input: str
+    output: Optional[str]
+    mode: str
+    backup: Optional[str]
+
+    def texts(self, r: FileResult) -> Optional[tuple]: ...
+
+
+@runtime_checkable
+class ConvertedTree(TreeResult, Protocol):
+    """convert's result: also when it started and the findings suppressed (`# torchport: ignore`,
+    --select/--ignore)."""
+
+    started: str
+
+    @property
+    def suppressed(self) -> list: ...
+
+
+@runtime_checkable
+class PortedTree(TreeResult, Protocol):
+    """port-ext's result: also the mapping it used, its totals and API counts, and an inventory (npu, mlu)."""
+
+    map_source: str
+    user_maps: list
+    inventory: dict
+
+    def totals(self) -> dict: ...
+
+    def api_counts(self) -> tuple: ...
+
+
+@runtime_checkable
+class AssessedTree(RunResult, Protocol):
+    """analyze's result: the targets, each one's readiness, the C++ scan, the touchpoints, what each target
+    lacks, and a file's text for the report's excerpts (None when it cannot be read)."""
+
+    input: str
+    started: str
+    targets: list
+    torch_version: Optional[str]
+    native: Any
+    readiness: dict
+    data: dict                        # target -> the versions of the data used
+    libraries: Any                    # the installed libraries the project calls, or None
+
+    @property
+    def common(self) -> list: ...
+
+    def advice(self, target: str) -> list: ...
+
+    def unknown_apis(self) -> list: ...
+
+    def package_of(self, finding: Any) -> Any: ...
+
+    def touchpoints(self) -> list: ...
+
+    def unsupported(self, target: str) -> list: ...
+
+    def source(self, rel: str) -> Optional[str]: ...

@@ -68,6 +68,10 @@ class PortResult:
     def findings(self) -> list:
         return [f for r in self.files for f in r.findings]
 
+    def summary(self) -> dict:
+        """The run's figures (core.pipeline.RunResult): its totals."""
+        return self.totals()
+
     def totals(self) -> dict:
         converted, left = Counter(), Counter()
         for r in self.files:

@@ -21,12 +21,13 @@ from ..core.names import md_cell, md_code, printable
 from ..core.words import counted
 from ..core.files import REPORT_MARKER
 from ..core.finding import ADVICE, CHANGES, DELETE, ERROR, INSERT, MODIFY, UNSUPPORTED
+from ..core.pipeline import ConvertedTree
 from .wording import describe
 
 FILES = ("report.md", "change_list.csv", "unsupported_api.csv", "report.json", "torchport.log", "report.html")
 
 
-def write_all(result, folder: Path) -> None:
+def write_all(result: ConvertedTree, folder: Path) -> None:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     writes.write_text(folder / REPORT_MARKER, "written by torchport\n")
@@ -67,7 +68,7 @@ def _table(header, rows) -> list:
     return lines
 
 
-def markdown(result) -> str:
+def markdown(result: ConvertedTree) -> str:
     s = result.summary()
     findings = result.findings
     out = [f"# torchport conversion report: {printable(result.target)}", ""]
@@ -96,12 +97,12 @@ def markdown(result) -> str:
          ("No.", "File", "Description", "Rule"), lambda f: (describe(f), f.rule)),
     )
     for title, note, actions, header, cells in sections:
-        rows = [f for f in findings if f.action in actions] if actions else list(getattr(result, "suppressed", ()))
+        rows = [f for f in findings if f.action in actions] if actions else list(result.suppressed)
         if not rows:
             continue
         out += [f"## {title} ({len(rows)})", "", note, ""]
         out += _table(header, [(i, f"{printable(f.file)}:{f.line}", *cells(f)) for i, f in enumerate(rows, 1)]) + [""]
-    mentions = [r.path for r in result.files if getattr(r, "mentions_cuda", False)]
+    mentions = [r.path for r in result.files if r.mentions_cuda]
     if mentions:
         out += [f"## Other files that mention CUDA ({len(mentions)})", "",
                 "Copied unchanged and not converted (documentation, configs, Dockerfiles, requirements...): "
@@ -111,7 +112,7 @@ def markdown(result) -> str:
     return "\n".join(out)
 
 
-def log_text(result) -> str:
+def log_text(result: ConvertedTree) -> str:
     """torchport.log: one line per file and per finding (names and messages escaped: one line each)."""
     lines = [f"torchport convert --to {printable(result.target)} {printable(result.input)} ({result.mode})"]
     for r in result.files:
@@ -120,7 +121,7 @@ def log_text(result) -> str:
             what = printable(describe(f) if f.action in CHANGES else f.old)
             lines.append(f"    {printable(f.file)}:{f.line}: {f.rule} {f.action}: {what}"
                          + (f" -- {printable(f.message)}" if f.message else ""))
-        if getattr(r, "trace", ""):
+        if r.trace:
             lines.extend("    | " + line for line in r.trace.rstrip().splitlines())
     s = result.summary()
     lines.append(f"done: {counted(s['files'], 'file')}, {counted(s['changes'], 'change')}, {s['unsupported']} "

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ..core import codes
 from ..core import writes
+from ..core.pipeline import AssessedTree
 from ..core.files import REPORT_MARKER
 from ..kb.packages import packages
 from ..core.names import md_code, printable
@@ -33,7 +34,7 @@ def _rows(findings, tips=lambda f: f.message):
     return [(f.file, f.line, f.end_line, f.old, tips(f)) for f in findings]
 
 
-def write_analysis(result, folder: Path) -> None:
+def write_analysis(result: AssessedTree, folder: Path) -> None:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     writes.write_text(folder / REPORT_MARKER, "written by torchport\n")
@@ -82,7 +83,7 @@ def library_section(scan, targets) -> list:
     return out
 
 
-def markdown(result) -> str:
+def markdown(result: AssessedTree) -> str:
     s = result.summary()
     out = [f"# torchport analysis: {md_code(result.input)}", "",
            f"- files: {s['files']} ({s['python_files']} Python), lines read (C++ and configs too): {s['lines']}, "

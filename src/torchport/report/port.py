@@ -13,20 +13,21 @@ import json
 from pathlib import Path
 
 from ..core import codes
+from ..core.pipeline import PortedTree
 from ..core import writes
 from ..core.files import REPORT_MARKER
 from ..core.names import md_code, printable
 from . import _csv, _table
 
 
-def write_port(result, folder: Path) -> None:
+def write_port(result: PortedTree, folder: Path) -> None:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     writes.write_text(folder / REPORT_MARKER, "written by torchport\n")
     writes.write_text(folder / "port_report.json", json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
     writes.write_text(folder / "port_report.md", markdown(result))
     converted, left = result.api_counts()
-    mapping = {}
+    mapping: dict = {}
     for f in result.findings:
         if f.rule in (codes.TP950.id, codes.TP951.id):
             mapping.setdefault(f.old, f.new)
@@ -40,7 +41,7 @@ def write_port(result, folder: Path) -> None:
     write(folder, port_html(result))
 
 
-def markdown(result) -> str:
+def markdown(result: PortedTree) -> str:
     out = [f"# torchport port-ext: {printable(result.target)}", "", f"- input: {md_code(result.input)}",
            f"- output: {md_code(result.output or result.mode)}"]
     if result.map_source:

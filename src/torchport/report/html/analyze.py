@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ...core.finding import ADVICE, ERROR
+from ...core.pipeline import AssessedTree
 from ...core.version import __version__
 from ...core.words import counted
 from ..assessment import READINESS_HEADER, readiness_rows, touchpoint_group
@@ -13,7 +14,7 @@ from .findings import MAX_LIST_ROWS, action_cell, filters, finding_list
 from .layout import _e, cards, document, table
 
 
-def analysis_html(result) -> str:
+def analysis_html(result: AssessedTree) -> str:
     """The page of an AnalysisResult; file texts come through its `source(relative path)`."""
     s = result.summary()
 
@@ -28,9 +29,8 @@ def analysis_html(result) -> str:
     for f in touch + [f for _, f in unsupported] + errors:
         by_file.setdefault(f.file, {})[id(f)] = f
     files = Files(group)
-    source = getattr(result, "source", None)
     for rel in sorted(by_file):
-        text = source(rel) if source else None
+        text = result.source(rel)
         files.add(_e(rel), list(by_file[rel].values()), text)
 
     body = [cards([("files", "files", s["files"], "muted"), ("python_files", "Python files", s["python_files"], "muted"),

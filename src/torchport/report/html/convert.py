@@ -2,6 +2,7 @@
 side by side (files left unchanged: excerpts around their findings)."""
 from __future__ import annotations
 
+from ...core.pipeline import ConvertedTree
 from ...core.version import __version__
 from .files import Files
 from .findings import filters, group_lists
@@ -15,19 +16,18 @@ CONVERT_NOTES = {
 }
 
 
-def convert_html(result) -> str:
+def convert_html(result: ConvertedTree) -> str:
     """The page of a ConvertResult; the file texts come through its `texts(file result)`."""
     s = result.summary()
     findings = result.findings
     files = Files()
-    texts = getattr(result, "texts", None)
     for r in result.files:
         changed = r.status in ("converted", "created")
         if not changed and not r.findings:
             continue
-        pair = texts(r) if texts else None
+        pair = result.texts(r)
         old, new = pair if pair else (None, None)
-        files.add(_e(r.path), r.findings, old, new, badges=(r.status,), hunks=getattr(r, "hunks", None))
+        files.add(_e(r.path), r.findings, old, new, badges=(r.status,), hunks=r.hunks)
     body = [cards([("files", "files", s["files"], "muted"), ("changes", "changes", s["changes"], "change"),
                    ("unsupported", "unsupported", s["unsupported"], "unsupported"),
                    ("advice", "to review", s["advice"], "advice"), ("errors", "errors", s["errors"], "error"),

@@ -3,6 +3,7 @@ side by side; for npu/mlu (mode inventory) the kernels, launch sites, ops and Py
 from __future__ import annotations
 
 from ...core import codes
+from ...core.pipeline import PortedTree
 from ...core.version import __version__
 from .files import Files
 from .findings import MAX_LIST_ROWS, filters, group_lists
@@ -24,7 +25,7 @@ def _port_category(f) -> str:
     return f.rule if f.category == "port" else f.category   # every port-ext rule has category "port"
 
 
-def port_html(result) -> str:
+def port_html(result: PortedTree) -> str:
     """The page of a PortResult; the file texts come through its `texts(file result)`."""
     meta = [("input", result.input), ("output", result.output or result.mode), ("mode", result.mode),
             ("mapping", result.map_source + (f" + {', '.join(result.user_maps)}" if result.user_maps else "")),
@@ -35,11 +36,10 @@ def port_html(result) -> str:
     t = result.totals()
     findings = result.findings
     files = Files(_port_category)
-    texts = getattr(result, "texts", None)
     for r in result.files:
         if r.status != "ported" and not r.findings:
             continue
-        pair = texts(r) if texts else None
+        pair = result.texts(r)
         old, new = pair if pair else (None, None)
         name = _e(r.path) + (f" &rarr; {_e(r.output)}" if r.output != r.path else "")
         files.add(name, r.findings, old, new, badges=(r.status,), new_side=_new_side)
