@@ -106,7 +106,8 @@ def _from_pyproject(text: str) -> list:
 
 
 def _find_line(lines: list, text: str) -> int:
-    key = _REQ_NAME.match(text).group(1) if _REQ_NAME.match(text) else text
+    m = _REQ_NAME.match(text)
+    key = m.group(1) if m else text
     for n, line in enumerate(lines, 1):
         if key in line:
             return n

@@ -30,7 +30,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Union, cast
 
 from ..core.errors import UsageError
 from ..core.finding import CHANGES, UNSUPPORTED
@@ -131,7 +131,7 @@ class Use:
 class Definition:
     module: str
     path: Path
-    node: ast.AST                  # FunctionDef, AsyncFunctionDef or ClassDef
+    node: ast.stmt                 # FunctionDef, AsyncFunctionDef or ClassDef
 
 
 # ------------------------------------------------------------------ the interpreter's path
@@ -240,11 +240,11 @@ class Modules:
     def source(self, path: Path) -> str:
         return path.read_text(encoding="utf-8", errors="replace")
 
-    def symbols(self, module: str, path: Path) -> dict:
+    def symbols(self, module: str, path: Path) -> dict[str, Union[ast.stmt, str]]:
         """{name: a definition node, or the qualified name an import or assignment binds it to}: the module's
         top-level names (a definition wins over an import of the same name)."""
         if path not in self._symbols:
-            table: dict = {}
+            table: dict[str, Union[ast.stmt, str]] = {}
             tree = self.tree(path)
             for stmt in _top_level(tree.body if tree is not None else []):
                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -370,7 +370,7 @@ def project_uses(rel: str, tree: ast.Module, own: set, skip=FRAMEWORK) -> list:
         root, _, tail = dotted.partition(".")
         if root not in bound:
             continue
-        value = node
+        value: ast.expr = node
         while isinstance(value, ast.Attribute):   # the chain's parts are this use, not uses of their own
             value = value.value
             inner.add(id(value))
@@ -380,8 +380,28 @@ def project_uses(rel: str, tree: ast.Module, own: set, skip=FRAMEWORK) -> list:
     return uses
 
 
+def _stdlib_names() -> frozenset:
+    """The standard library's top-level modules (sys.stdlib_module_names; on Python 3.9, its folder's listing and
+    the modules built into the interpreter)."""
+    names = getattr(sys, "stdlib_module_names", None)
+    if names is not None:
+        return frozenset(names)
+    import sysconfig
+
+    folder = Path(sysconfig.get_paths()["stdlib"])
+    listed = {p.name[:-3] if p.name.endswith(".py") else p.name for p in folder.iterdir()
+              if p.name.endswith(".py") or (p / "__init__.py").is_file()}
+    dynload = folder / "lib-dynload"
+    if dynload.is_dir():
+        listed |= {p.name.split(".")[0] for p in dynload.iterdir()}
+    return frozenset(listed | set(sys.builtin_module_names))
+
+
+STDLIB = _stdlib_names()
+
+
 def _library(top: str, own: set, skip) -> bool:
-    return top not in own and top not in skip and top not in sys.stdlib_module_names and not top.startswith("_")
+    return top not in own and top not in skip and top not in STDLIB and not top.startswith("_")
 
 
 # ------------------------------------------------------------------ reached code
@@ -398,9 +418,9 @@ def _defaults(node) -> list:
     out = []
     for i, default in enumerate(args.defaults, len(positional) - len(args.defaults)):
         out.append((positional[i].arg, i - skip, default))
-    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
-        if default is not None:
-            out.append((arg.arg, -1, default))
+    for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults):
+        if kw_default is not None:
+            out.append((arg.arg, -1, kw_default))
     return out
 
 
@@ -421,7 +441,7 @@ def _references(node) -> list:
     for n in ast.walk(node):
         if id(n) in inner or not isinstance(n, (ast.Name, ast.Attribute)) or not isinstance(n.ctx, ast.Load):
             continue
-        value = n
+        value: ast.expr = n
         while isinstance(value, ast.Attribute):
             value = value.value
             inner.add(id(value))
@@ -429,11 +449,11 @@ def _references(node) -> list:
     return out
 
 
-def compared_strings(tree: ast.Module) -> set:
+def compared_strings(tree: ast.Module) -> dict[int, list[tuple[int, Optional[int]]]]:
     """{line: [(start, end) columns]} of the one-line strings a comparison tests a value against (`device_type ==
     "cuda"` in a table of names, onnxruntime's get_ort_device_type): a question, which runs anywhere, not a use
     of CUDA."""
-    spans: dict = {}
+    spans: dict[int, list[tuple[int, Optional[int]]]] = {}
     for c in ast.walk(tree):
         if isinstance(c, ast.Compare):
             for side in (c.left, *c.comparators):
@@ -452,7 +472,7 @@ def guarded_lines(tree: ast.Module) -> set:
             test = ast.unparse(n.test)
             if "cuda" in test and ("is_available" in test or "device_count" in test):
                 body = n.body if isinstance(n, ast.If) else [n.body]
-                lines.update(range(body[0].lineno, body[-1].end_lineno + 1))
+                lines.update(range(body[0].lineno, cast(int, body[-1].end_lineno) + 1))   # set on parsed nodes
     return lines
 
 
@@ -505,7 +525,8 @@ class Reacher:
             return self._reached[key]
         top = start.module.split(".")[0]
         seen = {key}
-        out, level = [(start, None)], [start]
+        out: list[tuple[Definition, Optional[Arguments]]] = [(start, None)]
+        level = [start]
         for _ in range(CALL_DEPTH):
             below = []
             for d in level:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import bisect
 import re
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from ..core.version import __version__
@@ -107,7 +108,8 @@ def fixes(result: CheckResult) -> dict:
             if id(f) in reported and id(f) not in carried:
                 items.append((f.line, f.end_line, None, f))
         items.sort(key=lambda it: (it[0], it[1]))
-        blocks, end = [], 0
+        blocks: list[list[tuple]] = []   # runs of items whose lines overlap
+        end = 0
         for it in items:
             if blocks and it[0] <= end:
                 blocks[-1].append(it)
@@ -123,7 +125,7 @@ def fixes(result: CheckResult) -> dict:
             owner = min(owners, key=lambda f: (f.line, f.col, f.rule))
             # kept edits are in the order convert applies them; touching ones (several insertions at one
             # offset, an insertion before a replacement) become one replacement, so no two regions touch
-            spans = []
+            spans: list[list[Any]] = []   # [start, end, new text], the last one grown in place
             for e in (e for e in edits if id(e) in in_block):
                 if spans and spans[-1][1] == e.start:
                     spans[-1][1:] = [e.end, spans[-1][2] + e.text]

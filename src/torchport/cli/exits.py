@@ -12,9 +12,11 @@ Commands that run a program (`run`, `sim`, `profile`, `ops record`, `debug`) ret
 """
 from __future__ import annotations
 
+import io
 import os
 import sys
 from collections.abc import Callable
+from typing import cast
 
 from ..core.errors import UsageError
 from ..core.names import printable
@@ -81,7 +83,7 @@ def escape_undecodable_output() -> None:
     """A file name that is not UTF-8 holds surrogates (`\\udcff`); in JSON output they are written as that
     escape (valid JSON, the exact name) instead of failing (a strict locale) or writing the raw byte (C.UTF-8)."""
     if sys.stdout is sys.__stdout__ and hasattr(sys.stdout, "reconfigure"):
-        sys.stdout.reconfigure(errors="backslashreplace")
+        cast(io.TextIOWrapper, sys.stdout).reconfigure(errors="backslashreplace")   # the real stdout: not None
 
 
 def flush_stdout() -> None:
@@ -98,7 +100,7 @@ def silence_stdout() -> None:
         return
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, cast(io.TextIOWrapper, sys.stdout).fileno())   # the real stdout, whose pipe broke
         os.close(devnull)
     except (OSError, ValueError):
         pass

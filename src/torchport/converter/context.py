@@ -12,7 +12,7 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass, field, replace
-from typing import Callable, Optional
+from typing import Callable, Optional, Union, cast
 
 from ..core import edits as edit_ops
 from ..core.edits import Edit
@@ -71,7 +71,8 @@ def resolve(bindings: dict, node) -> Optional[str]:
 
 
 class FileContext:
-    def __init__(self, path: str, source: str, api: ApiMap, newline: str = "\n", line_starts=None):
+    def __init__(self, path: str, source: str, api: ApiMap, newline: str = "\n",
+                 line_starts: Optional[list[int]] = None):
         self.path = path
         self.source = source
         self.api = api
@@ -151,7 +152,7 @@ class FileContext:
         """Module-level import bindings by the name they import (the first of equals), built once per file."""
         key = (id(self.bindings), len(self.bindings))  # bindings are set once per file, before the walk
         if getattr(self, "_spell_key", None) != key:
-            self._spell_index = {}
+            self._spell_index: dict[str, Binding] = {}
             for b in self.all_bindings():
                 if b.scope is None:
                     self._spell_index.setdefault(b.qualname, b)
@@ -184,7 +185,7 @@ class FileContext:
         while i < end:
             c = s[i]
             if c == "#":
-                m = _LINE_REST.match(s, i)
+                m = cast("re.Match[str]", _LINE_REST.match(s, i))   # [^\r\n]* matches anywhere
                 i = m.end()
             elif c in " \t\f\r\n\\":
                 i += 1
@@ -207,7 +208,7 @@ class FileContext:
     def arguments_end(self, call: ast.Call) -> int:
         """Where a new last argument goes: after the last argument and any parentheses around it, before a
         trailing comma or comment; just after the `(` when there are no arguments."""
-        nodes = [*call.args, *call.keywords]
+        nodes: list[Union[ast.expr, ast.keyword]] = [*call.args, *call.keywords]
         if not nodes:
             return self.call_open(call)
         last = max(nodes, key=lambda n: (n.end_lineno, n.end_col_offset))

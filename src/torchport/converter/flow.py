@@ -12,7 +12,10 @@ call results, other files): a name bound in a way not seen here just has fewer k
 from __future__ import annotations
 
 import ast
-from typing import Optional, TypeGuard
+from typing import TYPE_CHECKING, Optional, cast
+
+if TYPE_CHECKING:  # typing.TypeGuard is Python 3.10+; the annotation is never evaluated
+    from typing import TypeGuard
 
 SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -92,7 +95,7 @@ class _ScopeIndex:
     """One walk over a scope's own nodes, kept on the scope node: who is read, bound and assigned what.
     Built once per scope, so asking about every assignment of a long module stays linear."""
 
-    def __init__(self, scope):
+    def __init__(self, scope: ast.AST) -> None:
         self.loads: dict = {}      # name -> [Name nodes reading it]
         self.bound = set(_parameters(scope))
         self.values: dict = {}     # name -> [expressions it is bound to]
@@ -173,7 +176,7 @@ def lookups(parents: dict, mapping) -> list:
         targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
         scope = scope_of(parents, parent)
         holders += [use for t in targets if isinstance(t, ast.Name) for use in reads(scope, t.id)]
-    found = []
+    found: list[tuple[ast.expr, ast.expr]] = []
     for holder in holders:
         outer = parents.get(id(holder))
         if isinstance(outer, ast.Subscript) and outer.value is holder:
@@ -235,7 +238,8 @@ def loop_slot(parents: dict, child, parent, slot_of, kinds):
     if not isinstance(parent.target, ast.Name):
         return ""
     loop = parent if not isinstance(parent, ast.comprehension) else parents.get(id(parent))
-    found = {slot_of(n) for n in ast.walk(loop)
+    # a comprehension is always inside an expression of the parent map: loop is never None
+    found = {slot_of(n) for n in ast.walk(cast(ast.AST, loop))
              if isinstance(n, ast.Name) and n.id == parent.target.id and isinstance(n.ctx, ast.Load)}
     return next((k for k in kinds if k in found), "")
 

@@ -16,11 +16,11 @@ assignment, and the test stops matching.  A group joins, within a file:
 from __future__ import annotations
 
 import ast
-from typing import Optional
+from typing import Optional, cast
 
 from .flow import binding_scope, enclosing_class, is_self_attribute, scope_of, sources
 
-Key = tuple
+Key = tuple[int, str]   # (id of the scope binding a name, or of the class for `self.<attr>`; the name)
 # values through which `sources` finds strings or variables (a call's result, an arithmetic value: neither)
 _FLOWING = (ast.IfExp, ast.BoolOp, ast.Tuple, ast.List, ast.Set, ast.Subscript, ast.Call, ast.BinOp)
 
@@ -50,8 +50,9 @@ class Groups:
             elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) \
                     and isinstance(node.iter, (ast.Tuple, ast.List, ast.Set)):
                 key = self.key(node.target)
-                for element in node.iter.elts if key is not None else ():
-                    self._bind(key, element)
+                if key is not None:
+                    for element in node.iter.elts:
+                        self._bind(key, element)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 args = node.args
                 positional = args.posonlyargs + args.args
@@ -125,7 +126,7 @@ class Groups:
         if isinstance(op, (ast.In, ast.NotIn)):
             key = self.key(left)
             if key is not None and isinstance(right, ast.Name):   # `flag in SUPPORTED`: the two are one group
-                self._union(key, self.key(right))
+                self._union(key, cast(Key, self.key(right)))   # a Name always has a key
             elif key is not None:
                 for element in self._elements(right):
                     self._member(key, element)

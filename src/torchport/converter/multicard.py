@@ -24,7 +24,7 @@ import ast
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import NoReturn, Optional, cast
 
 from ..core.edits import apply as apply_edits
 from ..core.textfile import Text
@@ -64,7 +64,7 @@ class Plan:
     findings: list = field(default_factory=list)   # in the original file's lines
 
 
-def _refuse(rel: str, reason: str):
+def _refuse(rel: str, reason: str) -> NoReturn:
     raise Refusal(f"--distributed: {rel}: {reason}")
 
 
@@ -227,7 +227,8 @@ def _layout(s: _Script, target, model_var: str, loader_var: Optional[str]) -> La
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             named.setdefault(stmt.targets[0].id, []).append(c)
     train = _training_loader(s, named, loaders, loader_var)
-    loader_name = s.parents[train].targets[0].id
+    # _training_loader answers one of `named`: a `name = DataLoader(...)`
+    loader_name = cast(ast.Name, cast(ast.Assign, s.parents[train]).targets[0]).id
     scope = s.scope_of(train)
     where = "the module" if isinstance(scope, ast.Module) else f"{scope.name}()"
     for c in named[loader_name]:
@@ -292,7 +293,7 @@ def process_group_setup(s: _Script, lay: Layout) -> None:
 def distributed_sampler(s: _Script, lay: Layout) -> None:
     """Sampler before the loader, the loader uses it, set_epoch in the epoch loop."""
     ctx, rel, train, sampler, nl = s.ctx, s.rel, lay.train, lay.sampler, s.newline
-    assign = s.parents[train]
+    assign = cast(ast.Assign, s.parents[train])   # the training loader is a `name = DataLoader(...)` (_layout)
     dataset = train.args[0] if train.args else next((k.value for k in train.keywords if k.arg == "dataset"), None)
     if dataset is None:
         _refuse(rel, f"line {train.lineno}: the training DataLoader has no dataset argument")
@@ -314,8 +315,7 @@ def distributed_sampler(s: _Script, lay: Layout) -> None:
     if not isinstance(dataset, ast.Name):
         ctx.replace(dataset, f"{sampler}.dataset", codes.TP962, "the dataset is built once, for the sampler")
     if shuffle is not None:
-        ctx.replace((ctx.offset(shuffle.lineno, shuffle.col_offset), ctx.offset(shuffle.end_lineno,
-                     shuffle.end_col_offset)), f"sampler={sampler}", codes.TP962, "the sampler shuffles")
+        ctx.replace(ctx.span(shuffle), f"sampler={sampler}", codes.TP962, "the sampler shuffles")
     else:
         ctx.add_argument(train, f"sampler={sampler}", codes.TP962, "the DataLoader draws from the sampler")
     world = lay.consts["WORLD_SIZE"]
@@ -367,8 +367,7 @@ def device_indices(s: _Script, lay: Layout) -> None:
             ctx.replace(node, f"{q}cuda{q}", codes.TP965, "the bare device type is this process's device")
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
             if node.func.attr == "cuda" and isinstance(node.args[0], ast.Constant) and len(node.args) == 1:
-                ctx.replace((ctx.offset(node.func.end_lineno, node.func.end_col_offset),
-                             ctx.offset(node.end_lineno, node.end_col_offset)), "()", codes.TP965,
+                ctx.replace((ctx.span(node.func)[1], ctx.span(node)[1]), "()", codes.TP965,
                             "the current device is this process's device")
             elif s.qualname(node.func) == "torch.cuda.set_device":
                 ctx.replace(node.args[0], lay.consts["LOCAL_RANK"], codes.TP965, "this process's device")
@@ -495,7 +494,7 @@ def _uses(s: _Script, scope, loader_name: str) -> list:
     if isinstance(scope, ast.Module):
         trainers = {f.name for f in _global_users(s, loader_name) if any(
             isinstance(n, (ast.For, ast.AsyncFor)) and any(map(mentions, ast.walk(n.iter))) for n in ast.walk(f))}
-    out = list(loops)
+    out: list[ast.AST] = list(loops)
     for node in nodes:
         if not isinstance(node, ast.Call) or _inside(s, node, loops):
             continue
@@ -534,7 +533,7 @@ def _module_attributes(s: _Script, call: ast.Call, model_var: str) -> set:
     if len(defs) != 1:
         return set()
     params = [a.arg for a in defs[0].args.posonlyargs + defs[0].args.args]
-    names = {params[i] for i, a in enumerate(call.args) if i < len(params) and isinstance(a, ast.Name)
+    names: set[Optional[str]] = {params[i] for i, a in enumerate(call.args) if i < len(params) and isinstance(a, ast.Name)
              and a.id == model_var}
     names |= {k.arg for k in call.keywords if isinstance(k.value, ast.Name) and k.value.id == model_var}
     return {n.attr for n in ast.walk(defs[0]) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
@@ -561,7 +560,7 @@ def _is_logging(s: _Script, call: ast.Call) -> bool:
 def _after_imports(s: _Script) -> int:
     """Line before which the set-up goes: after the last import of the module's leading imports."""
     body = s.tree.body
-    last = None
+    last: Optional[ast.stmt] = None
     for st in body:
         if isinstance(st, (ast.Import, ast.ImportFrom)):
             last = st
@@ -572,7 +571,7 @@ def _after_imports(s: _Script) -> int:
             last = st  # the module docstring
     if last is None:
         return 1
-    return last.end_lineno + 1
+    return cast(int, last.end_lineno) + 1   # set on every parsed node
 
 
 def _runs(s: _Script, stmts: list) -> list:
@@ -605,7 +604,7 @@ def _guard(s: _Script, run: list, cond: str) -> None:
     step = "\t" if "\t" in ind else "    "
     start = ctx.offset(first.lineno, first.col_offset)
     shown = f"if {cond}: " + "; ".join(ctx.text(st).splitlines()[0] for st in run)
-    if len(run) == 1 and any(isinstance(n, (ast.Constant, ast.JoinedStr)) and n.end_lineno > n.lineno
+    if len(run) == 1 and any(isinstance(n, (ast.Constant, ast.JoinedStr)) and cast(int, n.end_lineno) > n.lineno
                              for n in ast.walk(first)):  # indenting would change the string: one line
         ctx.insert(start, f"if {cond}: ", codes.TP964, "once, not once per process", shown=shown)
         return

@@ -11,7 +11,7 @@ import ast
 import bisect
 import re
 from dataclasses import dataclass
-from typing import Optional
+from typing import Iterator, Optional, TypeVar
 
 from ..core import codes
 from ..core import edits as edit_ops
@@ -30,6 +30,8 @@ DEPENDENT_IMPORTS = frozenset({codes.TP001.id, codes.TP002.id})
 _IMPORT_LINE = re.compile(r"[ \t]*(?:from|import)[ \t]+(\w+)")  # on a lowercased line: the module's first name
 _NEWLINES = re.compile(r"\r\n|\r|\n")
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+Node = TypeVar("Node", bound=ast.AST)
+Scope = Optional[tuple[int, Optional[int]]]  # (first, last) line of the enclosing function; None: module level
 
 
 def touches(lines: list, node) -> bool:
@@ -85,11 +87,11 @@ class SourceFile:
         self.path = path
         self.source = source
         self.lowered = lower_text(source)
-        self._tree = None
-        self._line_starts = None
-        self._imports = None
-        self._bindings = None
-        self._parents = None
+        self._tree: Optional[ast.Module] = None
+        self._line_starts: Optional[list[int]] = None
+        self._imports: Optional[list[tuple[ast.stmt, Scope]]] = None
+        self._bindings: Optional[tuple] = None
+        self._parents: Optional[dict] = None
         self._by_type: Optional[dict] = None
         self._relevant: dict = {}
 
@@ -296,10 +298,10 @@ class PythonConverter:
 
     # ------------------------------------------------------------ walking
     @staticmethod
-    def _nodes(tree, lines: list, types):
+    def _nodes(tree: ast.AST, lines: list, types: tuple[type[Node], ...]) -> Iterator[tuple[Node, Scope]]:
         """Yield (node, scope) of the given types whose lines include a relevant line; scope is the
         (first, last) line of the innermost enclosing function, or None at module level."""
-        stack = [(tree, None)]
+        stack: list[tuple[ast.AST, Scope]] = [(tree, None)]
         while stack:
             node, scope = stack.pop()
             if not touches(lines, node):
@@ -376,14 +378,15 @@ def walk_plan(tree: ast.Module, lines: list) -> list:
     """The nodes a walk visits, in order: [(node, parent, chain)].  Subtrees without a relevant line
     are skipped; a plain name chain (`a.b.c`) is one step whose `chain` is (root Name, [b, c]) and
     whose inner nodes are not visited.  The same for every target, so it is computed once per file."""
-    plan = []
-    stack = [(tree, None)]
+    plan: list[tuple[ast.AST, Optional[ast.AST], Optional[tuple[ast.Name, list[str]]]]] = []
+    stack: list[tuple[ast.AST, Optional[ast.AST]]] = [(tree, None)]
     while stack:
         node, parent = stack.pop()
         if not touches(lines, node):
             continue
         if isinstance(node, (ast.Attribute, ast.Name)):
-            root, parts = node, []
+            root: ast.expr = node
+            parts: list[str] = []
             while isinstance(root, ast.Attribute):
                 parts.append(root.attr)
                 root = root.value

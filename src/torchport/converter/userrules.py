@@ -32,6 +32,7 @@ import bisect
 import json
 import re
 from pathlib import Path
+from typing import cast
 
 from ..backends import (NameDecision, checked, dotted_name, expression, identifier, integer, label, list_of,
                         message, optional, parse_data, read_text, text)
@@ -69,34 +70,37 @@ def parse_json_lines(text: str, path: str):
     decoder = json.JSONDecoder()
     ws = re.compile(r"\s*")
 
+    def skip(i: int) -> int:  # past the blanks at i
+        return cast("re.Match[str]", ws.match(text, i)).end()   # \s* matches anywhere
+
     newlines = [i for i, c in enumerate(text) if c == "\n"]
 
     def line_at(i: int) -> int:  # by bisection: counting again for every object is quadratic
         return bisect.bisect_left(newlines, i) + 1
 
     def value(i: int):
-        i = ws.match(text, i).end()
+        i = skip(i)
         if i >= len(text):
             raise UsageError(f"{path}:{line_at(i)}: unexpected end of JSON")
         c = text[i]
         if c == "{":
             obj = LineDict()
             obj.line = line_at(i)
-            i = ws.match(text, i + 1).end()
+            i = skip(i + 1)
             if text[i:i + 1] == "}":
                 return obj, i + 1
             while True:
-                i = ws.match(text, i).end()
+                i = skip(i)
                 key, i = value(i)
                 if not isinstance(key, str):
                     raise UsageError(f"{path}:{line_at(i)}: object keys must be strings")
-                i = ws.match(text, i).end()
+                i = skip(i)
                 if text[i:i + 1] != ":":
                     raise UsageError(f"{path}:{line_at(i)}: expected ':'")
                 if key in obj:  # json.loads keeps the last: a second "rules" would drop the first silently
                     raise UsageError(f"{path}:{line_at(i)}: key {key!r} appears twice in one object")
                 obj[key], i = value(i + 1)
-                i = ws.match(text, i).end()
+                i = skip(i)
                 if text[i:i + 1] == ",":
                     i += 1
                     continue
@@ -104,14 +108,14 @@ def parse_json_lines(text: str, path: str):
                     return obj, i + 1
                 raise UsageError(f"{path}:{line_at(i)}: expected ',' or '}}'")
         if c == "[":
-            arr = []
-            i = ws.match(text, i + 1).end()
+            arr: list[object] = []
+            i = skip(i + 1)
             if text[i:i + 1] == "]":
                 return arr, i + 1
             while True:
                 item, i = value(i)
                 arr.append(item)
-                i = ws.match(text, i).end()
+                i = skip(i)
                 if text[i:i + 1] == ",":
                     i += 1
                     continue
@@ -124,7 +128,7 @@ def parse_json_lines(text: str, path: str):
             raise UsageError(f"{path}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}") from None
 
     result, end = value(0)
-    if text[ws.match(text, end).end():].strip():
+    if text[skip(end):].strip():
         raise UsageError(f"{path}:{line_at(end)}: unexpected text after the JSON value")
     return result
 
@@ -132,7 +136,7 @@ def parse_json_lines(text: str, path: str):
 class UserRules:
     """What one or more rule files add to a run."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.decisions: dict = {}     # qualified name -> NameDecision (with .rule)
         self.codes: dict = {}         # rule id -> Code (what its findings carry)
         self.call_checkers: list = [] # Checkers of the rules that look at calls
@@ -144,7 +148,7 @@ class UserRules:
 
     def trigger_words(self) -> set:
         """The words a line must hold for a user rule to care about it, minimised."""
-        words = set()
+        words: set[str] = set()
         for q in self.decisions:
             words.update(p.lower() for p in q.split(".") if len(p) > 2)
         for c in self.call_checkers:

@@ -41,7 +41,7 @@ class Code:
     fix: str
     what: str                    # one line
     why: str = ""                # the paragraph behind it
-    example: tuple = ()          # (before, after) for the npu target
+    example: tuple[str, ...] = ()   # (before, after) for the npu target
 
     @property
     def summary(self) -> str:
@@ -64,12 +64,12 @@ class Family:
     about: str = ""
 
 
-CODES: dict = {}
-_NAMES: set = set()
+CODES: dict[str, Code] = {}
+_NAMES: set[str] = set()
 
 
 def _define(id: str, name: str, category: str, owner: str, fix: str, what: str, why: str = "",
-            example: tuple = ()) -> Code:
+            example: tuple[str, ...] = ()) -> Code:
     if id in CODES or name in _NAMES:
         raise ValueError(f"duplicate code {id} {name}")
     if owner not in OWNERS or fix not in FIXES or category not in CATEGORIES:

@@ -15,7 +15,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 from .errors import UsageError
 
@@ -24,7 +24,7 @@ _FLAGS = re.compile(r"-[bBdEiIOqsSuv]+")
 _VALUED = ("-W", "-X")     # interpreter options with a value: they cannot be applied to this process
 
 
-def interpreter_words(argv: list) -> int:
+def interpreter_words(argv: Sequence[str]) -> int:
     """How many leading words of `argv` start the Python interpreter: `python`, `python3.11`,
     `/usr/bin/python3`, `/usr/bin/env python`, each with flags such as -u; 0 when it is not Python."""
     i = 1 if argv and Path(argv[0]).name == "env" and len(argv) > 1 else 0
@@ -36,7 +36,7 @@ def interpreter_words(argv: list) -> int:
     return i
 
 
-def interpreter(argv: list) -> Optional[str]:
+def interpreter(argv: Sequence[str]) -> Optional[str]:
     """The word of `argv` that names Python (`python3`, `/usr/bin/python3`; after `env`), or None."""
     if not interpreter_words(argv):
         return None
@@ -68,7 +68,7 @@ def is_this_interpreter(word: str) -> bool:
     return asked.returncode == 0 and bool(prefix) and os.path.realpath(prefix) == os.path.realpath(sys.prefix)
 
 
-def require_this_interpreter(argv: list, command: str) -> None:
+def require_this_interpreter(argv: Sequence[str], command: str) -> None:
     """UsageError (one line) when `argv` starts another Python than this one, or gives it an option this
     process cannot apply, or -c CODE: `command` (`profile`, `ops record`) runs the script here."""
     word = interpreter(argv)
@@ -91,7 +91,7 @@ def require_this_interpreter(argv: list, command: str) -> None:
                          f"{command} ... -- script.py`)")
 
 
-def child_command(argv: list) -> list:
+def child_command(argv: Sequence[str]) -> list[str]:
     """`argv` to start as a child process: a bare name of this Python (`python -c ...`, `env python3 ...`)
     becomes `sys.executable`, the interpreter that has torch; anything else is kept as given."""
     word = interpreter(argv)

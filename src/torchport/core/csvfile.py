@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import re
 from pathlib import Path
-from typing import Iterable
+from typing import IO, Iterable, Union
 
 from . import writes
 
@@ -23,7 +24,7 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _DECIMAL = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 
 
-def safe_cell(value) -> str:
+def safe_cell(value: object) -> str:
     """The cell as text, with a leading ' when a spreadsheet would take it for a formula."""
     text = "" if value is None else str(value)
     if text.startswith(FORMULA_START) and not _DECIMAL.fullmatch(text):
@@ -31,21 +32,22 @@ def safe_cell(value) -> str:
     return text
 
 
-def _write_rows(stream, header: Iterable, rows: Iterable) -> None:
+def _write_rows(stream: IO[str], header: Iterable[object], rows: Iterable[Iterable[object]]) -> None:
     writer = csv.writer(stream, lineterminator="\r\n")
     writer.writerow([safe_cell(c) for c in header])
     for row in rows:
         writer.writerow([safe_cell(c) for c in row])
 
 
-def csv_text(header: Iterable, rows: Iterable) -> str:
+def csv_text(header: Iterable[object], rows: Iterable[Iterable[object]]) -> str:
     buf = io.StringIO()
     _write_rows(buf, header, rows)
     return buf.getvalue()
 
 
-def write_csv(path, header: Iterable, rows: Iterable) -> Path:
+def write_csv(path: Union[str, os.PathLike[str]], header: Iterable[object],
+              rows: Iterable[Iterable[object]]) -> Path:
     """Write `rows` under `header` to `path` (UTF-8; a character UTF-8 cannot hold is written as an escape)."""
-    path = Path(path)
-    writes.write_text(path, csv_text(header, rows))  # whole or not at all, never through a link
-    return path
+    target = Path(path)
+    writes.write_text(target, csv_text(header, rows))  # whole or not at all, never through a link
+    return target

@@ -38,7 +38,7 @@ def resolve(edits: list[Edit]) -> tuple[list[Edit], list[Edit]]:
 def conflicts(kept: list[Edit], dropped: list[Edit]) -> list[Edit]:
     """The dropped edits that no kept edit covers: two rewrites of the same text that disagree (an edit
     inside a kept replacement is not one: the outer edit rewrote that text on purpose)."""
-    def covered(d):
+    def covered(d: Edit) -> bool:
         return any(k.start <= d.start and d.end <= k.end and k.end > k.start and (k.start, k.end) != (d.start, d.end)
                    or (k.start, k.end, k.text) == (d.start, d.end, d.text) for k in kept)
     return [d for d in dropped if not covered(d)]
@@ -58,7 +58,8 @@ def apply(text: str, edits: list[Edit]) -> tuple[str, list[Edit], list[Edit]]:
     return "".join(out), kept, dropped
 
 
-def changed_spans(kept: list[Edit], units: list, line_starts: list, size: int) -> list:
+def changed_spans(kept: list[Edit], units: list[tuple[int, int]], line_starts: list[int],
+                  size: int) -> list[tuple[tuple[int, int], tuple[int, int]]]:
     """Where kept edits (sorted, not overlapping) changed a text: [((old start, old end), (new start, new end))].
 
     `units` are sorted (start, end) spans of whole lines that compile on their own (a module's top-level
@@ -67,7 +68,7 @@ def changed_spans(kept: list[Edit], units: list, line_starts: list, size: int) -
     inside a span, so checking the new text of the spans checks every change."""
     import bisect
 
-    def line_span(e: Edit) -> tuple:  # the lines holding e.start and e.end (an edit that ends a line joins the next)
+    def line_span(e: Edit) -> tuple[int, int]:  # the lines holding e.start and e.end (an edit that ends a line joins the next)
         first = line_starts[bisect.bisect_right(line_starts, e.start) - 1]
         after = bisect.bisect_right(line_starts, e.end)
         return first, line_starts[after] if after < len(line_starts) else size
@@ -75,7 +76,7 @@ def changed_spans(kept: list[Edit], units: list, line_starts: list, size: int) -
     spans = sorted(line_span(e) for e in kept)
     while True:
         grown = sorted(spans + [u for u in units if any(u[0] < e and s < u[1] or u[0] == s for s, e in spans)])
-        merged: list = []
+        merged: list[tuple[int, int]] = []
         for s, e in grown:
             if merged and s <= merged[-1][1]:
                 merged[-1] = (merged[-1][0], max(merged[-1][1], e))
@@ -91,7 +92,7 @@ def changed_spans(kept: list[Edit], units: list, line_starts: list, size: int) -
     return [((s, e), (shift(s, False), shift(e, True))) for s, e in spans]
 
 
-def line_hunks(text: str, kept: list[Edit]) -> list:
+def line_hunks(text: str, kept: list[Edit]) -> list[tuple[int, int, int, int]]:
     """Where the kept edits (sorted, not overlapping) changed `text`, in lines: sorted (old first, old last, new
     first, new last) 1-based ranges, which may hold equal lines at their ends; the lines between them are
     equal and in order.  What a report aligns side by side, from the edits rather than a diff of two texts."""
@@ -102,7 +103,7 @@ def line_hunks(text: str, kept: list[Edit]) -> list:
     def line(pos: int) -> int:
         return bisect.bisect_right(starts, pos) if starts is not None else text.count("\n", 0, pos) + 1
 
-    hunks: list = []
+    hunks: list[tuple[int, int, int, int]] = []
     delta = 0  # new line number - old line number, after the edits so far
     for e in kept:
         o1, o2 = line(e.start), line(e.end)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from typing import Any
 
 # What a finding means for the user's code.
 INSERT = "insert"            # text added (an import)
@@ -36,13 +37,13 @@ class Finding:
     new: str = ""
     message: str = ""
     col: int = 0
-    reasons: tuple = ()   # REASONS that hold for it (not written to reports: the message says them in words)
+    reasons: tuple[str, ...] = ()   # REASONS that hold for it (not written to reports: the message says them in words)
 
     @property
     def is_change(self) -> bool:
         return self.action in CHANGES
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in _FIELDS}
 
 

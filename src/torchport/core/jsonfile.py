@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Iterator, Optional
+import os
+from typing import Any, Iterator, Optional, Union, cast
 
 from .errors import UsageError
 from .files import read_data
@@ -25,15 +26,16 @@ MAX_BYTES = 256 << 20        # a whole JSON document: far above any ops list or 
 MAX_COUNT = 2 ** 63 - 1      # counts, sizes, indices: what an int64 holds
 LARGEST = 1e300              # finite numbers: sums and differences of a few of them stay finite
 REQUIRED = object()
+PathArg = Union[str, "os.PathLike[str]"]
 
 
-def json_kind(value) -> str:
+def json_kind(value: object) -> str:
     """A value as a message shows it: 'a string', 'an array', 'null', 'NaN', '-5', 'a 400-digit number'."""
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
-    kinds: dict = {str: "a string", list: "an array", dict: "an object"}
+    kinds: dict[type, str] = {str: "a string", list: "an array", dict: "an object"}
     if type(value) in kinds:
         return kinds[type(value)]
     if isinstance(value, float) and not math.isfinite(value):
@@ -49,7 +51,7 @@ def short(text: str, limit: int = 60) -> str:
 
 
 # ----------------------------------------------------------------- reading
-def parse(text: str, where: str, line: Optional[int] = None):
+def parse(text: str, where: str, line: Optional[int] = None) -> Any:
     """json.loads with one-line errors; `line`: the file line that `text` is (JSON Lines)."""
     try:
         return json.loads(text)
@@ -67,7 +69,7 @@ def _undecodable(where: str, e: UnicodeDecodeError) -> UsageError:
                       f"at offset {e.start}); save it as UTF-8")
 
 
-def read_json(path, *, what: str = "file", limit: int = MAX_BYTES):
+def read_json(path: PathArg, *, what: str = "file", limit: int = MAX_BYTES) -> Any:
     """The JSON document in `path` (a regular file of at most `limit` bytes)."""
     data = read_data(path, what, limit)
     try:
@@ -77,7 +79,7 @@ def read_json(path, *, what: str = "file", limit: int = MAX_BYTES):
     return parse(text, str(path))
 
 
-def read_json_lines(path) -> Iterator[tuple]:
+def read_json_lines(path: PathArg) -> Iterator[tuple[int, Any]]:
     """(line number, value) for each non-blank line of a JSON Lines file (UTF-8, an optional BOM)."""
     try:
         with open(path, "rb") as f:
@@ -95,7 +97,7 @@ def read_json_lines(path) -> Iterator[tuple]:
 
 
 # ----------------------------------------------------------------- values
-def as_text(value, what: str) -> str:
+def as_text(value: object, what: str) -> str:
     if not isinstance(value, str):
         raise UsageError(f"{what} must be a string, not {json_kind(value)}")
     try:
@@ -105,7 +107,7 @@ def as_text(value, what: str) -> str:
     return value
 
 
-def as_count(value, what: str) -> int:
+def as_count(value: Any, what: str) -> int:
     """A whole number from 0 to MAX_COUNT (3.0 is 3)."""
     whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
     if isinstance(value, bool) or not whole or not 0 <= value <= MAX_COUNT:
@@ -113,7 +115,7 @@ def as_count(value, what: str) -> int:
     return int(value)
 
 
-def as_number(value, what: str, *, finite: bool = True, nullable: bool = False):
+def as_number(value: object, what: str, *, finite: bool = True, nullable: bool = False) -> Optional[float]:
     """A float (None for null when nullable); with finite=False, NaN and Infinity are kept (an integer
     beyond float range never is)."""
     if nullable and value is None:
@@ -132,12 +134,12 @@ def as_number(value, what: str, *, finite: bool = True, nullable: bool = False):
 class Fields:
     """One JSON object's fields by the type each must have; an error names `where` and the field."""
 
-    def __init__(self, value, where: str, prefix: str = ""):
+    def __init__(self, value: object, where: str, prefix: str = "") -> None:
         if not isinstance(value, dict):
             raise UsageError(f"{where}: expected an object, not {json_kind(value)}")
         self.value, self.where, self.prefix = value, where, prefix
 
-    def _get(self, key: str, default):
+    def _get(self, key: str, default: Any) -> tuple[Any, Optional[str]]:
         """(value, how an error names it), or (default, None) when the field is absent."""
         if key in self.value:
             return self.value[key], f"{self.where}: field '{self.prefix}{key}'"
@@ -145,29 +147,29 @@ class Fields:
             raise UsageError(f"{self.where}: field '{self.prefix}{key}' is missing")
         return default, None
 
-    def text(self, key: str, default=REQUIRED) -> str:
+    def text(self, key: str, default: Any = REQUIRED) -> str:
         value, what = self._get(key, default)
-        return value if what is None else as_text(value, what)
+        return cast(str, value) if what is None else as_text(value, what)  # absent: the caller's default, as given
 
-    def count(self, key: str, default=REQUIRED) -> int:
+    def count(self, key: str, default: Any = REQUIRED) -> int:
         value, what = self._get(key, default)
-        return value if what is None else as_count(value, what)
+        return cast(int, value) if what is None else as_count(value, what)  # absent: the caller's default
 
-    def number(self, key: str, default=REQUIRED, *, finite: bool = True, nullable: bool = False):
+    def number(self, key: str, default: Any = REQUIRED, *, finite: bool = True, nullable: bool = False) -> Any:
         value, what = self._get(key, default)
         return value if what is None else as_number(value, what, finite=finite, nullable=nullable)
 
-    def array(self, key: str, default=REQUIRED) -> list:
+    def array(self, key: str, default: Any = REQUIRED) -> list[Any]:
         value, what = self._get(key, default)
         if what is not None and not isinstance(value, list):
             raise UsageError(f"{what} must be an array, not {json_kind(value)}")
-        return value
+        return cast("list[Any]", value)  # checked above, or absent: the caller's default
 
-    def texts(self, key: str, default=REQUIRED) -> list:
+    def texts(self, key: str, default: Any = REQUIRED) -> list[str]:
         values = self.array(key, default)
         return [as_text(v, f"{self.where}: field '{self.prefix}{key}'[{i}]") for i, v in enumerate(values)]
 
-    def counts(self, key: str, default=REQUIRED) -> list:
+    def counts(self, key: str, default: Any = REQUIRED) -> list[int]:
         values = self.array(key, default)
         return [as_count(v, f"{self.where}: field '{self.prefix}{key}'[{i}]") for i, v in enumerate(values)]
 

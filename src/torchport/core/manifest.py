@@ -15,6 +15,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Iterable, Optional, Union
 
 from . import writes
 from .files import inside
@@ -36,8 +37,8 @@ class Settled:
     output: str
     earlier: bool = False                         # a record of an earlier run into this folder was found
     rewritten: int = 0                            # files the earlier run wrote that this run wrote again
-    removed: list = field(default_factory=list)   # files only the earlier run wrote, removed
-    kept: list = field(default_factory=list)      # recorded files changed since, kept
+    removed: list[str] = field(default_factory=list)   # files only the earlier run wrote, removed
+    kept: list[str] = field(default_factory=list)      # recorded files changed since, kept
     others: int = 0                               # files in the folder torchport did not write, kept
 
     @property
@@ -61,12 +62,12 @@ class Settled:
                      f"{'left as it is' if self.others == 1 else 'left as they are'}")
         return text
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"output": self.output, "earlier_run": self.earlier, "rewritten": self.rewritten,
                 "removed": self.removed, "kept_changed": self.kept, "other_files": self.others}
 
 
-def _stamp(path: Path):
+def _stamp(path: Path) -> Optional[list[int]]:
     try:
         info = os.lstat(path)
     except OSError:
@@ -74,7 +75,7 @@ def _stamp(path: Path):
     return [info.st_size, info.st_mtime_ns]
 
 
-def _load(record: Path, output: Path) -> dict:
+def _load(record: Path, output: Path) -> dict[str, Any]:
     """The earlier run's {rel: [size, mtime_ns]} for this output folder, else {}."""
     try:
         data = json.loads(record.read_text(encoding="utf-8"))
@@ -92,14 +93,15 @@ def _inside(output: Path, rel: str) -> bool:
     return path is not None and path.parent.is_dir()
 
 
-def settle(output, report_dir, written, since: int) -> Settled:
+def settle(output: Union[str, os.PathLike[str]], report_dir: Union[str, os.PathLike[str]], written: Iterable[str],
+           since: int) -> Settled:
     """After a run wrote `written` (input-relative paths) into the folder `output`: remove what the earlier run
     recorded and this one did not write (unless changed since), and record this run's files in report_dir."""
     output = Path(os.path.abspath(output))
     record = Path(report_dir) / NAME
     earlier = _load(record, output)
     done = Settled(str(output), earlier=bool(earlier))
-    now = {}
+    now: dict[str, list[int]] = {}
     for rel in sorted(set(written)):
         stamp = _stamp(output / rel)
         if stamp is not None and stamp[1] >= since:

@@ -14,7 +14,7 @@ import os
 import re
 
 
-def printable(name) -> str:
+def printable(name: object) -> str:
     """`name` (str, bytes, a path, or anything `str()` takes) on one line, its non-printable characters escaped."""
     text = os.fsdecode(name) if isinstance(name, (str, bytes, os.PathLike)) else str(name)
     if text.isprintable():
@@ -22,14 +22,14 @@ def printable(name) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
-def md_cell(text) -> str:
+def md_cell(text: object) -> str:
     """Text for one Markdown table cell, escaped only where Markdown needs it: its line breaks become <br>,
     other control characters escapes, `|` is `\\|` (it would end the cell), and outside code spans a `<` that
     would open an HTML tag, an `&` that would spell an entity and a backslash before punctuation get a
     backslash.  `->`, `a < b`, `&` and backticks stay as they are (backticks make code spans)."""
     lines = str(text).replace("\r\n", "\n").split("\n")
-    text = "<br>".join(_md_inline(printable(line)) for line in lines)
-    return text.replace("|", "\\|")
+    cells = "<br>".join(_md_inline(printable(line)) for line in lines)
+    return cells.replace("|", "\\|")
 
 
 _CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)")
@@ -38,7 +38,8 @@ _MD_SPECIAL = re.compile(r"\\(?=[!-/:-@\[-`{-~])|<(?=[A-Za-z/!?])|&(?=#?\w+;)")
 
 def _md_inline(text: str) -> str:
     """One line of text for Markdown: `<tag`, `&entity;` and `\\` before punctuation escaped outside code spans."""
-    out, at = [], 0
+    out: list[str] = []
+    at = 0
     for m in _CODE_SPAN.finditer(text):
         out += [_MD_SPECIAL.sub(lambda c: "\\" + c.group(), text[at:m.start()]), m.group()]
         at = m.end()
@@ -46,9 +47,9 @@ def _md_inline(text: str) -> str:
     return "".join(out)
 
 
-def md_code(text) -> str:
+def md_code(text: object) -> str:
     """Text as a one-line Markdown code span, whatever backticks it holds (a name, a path)."""
-    text = printable(text)
-    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
+    shown = printable(text)
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", shown)), default=0) + 1)
+    pad = " " if shown.startswith("`") or shown.endswith("`") else ""
+    return f"{fence}{pad}{shown}{pad}{fence}"

@@ -8,7 +8,13 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
 
 PARALLEL_MIN_BYTES = 1_500_000  # below this much work, workers cost more than they save
 
@@ -20,7 +26,8 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def _serve(conn, init: Callable, init_args: tuple, work: Callable) -> None:
+def _serve(conn: Connection, init: Callable[..., object], init_args: tuple[Any, ...],
+           work: Callable[[Any], object]) -> None:
     """A worker: build its state, then answer each chunk it is sent with its results until it is sent None.
     Ctrl-C is left to the parent, which stops the workers: no traceback per worker."""
     import signal
@@ -43,8 +50,9 @@ def _serve(conn, init: Callable, init_args: tuple, work: Callable) -> None:
             conn.send(("raise", RuntimeError(f"{type(e).__name__}: {e}")))
 
 
-def run(items: list, init: Callable, init_args: tuple, work: Callable, n_jobs: int,
-        weight: Callable, progress: Optional[Callable] = None, min_bytes: Optional[int] = None) -> list:
+def run(items: list[Item], init: Callable[..., object], init_args: tuple[Any, ...], work: Callable[[Item], Result],
+        n_jobs: int, weight: Callable[[Item], int], progress: Optional[Callable[[int, int], object]] = None,
+        min_bytes: Optional[int] = None) -> list[Result]:
     """[work(item) for item in items], in item order; `weight(item)` estimates an item's cost in bytes."""
     weights = [weight(item) for item in items]
     total = sum(weights)
@@ -52,7 +60,7 @@ def run(items: list, init: Callable, init_args: tuple, work: Callable, n_jobs: i
     threshold = PARALLEL_MIN_BYTES if min_bytes is None else min_bytes
     if n_jobs == 1 or total < threshold or len(items) < 8:
         init(*init_args)
-        done_here = []
+        done_here: list[Result] = []
         for item in items:
             done_here.append(work(item))
             if progress:
@@ -65,8 +73,9 @@ def run(items: list, init: Callable, init_args: tuple, work: Callable, n_jobs: i
     return _in_workers(items, chunks, init, init_args, work, min(n_jobs, len(chunks)), progress)
 
 
-def _in_workers(items: list, chunks: list, init: Callable, init_args: tuple, work: Callable, n_jobs: int,
-                progress: Optional[Callable]) -> list:
+def _in_workers(items: list[Item], chunks: list[list[int]], init: Callable[..., object], init_args: tuple[Any, ...],
+                work: Callable[[Item], Result], n_jobs: int,
+                progress: Optional[Callable[[int, int], object]]) -> list[Result]:
     """The chunks handed out to worker processes, each over a pipe of its own.  No lock is shared, so stopping
     (Ctrl-C, an error) is killing the workers: a multiprocessing.Pool can hang in terminate() while a worker
     is writing a large result."""
@@ -75,7 +84,7 @@ def _in_workers(items: list, chunks: list, init: Callable, init_args: tuple, wor
 
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin" else "spawn"
     ctx = multiprocessing.get_context(method)
-    results: list = [None] * len(items)
+    results: list[Any] = [None] * len(items)   # each filled in by the chunk that holds it
     workers = []
     done = 0
     try:

@@ -14,6 +14,7 @@ import keyword
 import re
 import symtable
 import tokenize
+from collections.abc import Iterable
 
 _WORD = re.compile(r"[A-Za-z_]\w*")
 _KEYWORDS = dict.fromkeys(keyword.kwlist, True)
@@ -22,10 +23,10 @@ _MODULE_NAMES = frozenset({"__file__", "__name__", "__doc__", "__spec__", "__loa
                            "__builtins__", "__path__", "__annotations__", "__dict__", "__cached__"})
 
 
-def _root_names(text: str, after_dot: bool = False) -> set:
+def _root_names(text: str, after_dot: bool = False) -> set[str]:
     """Identifiers of a snippet that are read as names: not after a dot (`after_dot`: the snippet itself follows
     one, as the `npu` of `torch.cuda` -> `torch.npu`), not a keyword argument's name, outside strings and comments."""
-    names: set = set()
+    names: set[str] = set()
     try:
         tokens = [t for t in tokenize.generate_tokens(io.StringIO(text).readline)
                   if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT)]
@@ -42,12 +43,12 @@ def _root_names(text: str, after_dot: bool = False) -> set:
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w.]+)[ \t]*(?:#.*)?$", re.M)
 
 
-def _imported(snippet: str) -> set:
+def _imported(snippet: str) -> set[str]:
     """The names an inserted `import x` line binds (the registration import convert adds): not new reads."""
     return {m.group(1).split(".")[0] for m in _IMPORT.finditer(snippet)} if "import" in snippet else set()
 
 
-def _unbound_globals(text: str) -> set:
+def _unbound_globals(text: str) -> set[str]:
     """Names the module reads as globals (at its top level, or free in a function) without binding them at its top
     level, less builtins; empty when it cannot tell (a syntax error, `from x import *`)."""
     try:
@@ -57,7 +58,7 @@ def _unbound_globals(text: str) -> set:
     bound = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported() or s.is_namespace()}
     if "*" in bound or any(s.get_name() == "*" for s in top.get_symbols()):
         return set()
-    read: set = set()
+    read: set[str] = set()
     stack = [top]
     while stack:
         table = stack.pop()
@@ -75,12 +76,12 @@ def _inside_quotes(text: str, at: int) -> bool:
     return any(line.count(q) % 2 == 1 for q in ("'", '"'))
 
 
-def undefined_after(old_text: str, new_text: str, replaced) -> list:
+def undefined_after(old_text: str, new_text: str, replaced: Iterable[tuple[int, int, str]]) -> list[str]:
     """The names the edits bring into `new_text` that it reads without defining (sorted; [] when none).
     `replaced`: (start, end, new snippet) of each edit in `old_text`.  An edit of a name the old text did not
     define either (a user rule's `old_func` -> `new_func`) is the project's business, not a break."""
     old_words = set(_WORD.findall(old_text))
-    brought: dict = {}   # name -> the root names of the text it replaced
+    brought: dict[str, set[str]] = {}   # name -> the root names of the text it replaced
     for start, end, new_snippet in replaced:
         if _inside_quotes(old_text, start):   # a string's content ("cuda" -> "npu"): no name
             continue

@@ -24,9 +24,10 @@ import os
 import re
 import tokenize
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Collection, Iterable, Optional, Protocol, Union, cast
 
 from . import codes
+from .edits import Edit
 from .finding import ADVICE, CHANGES, Finding
 
 # `torchport: ignore` and an optional [codes] list, anywhere in a comment (`# noqa  # torchport: ignore[TP201]`)
@@ -42,6 +43,20 @@ _WORD = re.compile("torchport", re.IGNORECASE)
 ALL = None   # a bare `# torchport: ignore`: every code on the line
 NEVER = codes.TP000.id
 COMMENT_NOTE = "in a `# torchport: ignore[...]` comment"   # the note an unknown code there gets (TP000, advice)
+Codes = Optional[frozenset[str]]   # the codes one comment suppresses; ALL (None): every code
+Table = dict[int, Codes]           # {line: the codes suppressed there}
+
+_MATCH_CASE = getattr(ast, "match_case", ())  # a `case` block (Python 3.10+; none on 3.9)
+
+
+class FileState(Protocol):
+    """What `take` reads and changes of a converter's file context (converter/context.py FileContext)."""
+
+    path: str
+    source: str
+    line_starts: list[int]
+    edits: list[Edit]
+    findings: list[Finding]
 
 
 def known_prefix(word: str) -> bool:
@@ -54,18 +69,18 @@ def did_you_mean(word: str) -> str:
     `word`, then the most alike; empty when none is alike."""
     choices = sorted(codes.CODES) + sorted({c[:3] for c in codes.CODES})
 
-    def score(c: str) -> tuple:
+    def score(c: str) -> tuple[int, float]:
         return len(os.path.commonprefix([c, word])), difflib.SequenceMatcher(None, word, c).ratio()
 
     best = max(choices, key=score)
     return f" (did you mean {best}?)" if score(best)[1] >= 0.6 else ""
 
 
-def parse_codes(items, where: str) -> tuple:
+def parse_codes(items: Union[str, Iterable[object]], where: str) -> tuple[str, ...]:
     """Codes or prefixes, from a comma-separated string or a list of strings, upper-cased and checked against
     the catalogue; ValueError naming `where` and the closest code for an unknown one."""
     words = items.split(",") if isinstance(items, str) else list(items)
-    out = []
+    out: list[str] = []
     for w in words:
         if not isinstance(w, str):
             raise ValueError(f"{where}: not a code: {w!r}")
@@ -82,9 +97,9 @@ def parse_codes(items, where: str) -> tuple:
 class Selection:
     """The codes a run reports (and, for changes, makes).  Empty `select`: every code."""
 
-    select: tuple = ()
-    ignore: tuple = ()
-    per_file: tuple = ()    # ((glob, (codes...)), ...)
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    per_file: tuple[tuple[str, tuple[str, ...]], ...] = ()    # ((glob, (codes...)), ...)
     prefix: str = ""        # per-file globs are relative to the project: prepended to a finding's path...
     strip: str = ""         # ...or taken off its front (the project is a folder below the paths' base)
 
@@ -113,7 +128,7 @@ class Selection:
 
 
 @functools.lru_cache(maxsize=4096)
-def ignored_here(per_file: tuple, path: str) -> tuple:
+def ignored_here(per_file: tuple[tuple[str, tuple[str, ...]], ...], path: str) -> tuple[str, ...]:
     """The codes per-file-ignores ignore in `path` (a glob with a `/` matches the path, one without its name):
     worked out once per file, however many findings it has (4,000 globs on 600 files took 99 s per finding)."""
     name = path.rsplit("/", 1)[-1]
@@ -122,7 +137,7 @@ def ignored_here(per_file: tuple, path: str) -> tuple:
 
 
 # ------------------------------------------------------------------ comments
-def _codes_of(text: Optional[str], line: int, warn: list, known=()):
+def _codes_of(text: Optional[str], line: int, warn: list[tuple[int, str]], known: Collection[str] = ()) -> Codes:
     """The codes of one directive (ALL for a bare one); unknown codes (neither the catalogue's nor in `known`,
     the ids of user rules) go to `warn` as (line, message)."""
     if text is None:
@@ -133,7 +148,7 @@ def _codes_of(text: Optional[str], line: int, warn: list, known=()):
     if not text.strip(" ,"):
         warn.append((line, EMPTY))
         return frozenset()
-    found = set()
+    found: set[str] = set()
     for word in text.split(","):
         word = word.strip().upper()
         if not word:
@@ -145,7 +160,7 @@ def _codes_of(text: Optional[str], line: int, warn: list, known=()):
     return frozenset(found)
 
 
-def _listed(m) -> Optional[str]:
+def _listed(m: re.Match[str]) -> Optional[str]:
     """A directive's code list: the text in its brackets, None for a bare one, MALFORMED for an unclosed `[`,
     MALFORMED_FORM for any other spelling."""
     if m.group("junk"):
@@ -153,21 +168,22 @@ def _listed(m) -> Optional[str]:
     return MALFORMED if m.group("open") is not None else m.group("codes")
 
 
-def _merge(table: dict, line: int, value) -> None:
+def _merge(table: Table, line: int, value: Codes) -> None:
     if value is ALL or line in table and table[line] is ALL:
         table[line] = ALL
-    else:
-        table[line] = table.get(line, frozenset()) | value
+    else:  # neither is ALL (the test above)
+        table[line] = cast("frozenset[str]", table.get(line, frozenset())) | value
 
 
-def python_comments(source: str, tree: Optional[ast.AST] = None, known=()) -> tuple[dict, list]:
+def python_comments(source: str, tree: Optional[ast.AST] = None,
+                    known: Collection[str] = ()) -> tuple[Table, list[tuple[int, str]]]:
     """({line: codes or ALL}, [(line, warning)]) of a Python source's suppression comments; with the parse
     tree, a comment on a statement's first line covers all of the statement's lines (a compound statement:
     its header)."""
     if not _WORD.search(source):
         return {}, []
-    table: dict = {}
-    warn: list = []
+    table: Table = {}
+    warn: list[tuple[int, str]] = []
     try:
         for tok in tokenize.generate_tokens(io.StringIO(source).readline):
             if tok.type == tokenize.COMMENT:
@@ -185,19 +201,20 @@ def python_comments(source: str, tree: Optional[ast.AST] = None, known=()) -> tu
             if first not in table:
                 continue
             inner = [c.lineno if isinstance(c, ast.stmt) else c.pattern.lineno for c in ast.iter_child_nodes(node)
-                     if isinstance(c, ast.stmt) or isinstance(c, ast.match_case)]
+                     if isinstance(c, ast.stmt) or isinstance(c, _MATCH_CASE)]
             last = min(inner) - 1 if inner else node.end_lineno or first   # a compound statement: its header
             for line in range(first + 1, max(first, last) + 1):
                 _merge(table, line, table[first])
     return table, warn
 
 
-def shell_comments(source: str, code_spans) -> tuple[dict, list]:
+def shell_comments(source: str,
+                   code_spans: Callable[[str], list[tuple[int, int]]]) -> tuple[Table, list[tuple[int, str]]]:
     """python_comments for a shell script: `code_spans(line)` (converter/shell.py) tells code from comment."""
     if not _WORD.search(source):
         return {}, []
-    table: dict = {}
-    warn: list = []
+    table: Table = {}
+    warn: list[tuple[int, str]] = []
     for n, line in enumerate(source.splitlines(), 1):
         end = code_spans(line)[-1][1]
         m = _DIRECTIVE.match(line[end:])
@@ -206,7 +223,7 @@ def shell_comments(source: str, code_spans) -> tuple[dict, list]:
     return table, warn
 
 
-def suppressed_by(table: dict, rule: str, line: int) -> bool:
+def suppressed_by(table: Table, rule: str, line: int) -> bool:
     """Does a comment in `table` suppress `rule` on `line`?"""
     if rule == NEVER or line not in table:
         return False
@@ -214,14 +231,15 @@ def suppressed_by(table: dict, rule: str, line: int) -> bool:
     return found is ALL or any(rule.upper().startswith(w) for w in found)
 
 
-def partition(edits: list, findings: list, keep, source: str, line_starts: list) -> tuple:
+def partition(edits: list[Edit], findings: list[Finding], keep: Callable[[Finding], bool], source: str,
+              line_starts: list[int]) -> tuple[list[Edit], list[Finding], list[Finding]]:
     """(edits to make, findings to report, findings suppressed): `keep(finding)` says whether a finding stays.
     A suppressed change takes its edits with it: the edit that carries it, and the unreported edits inside the
     text it names (a change reported once for several edits)."""
     gone = [f for f in findings if not keep(f)]
     if not gone:
         return edits, findings, []
-    spans = []
+    spans: list[tuple[int, int]] = []
     for f in gone:
         if f.action in CHANGES and 0 < f.line <= len(line_starts):
             start = line_starts[f.line - 1] + f.col
@@ -234,7 +252,8 @@ def partition(edits: list, findings: list, keep, source: str, line_starts: list)
     return kept, [f for f in findings if id(f) not in gone_ids], gone
 
 
-def take(ctx, table: dict, warnings: list, selection: Selection, suppressed: Optional[list]) -> None:
+def take(ctx: FileState, table: Table, warnings: list[tuple[int, str]], selection: Selection,
+         suppressed: Optional[list[Finding]]) -> None:
     """Take the suppressed findings, and the edits of suppressed changes, out of a converter's file context
     (its `edits`, `findings`, `source`, `line_starts`, `path`), appending them to `suppressed` when given; an
     unknown code in a comment becomes a note (TP000, advice) at its line."""
@@ -243,7 +262,7 @@ def take(ctx, table: dict, warnings: list, selection: Selection, suppressed: Opt
     for line, message in warnings:
         ctx.findings.append(Finding(ctx.path, line, line, NEVER, "input", ADVICE, message=message))
 
-    def keep(f) -> bool:
+    def keep(f: Finding) -> bool:
         return selection.allows(f.rule, f.file) and not suppressed_by(table, f.rule, f.line)
 
     found = [e.finding for e in ctx.edits if e.finding is not None] + ctx.findings

@@ -69,7 +69,7 @@ def unified_diff(old: str, new: str, old_name: str, new_name: str) -> str:
     """A unified diff of two texts; a last line without its newline gets patch's marker, so lines
     never run together.  The names are printed with `printable()`: a name holding a newline or a
     terminal escape cannot forge header lines."""
-    def lines(text: str) -> list:
+    def lines(text: str) -> list[str]:
         out = text.splitlines(True)
         if out and not out[-1].endswith(("\n", "\r")):
             out[-1] += "\n\\ No newline at end of file\n"

@@ -4,9 +4,11 @@ the known word closest to a mistyped one (every "did you mean" of the tool)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from typing import Any
 
 
-def closest(word: str, known) -> str:
+def closest(word: str, known: Iterable[object]) -> str:
     """The known word closest to a mistyped `word` (difflib's ratio >= 0.6), or ""."""
     import difflib
 
@@ -14,21 +16,21 @@ def closest(word: str, known) -> str:
     return close[0] if close else ""
 
 
-def counted(n, noun: str, plural: str = "") -> str:
+def counted(n: object, noun: str, plural: str = "") -> str:
     """`n noun`, the noun plural unless n is 1 (`plural` for irregular ones: entry/entries)."""
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
-def trie_pattern(words) -> str:
+def trie_pattern(words: Iterable[str]) -> str:
     """One regex alternation for many words, factored as a trie: each position is tested once."""
-    trie: dict = {}
+    trie: dict[str, dict[str, Any]] = {}
     for w in words:
         node = trie
         for ch in w:
             node = node.setdefault(ch, {})
         node[""] = {}
 
-    def emit(node) -> str:
+    def emit(node: dict[str, Any]) -> str:
         if not node:
             return ""
         branches = [re.escape(ch) + emit(sub) for ch, sub in sorted(node.items()) if ch]
@@ -43,13 +45,13 @@ def trie_pattern(words) -> str:
     return emit(trie)
 
 
-def minimal_words(words) -> list:
+def minimal_words(words: Iterable[str]) -> list[str]:
     """The words that hold no other word (finding the shorter one is enough), sorted.
 
     Each word's substrings of the lengths other words have are looked up in the set: the work is linear
     in the number of words (times the square of their length, which MAX_NAME bounds), where testing
     every pair was quadratic (20,000 rules took minutes)."""
-    words = set(words)
-    lengths = sorted({len(w) for w in words})
-    return sorted(w for w in words
-                  if words.isdisjoint([w[i:i + n] for n in lengths if n < len(w) for i in range(len(w) - n + 1)]))
+    unique = set(words)
+    lengths = sorted({len(w) for w in unique})
+    return sorted(w for w in unique
+                  if unique.isdisjoint([w[i:i + n] for n in lengths if n < len(w) for i in range(len(w) - n + 1)]))

@@ -11,7 +11,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 from dataclasses import dataclass
-from typing import Optional
+from typing import AbstractSet, Any, Optional
 
 from ..core.tomlfile import tomllib
 
@@ -177,7 +177,7 @@ def _bytes(number: str, unit: str) -> float:
     return float(number) * 1024 ** "BKMGT".index(unit[0].upper() if unit != "bytes" else "B")
 
 
-def _oom_with_free_memory(line: str, vendors: set, words: set) -> Optional[dict]:
+def _oom_with_free_memory(line: str, vendors: AbstractSet[str], words: set) -> Optional[dict]:
     asked, free = _OOM_ASKED.search(line), _OOM_FREE.search(line)
     if not (asked and free):
         return None
@@ -199,7 +199,7 @@ def _oom_with_free_memory(line: str, vendors: set, words: set) -> Optional[dict]
                   "free\", c10/cuda and c10/xpu CachingAllocator; the vendors' copies print the same)", line.strip())
 
 
-def _one_block_limit(line: str, vendors: set, words: set) -> Optional[dict]:
+def _one_block_limit(line: str, vendors: AbstractSet[str], words: set) -> Optional[dict]:
     m = _ONE_BLOCK_LIMIT.search(line)
     if not m:
         return None
@@ -213,7 +213,7 @@ def _one_block_limit(line: str, vendors: set, words: set) -> Optional[dict]:
                   "the 4 GB stateful limit)", line.strip())
 
 
-def _cann_dtype(line: str, vendors: set, words: set) -> Optional[dict]:
+def _cann_dtype(line: str, vendors: AbstractSet[str], words: set) -> Optional[dict]:
     m = _CANN_DTYPE.search(line)
     if not m or not vendors <= {"npu"} or not _REFUSED.search(line):
         return None
@@ -234,7 +234,7 @@ def _cann_dtype(line: str, vendors: set, words: set) -> Optional[dict]:
                   "Ascend910B1)", line.strip())
 
 
-def _xpu_large_request(line: str, vendors: set, words: set) -> Optional[dict]:
+def _xpu_large_request(line: str, vendors: AbstractSet[str], words: set) -> Optional[dict]:
     asked = _OOM_ASKED.search(line)
     if not (asked and "xpu" in line.lower() and _bytes(*asked.groups()) >= 4 * 1024 ** 3):
         return None
@@ -256,7 +256,7 @@ SERVERS = {"vllm": "--gpu-memory-utilization", "vllm_ascend": "--gpu-memory-util
            "sglang": "--mem-fraction-static", "lmdeploy": "--cache-max-entry-count", "mindie": "its npuMemSize setting"}
 
 
-def _oom_in_server(line: str, vendors: set, words: set) -> Optional[dict]:
+def _oom_in_server(line: str, vendors: AbstractSet[str], words: set) -> Optional[dict]:
     """An out-of-memory error in an inference server, which reserves most of the device for its KV cache first."""
     server = next((w for w in SERVERS if w in words), None)
     if server is None or not _OOM_ASKED.search(line):
@@ -277,12 +277,13 @@ VENDOR_NAMESPACES = {"torch_ipex": "xpu", "ipex": "xpu", "npu": "npu", "torch_np
                      "torch_mlu": "mlu", "musa": "musa", "torch_musa": "musa"}
 
 
-def _vendor_private_op(line: str, vendors: set, words: set) -> Optional[dict]:
+def _vendor_private_op(line: str, vendors: AbstractSet[str], words: set) -> Optional[dict]:
     """Could not run 'torch_ipex::X' ...: an operator of a vendor package's own namespace, not an aten one."""
     m = _COULD_NOT_RUN.search(line)
     namespace = m.group(1).split("::")[0] if m and "::" in m.group(1) else None
     if namespace not in VENDOR_NAMESPACES:
         return None
+    assert m is not None   # namespace is None without a match
     package = {"ipex": "torch_ipex"}.get(namespace, namespace)
     return _error("family:vendor-private-op", VENDOR_NAMESPACES[namespace],
                   f"{m.group(1)} is an operator of {package}'s own, with no kernel for the '{m.group(2)}' backend",
@@ -324,7 +325,8 @@ def _cann_in(lines: list) -> list:
     """[(line, code, what it says)] of the CANN codes in a log, first seen first, each code once: the first line of
     the code, and the first of its lines that says more than a header ("EZ9999: Inner Error!" is followed by
     "EZ9999: [PID: 1] ... <the operator's message>")."""
-    table, modules, found = _cann_codes()["codes"], _data()["cann"]["modules"], {}
+    table, modules = _cann_codes()["codes"], _data()["cann"]["modules"]
+    found: dict[str, tuple[int, str]] = {}
     for n, line in enumerate(lines, 1):
         for m in _CANN_CODE.finditer(line):
             code = m.group(1)
@@ -350,7 +352,7 @@ def _cann_note(cann: list) -> str:
 class Log:
     """What a reader may need beyond its line: the log's CANN codes, the lines just before it and the one after it
     (where a library's "Reason:" goes on)."""
-    cann: list
+    cann: list[tuple[int, str, str]]   # _cann_in's
     before: list
     after: tuple = ()
 
@@ -363,7 +365,7 @@ def _what_failed(line: str, log: Log) -> str:
     return f" What failed, as torch_npu says it: \"{said[:300]}\"." if said else ""
 
 
-def _explain_line(line: str, vendors: set, log: "Log") -> Optional[dict]:
+def _explain_line(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
     """The first family that reads `line` (READERS, in order), or None."""
     for reader in READERS:
         error = reader(line, vendors, log)
@@ -372,7 +374,7 @@ def _explain_line(line: str, vendors: set, log: "Log") -> Optional[dict]:
     return None
 
 
-def _not_linked_xpu(line: str, vendors: set, log: "Log") -> Optional[dict]:
+def _not_linked_xpu(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
     m = _NOT_LINKED.search(line)
     if not (m and m.group(1).lower() == "xpu"):
         return None
@@ -384,7 +386,7 @@ def _not_linked_xpu(line: str, vendors: set, log: "Log") -> Optional[dict]:
                   "torch's message (c10: 'PyTorch is not linked with support for xpu devices')", line.strip())
 
 
-def _backend_autoload(line: str, vendors: set, log: "Log") -> Optional[dict]:
+def _backend_autoload(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
     m = _AUTOLOAD.search(line)
     if not m:
         return None
@@ -401,7 +403,7 @@ def _backend_autoload(line: str, vendors: set, log: "Log") -> Optional[dict]:
                   "can disable extension auto-loading with TORCH_DEVICE_BACKEND_AUTOLOAD=0.\")", line.strip())
 
 
-def _cann_torch_npu_pair(line: str, vendors: set, log: "Log") -> Optional[dict]:
+def _cann_torch_npu_pair(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
     m = _CANN_PAIR.search(line)
     if not m:
         return None
@@ -415,7 +417,7 @@ def _cann_torch_npu_pair(line: str, vendors: set, log: "Log") -> Optional[dict]:
                   line.strip())
 
 
-def _vendor_torch_version(line: str, vendors: set, log: "Log") -> Optional[dict]:
+def _vendor_torch_version(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
     m = _VENDOR_PACKAGE.search(line)
     if not (m and _TORCH_VERSION_CHECK.search(line)):
         return None
@@ -429,7 +431,7 @@ def _vendor_torch_version(line: str, vendors: set, log: "Log") -> Optional[dict]
                   "vendor's release table pairs one torch with one package release", line.strip())
 
 
-def _ipex_torch_version(line: str, vendors: set, log: "Log") -> Optional[dict]:
+def _ipex_torch_version(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
     m = _IPEX_VERSION.search(line)
     if not m:
         return None
@@ -441,7 +443,7 @@ def _ipex_torch_version(line: str, vendors: set, log: "Log") -> Optional[dict]:
                   "pairs them).", "intel_extension_for_pytorch's own version check message", line.strip())
 
 
-def _cpu_fallback(line: str, vendors: set, log: "Log") -> Optional[dict]:
+def _cpu_fallback(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
     m = _CPU_FALLBACK.search(line)
     if not m:
         return None
@@ -455,7 +457,7 @@ def _cpu_fallback(line: str, vendors: set, log: "Log") -> Optional[dict]:
                   "torch's CPU fallback warning for a PrivateUse1 backend", line.strip(), confidence="documented")
 
 
-def _hccl_code(line: str, vendors: set, log: "Log") -> Optional[dict]:
+def _hccl_code(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
     m = _HCCL_CODE.search(line)
     if not (m and m.group(1) in _data()["hccl_codes"]):
         return None
@@ -470,7 +472,7 @@ def _hccl_code(line: str, vendors: set, log: "Log") -> Optional[dict]:
                   _data()["hccl_codes"]["source"], line.strip())
 
 
-def _acl_return_code(line: str, vendors: set, log: "Log") -> Optional[dict]:
+def _acl_return_code(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
     code = _acl_code(line) if vendors <= {"npu"} else None
     if code is None:
         return None
@@ -485,7 +487,7 @@ def _acl_return_code(line: str, vendors: set, log: "Log") -> Optional[dict]:
                   _acl_codes()["source"], line.strip())
 
 
-def _library_status(line: str, vendors: set, log: "Log") -> Optional[dict]:
+def _library_status(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
     for pattern, status in _statuses():
         m = pattern.search(line)
         if m and (not vendors or status["vendor"] in vendors):
@@ -493,34 +495,35 @@ def _library_status(line: str, vendors: set, log: "Log") -> Optional[dict]:
     return None
 
 
-def _could_not_run(line: str, vendors: set, log: "Log") -> Optional[dict]:
+def _could_not_run(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
     m = _COULD_NOT_RUN.search(line)
     return _no_kernel(m.group(1), m.group(2), vendors, line) if m else None
 
 
-def _not_implemented_for(line: str, vendors: set, log: "Log") -> Optional[dict]:
+def _not_implemented_for(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
     m = _NO_DTYPE.search(line)
     if m and (vendors or "cpu" not in m.group(1).lower()):
         return _no_dtype(m.group(1), m.group(2), vendors, line)
     return None
 
 
-def _cann_code(line: str, vendors: set, log: "Log") -> Optional[dict]:
+def _cann_code(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
     m = _CANN_CODE.search(line)
     hit = next((c for c in log.cann if m and c[1] == m.group(1)), None)
     return _cann_error(*hit, line) if hit is not None else None
 
 
-def _pta_code(line: str, vendors: set, log: "Log") -> Optional[dict]:
+def _pta_code(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
     m = _PTA_CODE.search(line)
     return _pta_error(m.group(1), m.group(2), line, log) if m and vendors <= {"npu"} else None
 
 
-def _dcmi_code(line: str, vendors: set, log: "Log") -> Optional[dict]:
+def _dcmi_code(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
     m = _DCMI.search(line)
     name = _cann_codes()["dcmi"]["codes"].get(m.group(1)) if m and vendors <= {"npu"} else None
     if name is None:
         return None
+    assert m is not None   # name is None without a match
     meaning = _data()["dcmi"]["names"].get(name, name.lower().replace("_", " "))
     return _error(f"family:dcmi{m.group(1)}", "npu", f"The NPU driver returned {m.group(1)} ({name})",
                   f"The driver's management library (DCMI, which npu-smi and torch_npu's device queries use) "
@@ -528,7 +531,7 @@ def _dcmi_code(line: str, vendors: set, log: "Log") -> Optional[dict]:
                   _cann_codes()["dcmi"]["source"], line.strip())
 
 
-def _missing_library(line: str, vendors: set, log: "Log") -> Optional[dict]:
+def _missing_library(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
     if not _MISSING_WORDS.search(line) or _SYMBOL_VERSION.search(line):   # a runtime too old is no missing library
         return None
     for lib in _LIBRARY.findall(line):
@@ -637,7 +640,7 @@ def _status_error(status: dict, said: str, line: str) -> dict:
                   f"{status['library'].split(',')[0]}: {said[:80]}", what, status["fix"], status["source"], line.strip())
 
 
-def _device_of(backend: str, vendors: set) -> str:
+def _device_of(backend: str, vendors: AbstractSet[str]) -> str:
     devices = _data()["backends"]
     device = devices.get(backend, devices.get(backend.replace("Autograd", ""), None))
     if device == "":   # PrivateUse1: the vendor the log names
@@ -647,7 +650,7 @@ def _device_of(backend: str, vendors: set) -> str:
     return device or ""
 
 
-def _no_kernel(op: str, backend: str, vendors: set, line: str) -> dict:
+def _no_kernel(op: str, backend: str, vendors: AbstractSet[str], line: str) -> dict:
     device = _device_of(backend, vendors)
     on = device or f"the '{backend}' backend"
     fallback = {"mps": " PYTORCH_ENABLE_MPS_FALLBACK=1 runs it on the CPU instead."}.get(device, "")
@@ -664,7 +667,7 @@ def _no_kernel(op: str, backend: str, vendors: set, line: str) -> dict:
                   _data()["backends"]["source"], line.strip())
 
 
-def _no_dtype(op: str, dtype: str, vendors: set, line: str) -> dict:
+def _no_dtype(op: str, dtype: str, vendors: AbstractSet[str], line: str) -> dict:
     on = ", ".join(sorted(vendors)) or "the device in use"
     return _error("family:no-dtype", next(iter(sorted(vendors))) if len(vendors) == 1 else "any",
                   f"{op} has no kernel for {dtype}",
@@ -700,7 +703,7 @@ def _owner_of(symbol: str) -> Optional[dict]:
     return None
 
 
-def _undefined_symbol_alone(line: str, vendors: set, log: "Log") -> Optional[dict]:
+def _undefined_symbol_alone(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
     """"undefined symbol: S" with no library named on the line (a tool or a Go/C program that loads the SDK itself)."""
     if _LIBRARY.search(line):
         return None   # _missing_library answers it with the library
@@ -715,11 +718,12 @@ def _undefined_symbol_alone(line: str, vendors: set, log: "Log") -> Optional[dic
                   "than the one it was built with).", owner["fix"], owner["source"], line.strip())
 
 
-def _undefined_reference(line: str, vendors: set, log: "Log") -> Optional[dict]:
+def _undefined_reference(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
     m = _LINK_UNDEFINED.search(line)
     owner = _owner_of(m.group(1).split("(")[0]) if m else None
     if owner is None:
         return None
+    assert m is not None   # owner is None without a match
     return _error(f"link:{owner['id']}", _SYMBOL_VENDOR.get(owner["id"], "any"),
                   f"The link step cannot find {m.group(1)[:80]} ({owner['owner']})",
                   f"The linker (ld), building an extension or a program, found no library on its link line that "
@@ -730,7 +734,7 @@ def _undefined_reference(line: str, vendors: set, log: "Log") -> Optional[dict]:
                   owner["source"], line.strip())
 
 
-def _undefined_symbol(lib: str, entry: dict, symbol: tuple, vendors: set, line: str) -> dict:
+def _undefined_symbol(lib: str, entry: dict, symbol: tuple, vendors: AbstractSet[str], line: str) -> dict:
     name, owner = symbol
     return _error(f"symbol:{owner['id']}", entry["vendor"] if entry["vendor"] != "cuda" else "any",
                   f"{lib} needs {name} from {owner['owner']}: built against another release of it",
@@ -739,7 +743,7 @@ def _undefined_symbol(lib: str, entry: dict, symbol: tuple, vendors: set, line: 
                   owner["fix"], f"{owner['source']}; {entry['source']}", line.strip())
 
 
-def _no_module(line: str, vendors: set, log: "Log") -> Optional[dict]:
+def _no_module(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
     m = _NO_MODULE.search(line)
     if not m:
         return None
@@ -759,7 +763,7 @@ def _no_module(line: str, vendors: set, log: "Log") -> Optional[dict]:
                   entry["fix"], entry["source"], line.strip())
 
 
-def _vendor_api_missing(line: str, vendors: set, log: "Log") -> Optional[dict]:
+def _vendor_api_missing(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
     m = _NO_ATTRIBUTE.search(line)
     if not m:
         return None
@@ -787,7 +791,7 @@ def _vendor_api_missing(line: str, vendors: set, log: "Log") -> Optional[dict]:
                   line.strip())
 
 
-def _missing_header(line: str, vendors: set, log: "Log") -> Optional[dict]:
+def _missing_header(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
     m = _NO_HEADER.search(line)
     if not m:
         return None
@@ -805,7 +809,7 @@ def _missing_header(line: str, vendors: set, log: "Log") -> Optional[dict]:
                   entry["source"], line.strip())
 
 
-def _compile_failed(line: str, vendors: set, log: "Log") -> Optional[dict]:
+def _compile_failed(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
     m = _DYNAMO.search(line)
     if not m:
         return None
@@ -825,7 +829,7 @@ def _compile_failed(line: str, vendors: set, log: "Log") -> Optional[dict]:
                   line.strip())
 
 
-def _port_taken(line: str, vendors: set, log: "Log") -> Optional[dict]:
+def _port_taken(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
     m = _PORT_TAKEN.search(line)
     if not m:
         return None
@@ -841,7 +845,7 @@ def _port_taken(line: str, vendors: set, log: "Log") -> Optional[dict]:
                   "report it; CANN's HCCL_IF_BASE_PORT variable", line.strip())
 
 
-def _store_timeout(line: str, vendors: set, log: "Log") -> Optional[dict]:
+def _store_timeout(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
     m = _STORE_TIMEOUT.search(line)
     if not m:
         return None
@@ -857,7 +861,7 @@ def _store_timeout(line: str, vendors: set, log: "Log") -> Optional[dict]:
                   line.strip())
 
 
-def _generator_device(line: str, vendors: set, log: "Log") -> Optional[dict]:
+def _generator_device(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
     m = _GENERATOR_DEVICE.search(line)
     if not m:
         return None
@@ -873,7 +877,7 @@ def _generator_device(line: str, vendors: set, log: "Log") -> Optional[dict]:
                   "'<device>'\", ATen's check_generator)", line.strip())
 
 
-def _unsupported_soc(line: str, vendors: set, log: "Log") -> Optional[dict]:
+def _unsupported_soc(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
     m = _SOC.search(line)
     if not m or not (vendors & {"npu"} or m.group(1) is not None):
         return None
@@ -888,7 +892,7 @@ def _unsupported_soc(line: str, vendors: set, log: "Log") -> Optional[dict]:
                   "version); the chip tables of the adapters (vllm-ascend utils)", line.strip())
 
 
-def _ds_accelerator(line: str, vendors: set, log: "Log") -> Optional[dict]:
+def _ds_accelerator(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
     m = _DS_ACCELERATOR.search(line)
     vendor = next(iter(sorted(vendors - {"cuda"})), None) if len(vendors) == 1 else None
     if not m or vendor is None:
@@ -903,7 +907,7 @@ def _ds_accelerator(line: str, vendors: set, log: "Log") -> Optional[dict]:
                   "accelerators in accelerator/)", line.strip())
 
 
-def _cambricon_log(line: str, vendors: set, log: "Log") -> Optional[dict]:
+def _cambricon_log(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
     m = _VENDOR_LOG.search(line)
     if not m:
         return None
@@ -922,13 +926,14 @@ def _cambricon_log(line: str, vendors: set, log: "Log") -> Optional[dict]:
                   "Cambricon/mlu-ops core/logging.h (the [<LIB>] [Error]:[<api>] log lines)", line.strip())
 
 
-def _mudnn_log(line: str, vendors: set, log: "Log") -> Optional[dict]:
+def _mudnn_log(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
     m = _MUDNN_LOG.search(line)
     if not m or not ("mudnn" in line.lower() or vendors & {"musa"}):
         return None
     status, op = m.group(1), m.group(2)
     reason = log.after[0].strip() if line.rstrip().endswith("Reason:") and log.after else ""
-    runtime = next((entry for rx, entry in _statuses() if entry["id"] == "musa-runtime"), {"statuses": []})
+    runtime: dict[str, Any] = next((entry for rx, entry in _statuses() if entry["id"] == "musa-runtime"),
+                                   {"statuses": []})
     meaning = next((text for words, text in runtime["statuses"] if words and words in reason.lower()), None)
     return _error("family:mudnn-log", "musa", f"muDNN {status} in {op}" + (f": {meaning}" if meaning else ""),
                   f"muDNN, Moore Threads' operator library, refused {op} with {status}"
@@ -943,7 +948,7 @@ def _mudnn_log(line: str, vendors: set, log: "Log") -> Optional[dict]:
                   "users see it; MooreThreads/torch_musa MUSAException.h (CHECK_MUDNN_STATUS)", line.strip())
 
 
-def _windows_dll(line: str, vendors: set, log: "Log") -> Optional[dict]:
+def _windows_dll(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
     if not _WIN_DLL.search(line):
         return None
     named = _DLL_NAME.search(line)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Optional
+from typing import AbstractSet, Optional
 
 from ..core.tomlfile import tomllib
 from .families import message_of, vendor_facts
@@ -53,7 +53,7 @@ def _worth_reading(line: str, words: tuple) -> bool:
     return any(w in low for w in words)
 
 
-def shape_errors(text: str, covered: set, vendors: set) -> list:
+def shape_errors(text: str, covered: set, vendors: AbstractSet[str]) -> list:
     """[(line, fields)] for the lines of `text` (1-based) not in `covered` whose shape says something: the first
     shape (or traceback reading) of each line, each shape once."""
     lines = text.splitlines()
@@ -69,7 +69,7 @@ def shape_errors(text: str, covered: set, vendors: set) -> list:
     return out
 
 
-def _shape_of(line: str, vendors: set) -> Optional[dict]:
+def _shape_of(line: str, vendors: AbstractSet[str]) -> Optional[dict]:
     low = line.lower()
     for regexes, when, shape in _shapes():
         if not any(w in low for w in shape["words"]) or when is not None and not when.search(line):
@@ -91,7 +91,7 @@ def _shape_of(line: str, vendors: set) -> Optional[dict]:
     return None
 
 
-def _vendor_for(kind: str, m: re.Match, vendors: set) -> Optional[str]:
+def _vendor_for(kind: str, m: re.Match, vendors: AbstractSet[str]) -> Optional[str]:
     """The vendor a shape answers for: the one the log names ("named"), the one whose device type or collective
     backend the match names ("device", "backend"), or "any"; None when the shape does not apply (no vendor, or
     several)."""
@@ -121,7 +121,7 @@ def _clip(value: str, most: int = 120) -> str:
     return value if len(value) <= most else value[:most - 3] + "..."
 
 
-def _raised_by(lines: list, n: int, vendors: set) -> Optional[dict]:
+def _raised_by(lines: list, n: int, vendors: AbstractSet[str]) -> Optional[dict]:
     """A Python exception at line `n` that a library raised itself: the traceback's last frame is in an installed
     package that is not torch, the device's plug-in or Python's own, and its code line is a `raise` or an `assert`,
     or the exception is one Python raises while running the line (a KeyError, an AttributeError...)."""

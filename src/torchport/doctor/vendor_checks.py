@@ -10,6 +10,7 @@ import json
 import re
 from functools import lru_cache
 from pathlib import Path
+from typing import AbstractSet
 
 from .families import message_of, vendor_facts
 
@@ -52,7 +53,7 @@ def _enough(parts: tuple, said: int) -> bool:
     return fixed >= LEAST_FIXED and fixed >= LEAST_SHARE * said
 
 
-def check_errors(text: str, covered: set, vendors: set) -> list:
+def check_errors(text: str, covered: set, vendors: AbstractSet[str]) -> list:
     """[(line, fields)] for the lines of `text` not in `covered` that hold a message a named vendor's plug-in raises
     (the longest such message, when several fit), each message once."""
     if not vendors:

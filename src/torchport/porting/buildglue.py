@@ -89,7 +89,7 @@ def _shadowed_names(tree, names: set) -> set:
             continue
         a = fn.args
         bound = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if p is not None} & names
-        own = list(fn.body) if isinstance(fn.body, list) else [fn.body]
+        own: list[ast.AST] = list(fn.body) if isinstance(fn.body, list) else [fn.body]
         stack, nodes = own[:], []
         while stack:   # the function's own nodes (nested functions decide for themselves)
             node = stack.pop()

@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Optional
+from typing import Optional, cast
 
 from ..core import codes
 from . import native
@@ -122,6 +122,7 @@ _KEY_HELP = "port-ext rewrites whole identifiers and ::-qualified names in code 
 
 def _check_keys(path, section: str, keys) -> None:
     for key in keys:
+        ok: object   # a match or a truth value: only its truth counts
         if section == "headers":
             ok = _PATH_KEY.match(key)
         elif section == "suffixes":
@@ -242,7 +243,8 @@ def port_text(rel: str, text: str, pmap: PortMap, resolve_include) -> FilePort:
                        message)
 
     edits, findings = [], []
-    converted, left = Counter(), Counter()
+    converted: Counter[str] = Counter()
+    left: Counter[str] = Counter()
     review = 0
     reviewed = set()  # (line, name) reported from the map: the generic detectors below do not repeat them
     facts = None      # what receiver_class reads from the whole file, worked out at the first mapped method
@@ -381,17 +383,18 @@ class FileFacts:
 
     def __init__(self, text: str, rec: dict):
         self.text, self.rec = text, rec
-        self._opens = None
-        self._classes = None
-        self._by_name = None
-        self._stops = None
-        self._calls = {}
-        self._told = {}
+        self._opens: Optional[dict[int, int]] = None        # offset of a `)` -> offset of its `(`
+        self._classes: Optional[dict[str, int]] = None
+        self._by_name: Optional[dict[str, list[tuple]]] = None   # see _index
+        self._stops: Optional[list[int]] = None             # set with _by_name
+        self._calls: dict[int, tuple] = {}
+        self._told: dict[str, tuple] = {}
 
     def opening(self, close: int) -> int:
         """Offset of the `(` that the `)` at `close` closes; -1 when none does."""
         if self._opens is None:
-            self._opens, stack = {}, []
+            stack: list[int] = []
+            self._opens = {}
             for m in _PAREN.finditer(self.text):
                 if m.group(0) == "(":
                     stack.append(m.start())
@@ -406,12 +409,13 @@ class FileFacts:
         if self._by_name is None:
             self._by_name = self._index()
             self._stops = [m.start() for m in _INIT_END.finditer(self.text)]
+        stops = cast("list[int]", self._stops)   # set with _by_name
         out, after = [], 0
         for start, name_end, end, spelled, eq in self._by_name.get(name, ()):
             if start >= after:
                 if eq is not None:
-                    i = bisect.bisect_left(self._stops, eq)
-                    end = self._stops[i] if i < len(self._stops) else len(self.text)
+                    i = bisect.bisect_left(stops, eq)
+                    end = stops[i] if i < len(stops) else len(self.text)
                 out.append((start, name_end, end, spelled, eq))
                 after = end
         return out
@@ -419,7 +423,7 @@ class FileFacts:
     def _index(self) -> dict:
         """{name: [(start, end of the name, end, type, offset of `=` or None)]}: every declaration look-alike of
         the text, under its name and under each ::-prefix of it (`x` of `T x::y` too, as `x\\b` finds it there)."""
-        index = {}
+        index: dict[str, list[tuple]] = {}
         for m in _DECLARATION.finditer(self.text):
             spelled, name = m.group(1), m.group(2)
             if name is None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
+from typing import cast
 
 from ..core import codes
 from ..core.finding import ADVICE, Finding
@@ -112,7 +113,7 @@ def scan_native(rel: str, text: str, out: NativeScan) -> None:
             out.findings.append(Finding(rel, line, line, rule, "extension", ADVICE, old=m.group(0).strip(), message=why))
     calls = _RUNTIME.findall(code)
     if calls:
-        first = _RUNTIME.search(code)
+        first = cast("re.Match[str]", _RUNTIME.search(code))   # findall found some
         line = line_of(first.start())
         names = sorted(set(calls))
         out.findings.append(Finding(rel, line, line, codes.TP906.id, "extension", ADVICE, old=", ".join(names[:6]),
@@ -127,10 +128,10 @@ def scan_native(rel: str, text: str, out: NativeScan) -> None:
         closers = [m.start() for m in _BLOCK_END.finditer(code)]
         defs = [(m.start(), m.group(1)) for m in _LIBRARY_DEF.finditer(code)]
         def_starts = [start for start, _ in defs]
-        first = {}
+        opened: dict[tuple[int, str], int] = {}   # (block end, namespace) -> where its first library opens
         for lib in libraries:
             i = bisect.bisect_left(closers, lib.end())
-            first.setdefault((closers[i] if i < len(closers) else len(code), lib.group(1)), lib.end())
-        for (end, ns), start in first.items():
+            opened.setdefault((closers[i] if i < len(closers) else len(code), lib.group(1)), lib.end())
+        for (end, ns), start in opened.items():
             in_block = defs[bisect.bisect_left(def_starts, start):bisect.bisect_left(def_starts, end)]
             out.library_ops.setdefault(ns, set()).update(op for _, op in in_block)

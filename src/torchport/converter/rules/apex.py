@@ -69,7 +69,7 @@ def _function_of(chain) -> Optional[ast.AST]:
 
 
 class Plan:
-    def __init__(self):
+    def __init__(self) -> None:
         self.initialize: list = []       # (Assign statement, Call, enclosing function or None)
         self.scale_loss: list = []       # (With statement, loss expr, optimizer expr, enclosing function, chain)
         self.state: list = []            # (Call, method name)
