@@ -211,7 +211,7 @@ def find_root(inputs: Sequence[str], root: Optional[str] = None) -> str:
 def _own_packages(root: str, dirs: list) -> tuple:
     """The project's own top-level packages (not third-party imports): those of each folder
     given, as analyze finds them, and those at the root (pre-commit passes single files)."""
-    own = set()
+    own: set = set()
     for d in dirs:
         own.update(tree.own_packages(tree.walk(Path(d))))
     for base in (Path(root), Path(root) / "src"):
@@ -233,8 +233,8 @@ def collect(inputs: Sequence[str], root: str, exclude: Sequence[str] = ()) -> li
         for e in tree.walk(src, patterns):
             if e.kind in ("link", "link-outside"):
                 continue  # symlinks: convert recreates them and never follows them
-            rel = Path(base if src.is_file() or e.rel == src.name and e.src == src else os.path.join(base, e.rel))
-            rel = rel.as_posix().removeprefix("./")
+            where = Path(base if src.is_file() or e.rel == src.name and e.src == src else os.path.join(base, e.rel))
+            rel = where.as_posix().removeprefix("./")
             checked = kind_of(rel) in CHECKED_KINDS or config.is_config(rel)
             if rel in seen or not checked and e.kind != "unreadable":  # a folder it cannot list may hold some
                 continue

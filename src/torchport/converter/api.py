@@ -6,7 +6,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from ..core import codes
 from ..core.version import __version__
@@ -321,7 +321,7 @@ class _Multicard:
     rel: str
     original: str
     source: bytes
-    plan: object
+    plan: Any                         # converter.multicard's plan of the main script
     launcher: str
     launcher_path: Optional[Path]     # None: --diff / --dry-run write nothing
 

@@ -12,7 +12,7 @@ import re
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Optional, cast
 
 from ..core import codes
 from ..core.pipeline import FileResult
@@ -23,7 +23,7 @@ from ..core import edits, parallel, writes
 from ..core.finding import ADVICE, ERROR, FAILED, Finding
 from ..core.pycheck import undefined_after
 from ..core.suppress import Selection
-from ..core.textfile import decode, unified_diff
+from ..core.textfile import Text, decode, unified_diff
 from . import config, notebook
 from ..kb.apimap import ApiMap
 from .project import Facts
@@ -328,9 +328,9 @@ def _process(entry, dst, backup, pre) -> ConvertedFile:
                 f"had {info.st_nlink - 1} other hard link(s): written as a new file, the other names keep "
                 "the original text")))
     else:  # diff, dry-run: nothing is written, so the result keeps the converted text
-        result.new_text = decode(new).text
+        result.new_text = cast(Text, decode(new)).text   # torchport's own output: it decodes
         if mode == "diff":
-            result.diff = unified_diff(decode(data).text, result.new_text, f"a/{rel}", f"b/{rel}")
+            result.diff = unified_diff(cast(Text, decode(data)).text, result.new_text, f"a/{rel}", f"b/{rel}")
     return result
 
 
@@ -341,7 +341,8 @@ def other_file(rel: str, path, target) -> ConvertedFile:
         data = tree.read_bytes(path, config.MENTION_BYTES)
     except OSError:
         return ConvertedFile(rel, "copied", kind="other")
-    findings, lowered = [], data.lower()
+    findings: list = []
+    lowered = data.lower()
     if config.is_config(rel) and (b"cuda" in lowered or b"nccl" in lowered):
         text = decode(data)
         findings = config.config_settings(rel, text.text, target) if text is not None else []

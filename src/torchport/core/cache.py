@@ -20,7 +20,7 @@ import os
 import sys
 import zlib
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from .version import __version__
 
@@ -44,21 +44,21 @@ def _entry_file(key: str) -> Path:
     return _cache_folder() / f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}.marshal"
 
 
-def _stamp(path: Path) -> tuple:
+def _stamp(path: Path) -> tuple[int, int]:
     info = os.stat(path)
     return info.st_size, info.st_mtime_ns
 
 
-_MODULE_STAMPS: dict = {}  # a reader's module file -> its stamp, taken once per process
+_MODULE_STAMPS: dict[str, tuple[int, int]] = {}  # a reader's module file -> its stamp, taken once per process
 
 
-def _module_stamp(module: str) -> tuple:
+def _module_stamp(module: str) -> tuple[int, int]:
     if module not in _MODULE_STAMPS:
         _MODULE_STAMPS[module] = _stamp(Path(module))
     return _MODULE_STAMPS[module]
 
 
-def cached_data(path: Path, read: Callable[[Path], object], also: tuple = ()) -> object:
+def cached_data(path: Path, read: Callable[[Path], object], also: tuple[Path, ...] = ()) -> object:
     """read(path), from the cache when neither the file nor the reader's module changed since; `also`: more
     files the result is made from (their changes, and a different list of them, read anew too)."""
     if os.environ.get("TORCHPORT_NO_CACHE"):
@@ -81,7 +81,7 @@ def cached_data(path: Path, read: Callable[[Path], object], also: tuple = ()) ->
     return data
 
 
-def _save(target: Path, value: tuple) -> bool:
+def _save(target: Path, value: tuple[Any, ...]) -> bool:
     """Write one entry (a temporary file, then a rename); False when that failed."""
     tmp = target.with_name(f".{target.name}.{os.getpid()}")
     try:

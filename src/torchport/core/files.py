@@ -18,7 +18,7 @@ import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Iterable, Iterator, Optional, Union
 
 from .errors import UsageError
 from .finding import ADVICE, ERROR, Finding
@@ -66,7 +66,7 @@ def inside(root: Path, rel: str) -> Optional[Path]:
     return Path(root, *parts)
 
 
-def same_file(a, b) -> bool:
+def same_file(a: Union[str, os.PathLike[str]], b: Union[str, os.PathLike[str]]) -> bool:
     """Would writing `a` replace `b`?  Compared lexically (`nosuch/../in.pt` is in.pt once nosuch is made),
     resolved, and by inode where both exist."""
     a, b = Path(a), Path(b)
@@ -78,7 +78,7 @@ def same_file(a, b) -> bool:
         return False
 
 
-def check_report_path(report, argv) -> None:
+def check_report_path(report: Union[str, os.PathLike[str], None], argv: Iterable[object]) -> None:
     """`--report FILE` of a command that runs `argv`: a file name, and none of the files the command names (the
     script it runs, a file it reads), which the report would replace.  UsageError otherwise."""
     if report is None:
@@ -153,7 +153,7 @@ def check_layout(src: Path, output: Optional[Path], report_dir: Optional[Path], 
             raise UsageError(f"report folder {report_dir} exists and was not made by torchport (use --force)")
 
 
-def hold_output(src: Path, out: Optional[Path], mode: str, force: bool):
+def hold_output(src: Path, out: Optional[Path], mode: str, force: bool) -> contextlib.AbstractContextManager[None]:
     """Create the output (exclusively without --force: two runs cannot both find it free) and lock where this
     run writes (the output, or the input in place) for the length of the run."""
     if mode == "write" and out is not None:
@@ -173,7 +173,7 @@ def hold_output(src: Path, out: Optional[Path], mode: str, force: bool):
     return contextlib.nullcontext()
 
 
-def _excluded(rel: str, patterns: tuple) -> bool:
+def _excluded(rel: str, patterns: tuple[str, ...]) -> bool:
     """Does an exclude glob match the path, its name, or a folder it is in?"""
     if not patterns:
         return False
@@ -196,14 +196,14 @@ def normal_glob(pattern: str, what: str = "an exclude glob") -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def _exclusion(patterns: tuple) -> tuple:
+def _exclusion(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], tuple[str, ...]]:
     """The exclude globs as one compiled pattern (compiled once, however many there are), and their folders."""
     patterns = tuple(normal_glob(p) for p in patterns)
     globs = re.compile("|".join(f"(?:{fnmatch.translate(os.path.normcase(p))})" for p in patterns))
     return globs, tuple(p.rstrip("/") + "/" for p in patterns)
 
 
-def walk(src: Path, exclude: tuple = ()) -> Iterator[Entry]:
+def walk(src: Path, exclude: tuple[str, ...] = ()) -> Iterator[Entry]:
     """Every file under src (or src itself), in a stable order; symlinks are reported, not followed;
     special files and folders that cannot be listed come as entries of their own.  Version-control and
     cache folders are left out, and so is a report folder torchport wrote (it holds REPORT_MARKER): migrate's
@@ -213,7 +213,7 @@ def walk(src: Path, exclude: tuple = ()) -> Iterator[Entry]:
         yield _entry(src.name, real, real.parent, exclude)
         return
     root = src.resolve()
-    unlisted: list = []
+    unlisted: list[OSError] = []
     for dirpath, dirnames, filenames in os.walk(src, onerror=unlisted.append, followlinks=False):
         yield from _unlisted(unlisted, src, exclude)
         base = Path(dirpath)
@@ -256,7 +256,7 @@ def is_report_folder(folder: Path) -> bool:
 
 
 
-def _entry(rel: str, path: Path, root: Path, exclude: tuple, follow: bool = False) -> Entry:
+def _entry(rel: str, path: Path, root: Path, exclude: tuple[str, ...], follow: bool = False) -> Entry:
     try:
         info = os.stat(path) if follow else os.lstat(path)
     except OSError as e:
@@ -268,7 +268,7 @@ def _entry(rel: str, path: Path, root: Path, exclude: tuple, follow: bool = Fals
     return Entry(rel, path, "file", _excluded(rel, exclude), size=info.st_size, mtime_ns=info.st_mtime_ns)
 
 
-def _link(rel: str, path: Path, root: Path, exclude: tuple) -> Entry:
+def _link(rel: str, path: Path, root: Path, exclude: tuple[str, ...]) -> Entry:
     try:
         inside = is_within(path.resolve(), root)
     except (OSError, RuntimeError):
@@ -276,7 +276,7 @@ def _link(rel: str, path: Path, root: Path, exclude: tuple) -> Entry:
     return Entry(rel, path, "link" if inside else "link-outside", _excluded(rel, exclude))
 
 
-def _unlisted(errors: list, src: Path, exclude: tuple) -> Iterator[Entry]:
+def _unlisted(errors: list[OSError], src: Path, exclude: tuple[str, ...]) -> Iterator[Entry]:
     """Folders os.walk could not list, as unreadable entries."""
     while errors:
         e = errors.pop(0)
@@ -285,13 +285,13 @@ def _unlisted(errors: list, src: Path, exclude: tuple) -> Iterator[Entry]:
         yield Entry(rel, path, "unreadable", _excluded(rel, exclude), f"cannot read this folder: {e.strerror}")
 
 
-def _special_kind(info) -> str:
+def _special_kind(info: os.stat_result) -> str:
     mode = info.st_mode
     return ("a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else
             "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a file")
 
 
-def problem_finding(entry: Entry):
+def problem_finding(entry: Entry) -> Optional[Finding]:
     """The finding every command reports for an entry it cannot read (None for ordinary entries):
     a special file is skipped (advice: opening a FIFO would wait forever), an unreadable one is an error."""
     from . import codes  # (the catalogue loads only when a command meets such a file: a cheap start)
@@ -313,7 +313,7 @@ def read_error(rel: str, e: OSError) -> Finding:
 DATA_LIMIT = 256 << 20  # a rule file, map, target, baseline, op list or log larger than this is not one
 
 
-def read_data(path, what: str, limit: int = DATA_LIMIT, pipes: bool = False) -> bytes:
+def read_data(path: Union[str, os.PathLike[str]], what: str, limit: int = DATA_LIMIT, pipes: bool = False) -> bytes:
     """A file the user gave torchport to read (rules, a map, a target, a baseline, a log): a regular file
     (or, with `pipes`, a pipe) of at most `limit` bytes.  /dev/zero, a FIFO nobody writes to, a folder or
     a huge file is a one-line UsageError, never a hang or all of memory."""
@@ -364,10 +364,10 @@ def backup_dir(src: Path) -> Path:
     return writes.new_dir(src.parent / f"{src.name}.torchport-backup")
 
 
-def own_packages(entries) -> tuple:
+def own_packages(entries: Iterable[Entry]) -> tuple[str, ...]:
     """Top-level packages the project itself defines (`mmcv/__init__.py`, `src/mmcv/__init__.py`):
     importing them is not a third-party dependency, even when the project is itself in the kb."""
-    own = set()
+    own: set[str] = set()
     for e in entries:
         parts = e.rel.split("/")
         if parts[-1] == "__init__.py" and len(parts) >= 2:

@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol, TypeVar, runtime_checkable
 
 from . import codes
 from .finding import ERROR, FAILED, Finding
+
+if TYPE_CHECKING:
+    from collections import Counter
 
 R = TypeVar("R")
 
@@ -62,7 +65,7 @@ class Outcome(_Words):
 SKIPPED_STATUSES = ("excluded", "skipped", "ignored")
 
 
-def outcome(status: str, findings: list) -> Outcome:
+def outcome(status: str, findings: list[Finding]) -> Outcome:
     """A file's outcome from a command's own status word and its findings."""
     if status in SKIPPED_STATUSES:
         return Outcome.SKIPPED
@@ -78,17 +81,19 @@ def internal_error(rel: str, error: BaseException) -> Finding:
         f"torchport failed on this file ({type(error).__name__}: {error}); please report it"))
 
 
-def guarded(work: Callable[..., R], failed: Callable[[str, Finding, str], R], rel_of: Callable) -> Callable[..., R]:
+def guarded(work: Callable[..., R], failed: Callable[[str, Finding, str], R],
+            rel_of: Callable[[Any], str]) -> Callable[..., R]:
     """`work`, made to return `failed(rel, finding, traceback)` for the item it raised on instead of raising
     (KeyboardInterrupt and SystemExit still stop the run).  Module-level callables stay picklable for workers."""
     return _Guarded(work, failed, rel_of)
 
 
 class _Guarded:
-    def __init__(self, work, failed, rel_of):
+    def __init__(self, work: Callable[..., Any], failed: Callable[[str, Finding, str], Any],
+                 rel_of: Callable[[Any], str]) -> None:
         self.work, self.failed, self.rel_of = work, failed, rel_of
 
-    def __call__(self, item):
+    def __call__(self, item: Any) -> Any:
         try:
             return self.work(item)
         except Exception as e:  # MemoryError and RecursionError included: that file's failure, not the run's
@@ -105,7 +110,7 @@ class FileResult:
 
     path: str                         # input-relative posix path
     status: str                       # the command's word: converted, ported, scanned, copied, skipped, error...
-    findings: list = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
     message: str = ""
     diff: str = ""
     trace: str = ""                   # torchport failed on this file: the traceback
@@ -120,11 +125,11 @@ class RunResult(Protocol):
     """What convert, analyze, check and port-ext return, and what every report writer reads: the files, the
     run's figures and its JSON form."""
 
-    files: list
+    files: list[Any]                  # of FileResult (each command's own kind)
 
-    def summary(self) -> dict: ...
+    def summary(self) -> dict[str, Any]: ...
 
-    def to_dict(self) -> dict: ...
+    def to_dict(self) -> dict[str, Any]: ...
 
 
 @runtime_checkable
@@ -132,7 +137,7 @@ class FoundResult(RunResult, Protocol):
     """A run for one target (convert, check, port-ext): also its findings, in file order."""
 
     @property
-    def findings(self) -> list: ...
+    def findings(self) -> list[Finding]: ...
 
 
 @runtime_checkable
@@ -146,7 +151,7 @@ class TreeResult(FoundResult, Protocol):
     mode: str
     backup: Optional[str]
 
-    def texts(self, r: FileResult) -> Optional[tuple]: ...
+    def texts(self, r: FileResult) -> Optional[tuple[str, str]]: ...
 
 
 @runtime_checkable
@@ -157,7 +162,7 @@ class ConvertedTree(TreeResult, Protocol):
     started: str
 
     @property
-    def suppressed(self) -> list: ...
+    def suppressed(self) -> list[Finding]: ...
 
 
 @runtime_checkable
@@ -165,12 +170,12 @@ class PortedTree(TreeResult, Protocol):
     """port-ext's result: also the mapping it used, its totals and API counts, and an inventory (npu, mlu)."""
 
     map_source: str
-    user_maps: list
-    inventory: dict
+    user_maps: list[str]
+    inventory: dict[str, Any]
 
-    def totals(self) -> dict: ...
+    def totals(self) -> dict[str, Any]: ...
 
-    def api_counts(self) -> tuple: ...
+    def api_counts(self) -> tuple[Counter[str], Counter[str]]: ...
 
 
 @runtime_checkable
@@ -180,24 +185,24 @@ class AssessedTree(RunResult, Protocol):
 
     input: str
     started: str
-    targets: list
+    targets: list[str]                # the targets' names
     torch_version: Optional[str]
     native: Any
-    readiness: dict
-    data: dict                        # target -> the versions of the data used
+    readiness: dict[str, Any]         # target -> Readiness
+    data: dict[str, Any]              # target -> the versions of the data used
     libraries: Any                    # the installed libraries the project calls, or None
 
     @property
-    def common(self) -> list: ...
+    def common(self) -> list[Finding]: ...
 
-    def advice(self, target: str) -> list: ...
+    def advice(self, target: str) -> list[Any]: ...
 
-    def unknown_apis(self) -> list: ...
+    def unknown_apis(self) -> list[Finding]: ...
 
     def package_of(self, finding: Any) -> Any: ...
 
-    def touchpoints(self) -> list: ...
+    def touchpoints(self) -> list[Any]: ...   # of Finding
 
-    def unsupported(self, target: str) -> list: ...
+    def unsupported(self, target: str) -> list[Finding]: ...
 
     def source(self, rel: str) -> Optional[str]: ...

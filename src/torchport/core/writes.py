@@ -148,7 +148,7 @@ def copy_file(src: Path, dst: Path) -> None:
                 os.unlink(tmp)
 
 
-def _temp_beside(path: Path):
+def _temp_beside(path: Path) -> tuple[int, Path]:
     """A new temporary file in path's folder (created exclusively, mode 0600 until it is complete).  An error
     names `path`, the file the user asked for, not the temporary name."""
     _clear_stale_temps(path.parent)
@@ -163,7 +163,7 @@ def _temp_beside(path: Path):
     raise FileExistsError(errno.EEXIST, "no free temporary name", str(path.parent))
 
 
-_CLEARED: set = set()  # folders whose stale temporary files this run has removed
+_CLEARED: set[str] = set()  # folders whose stale temporary files this run has removed
 
 
 def _clear_stale_temps(folder: Path) -> None:
@@ -198,7 +198,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-_MADE: set = set()  # (root, folder) pairs make_dirs created or checked in this run
+_MADE: set[tuple[str, str]] = set()  # (root, folder) pairs make_dirs created or checked in this run
 
 
 def make_dirs(root: Path, folder: Path) -> None:

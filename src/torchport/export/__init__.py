@@ -153,8 +153,9 @@ def export_onnx(request: ExportRequest) -> Exported:
     from .. import ckpt
 
     model, output, shapes, checkpoint = request.model, request.output, list(request.shapes), request.checkpoint
-    dtypes, opset, input_names, output_names = request.dtypes, request.opset, request.input_names, request.output_names
-    dynamic_axes, allow, trust, atol = request.dynamic_axes, request.allow, request.trust, request.atol
+    dtypes: list = list(request.dtypes)
+    opset, input_names, output_names = request.opset, list(request.input_names), list(request.output_names)
+    dynamic_axes, allow, trust, atol = list(request.dynamic_axes), request.allow, request.trust, request.atol
     force, seed = request.force, request.seed
     out = Path(output)
     if out.exists() and not force:

@@ -243,7 +243,7 @@ def load_ops_file(path) -> list:
     if not isinstance(data, list):
         raise UsageError(f"{where}: expected a list of ops, an {{op: count}} object, or {{\"ops\": [...]}}, "
                          f"not {json_kind(data)}")
-    rows = []
+    rows: list = []
     for i, item in enumerate(data):
         at = f"{path}: {key}[{i}]"
         if isinstance(item, str):

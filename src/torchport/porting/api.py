@@ -14,7 +14,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Optional, cast
 
 from ..core import codes
 from ..core.pipeline import FileResult, guarded
@@ -28,7 +28,7 @@ from ..core.finding import ADVICE, ERROR, Finding
 from ..core.textfile import Text, decode, unified_diff
 from .buildglue import is_build_file, port_build_file
 from .consistency import check_includes, quoted_includes
-from .engine import IncludeResolver, load_map, new_name, port_text
+from .engine import IncludeResolver, PortMap, load_map, new_name, port_text
 
 SOURCE_SUFFIXES = native.NATIVE_SUFFIXES
 
@@ -73,7 +73,8 @@ class PortResult:
         return self.totals()
 
     def totals(self) -> dict:
-        converted, left = Counter(), Counter()
+        converted: Counter = Counter()
+        left: Counter = Counter()
         for r in self.files:
             converted.update(r.converted)
             left.update(r.left)
@@ -94,7 +95,7 @@ class PortResult:
         base = src if src.is_dir() else src.parent
         changed = r.status == "ported"
         if self.mode == "in-place" and changed:
-            old, new = _read(Path(self.backup) / r.path), _read(base / r.output)
+            old, new = _read(Path(cast(str, self.backup)) / r.path), _read(base / r.output)  # in place: backed up
         elif self.mode == "write" and self.output:
             out = Path(self.output)
             old, new = _read(base / r.path), _read(out / r.output if src.is_dir() else out)
@@ -120,7 +121,8 @@ class PortResult:
         return 0 if cuda else len(sources)
 
     def api_counts(self) -> tuple:
-        converted, left = Counter(), Counter()
+        converted: Counter = Counter()
+        left: Counter = Counter()
         for r in self.files:
             converted.update(r.converted)
             left.update(r.left)
@@ -263,13 +265,13 @@ def _port_entry(entry, dst, out_name, taken) -> PortedFile:
     elif text is None:
         result.findings = [Finding(rel, 1, 1, codes.TP000.id, "input", ADVICE,
                                    message="binary or undecodable: copied byte for byte")]
-    body = text.encode(new) if new is not None else data
+    body = text.encode(new) if new is not None and text is not None else data
     if mode == "write":  # from the bytes already read: no second open of the input
         writes.write_file(dst / out_rel, body, info)
     elif mode == "in-place" and (new is not None or out_rel != rel):
         writes.rewrite(entry.src, data, info, body, backup_root / rel, backup_root,
                        new_path=None if out_rel == rel else dst / out_rel)
-    elif mode == "diff" and new is not None:
+    elif mode == "diff" and new is not None and text is not None:
         result.diff = unified_diff(text.text, new, f"a/{rel}", f"b/{out_rel}")
     return result
 
@@ -344,7 +346,7 @@ def port(request: PortRequest) -> PortResult:
     pmap = load_map(target, maps) if mode != "inventory" else None  # bad maps fail before anything is written
     out = Path(output) if output else tree.default_output(src, target) if mode == "write" else None
     if out is not None and src.is_file() and not output:  # k.cu -> k_musa.mu
-        out = out.parent / new_name(out.name, pmap.suffixes)
+        out = out.parent / new_name(out.name, cast(PortMap, pmap).suffixes)   # mode write: a map
     if mode == "inventory":  # nothing but the report is written: -o names its folder
         report_dir, out = report_dir or output, None
     reports = None
@@ -363,6 +365,7 @@ def port(request: PortRequest) -> PortResult:
         result.files = [PortedFile(e.rel, "inventory", output=e.rel) for e in entries
                         if e.kind == "file" and e.rel.endswith(SOURCE_SUFFIXES) and not e.excluded]
     else:
+        assert pmap is not None   # not an inventory: the map was loaded
         result.map_source = pmap.source
         dst = (out if src.is_dir() else out.parent) if out is not None else None
         out_name = out.name if src.is_file() and out is not None else None
@@ -401,7 +404,7 @@ def _renames_onto_input(entries: list, suffixes: dict, sources: tuple) -> set:
     """The source files whose new name (k.cu -> k.mu) is another file of the input, or the new name of
     another file: renaming them would overwrite a file, so they are left unported."""
     names = {e.rel for e in entries}
-    renamed = {}
+    renamed: dict = {}
     for e in entries:
         if e.kind == "file" and not e.excluded and e.rel.endswith(sources):
             new = new_name(e.rel, suffixes)
