@@ -214,3 +214,25 @@ def test_a_rerun_into_its_own_output_leaves_files_that_would_not_change_and_neve
     assert after["engine.py"].st_ino != before["engine.py"].st_ino
     assert (after["engine.py"].st_mode & 0o777) == (src / "engine.py").stat().st_mode & 0o777
     assert tree_digest(out) == converted(src, tmp_path / "fresh")[1]
+
+
+def test_a_force_rerun_long_after_the_first_keeps_every_file_it_left_as_it_was(tmp_path, cache_on):
+    """Files a --force re-run leaves untouched (same bytes) are its output, however old their times: never taken
+    for stale files of the earlier run and removed (they were, when the re-run came over 2 s later)."""
+    src = make(tmp_path / "proj")
+    out = tmp_path / "out"
+    convert(src, "npu", out, jobs=1)
+    first = tree_digest(out)
+    hour = 3600 * 10**9
+    for p in out.rglob("*"):            # as if the first run had been an hour ago
+        info = p.lstat()
+        os.utime(p, ns=(info.st_atime_ns - hour, info.st_mtime_ns - hour), follow_symlinks=False)
+    record = json.loads((tmp_path / "out_report" / "output_files.json").read_text())
+    record["files"] = {rel: [size, mtime - hour] for rel, (size, mtime) in record["files"].items()}
+    (tmp_path / "out_report" / "output_files.json").write_text(json.dumps(record))
+    for _ in range(2):
+        again = convert(src, "npu", out, jobs=1, force=True)
+        assert again.settled.removed == [] and tree_digest(out) == first
+    (src / "util.py").unlink()           # a file the project no longer has: its old output is stale, and goes
+    convert(src, "npu", out, jobs=1, force=True)
+    assert not (out / "util.py").exists() and (out / "train.py").exists()

@@ -2,7 +2,8 @@
 replaces and remove what it wrote before and no longer writes, and nothing else.
 
 The record, `output_files.json` in the run's report folder (never inside the converted tree), names the output
-folder and, per file this run wrote (input-relative path), its size and modification time as written.  A later
+folder and, per file this run wrote (input-relative path), its size and modification time as written; a file a
+run leaves as the earlier run wrote it, because its new bytes are the same, is recorded as that run's too.  A later
 `--force` run into that folder removes a recorded file it does not write again only when the file still has
 that size and time: a file the user changed since, or put there, is kept.  No record (a first run, another
 report folder): nothing is removed.
@@ -104,7 +105,9 @@ def settle(output: Union[str, os.PathLike[str]], report_dir: Union[str, os.PathL
     now: dict[str, list[int]] = {}
     for rel in sorted(set(written)):
         stamp = _stamp(output / rel)
-        if stamp is not None and stamp[1] >= since:
+        # written by this run, or left as the earlier run wrote it because this run's bytes are the same
+        # (writes.write_file keep_same): this run's file either way
+        if stamp is not None and (stamp[1] >= since or earlier.get(rel) == stamp):
             now[rel] = stamp
     for rel, stamp in sorted(earlier.items()):
         if rel in now:
