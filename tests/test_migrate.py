@@ -582,3 +582,15 @@ def test_migrate_decides_by_reasons_not_by_the_words_of_messages(tmp_path, monke
     after, said_after = rows(tmp_path / "b")
     assert "REWORDED" in said_after and "REWORDED" not in said_before   # the messages did change
     assert after == before
+
+
+def test_the_catalogue_says_which_kind_of_item_a_code_is_where_its_action_does_not():
+    """migrate's kinds for codes come from core/codes.py (`left_as`), each a kind of its KINDS table; the C++
+    findings analyze reports are never judged by their action alone."""
+    from torchport.core import codes
+    from torchport.migrate import CODE_KINDS, KINDS
+
+    assert CODE_KINDS and set(CODE_KINDS.values()) <= set(KINDS)
+    assert {c.id for c in codes.CODES.values() if c.left_as} == set(CODE_KINDS)
+    assert CODE_KINDS[codes.TP902.id] == "kernel" and KINDS["kernel"][:2] == ("fail", "large")
+    assert CODE_KINDS[codes.TP117.id] == "unknown-api" and KINDS["unknown-api"][0] == "review"

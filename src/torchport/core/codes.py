@@ -42,6 +42,7 @@ class Code:
     what: str                    # one line
     why: str = ""                # the paragraph behind it
     example: tuple[str, ...] = ()   # (before, after) for the npu target
+    left_as: str = ""            # the kind of migrate's "What's left" item it is, where not its action's (KINDS)
 
     @property
     def summary(self) -> str:
@@ -69,12 +70,12 @@ _NAMES: set[str] = set()
 
 
 def _define(id: str, name: str, category: str, owner: str, fix: str, what: str, why: str = "",
-            example: tuple[str, ...] = ()) -> Code:
+            example: tuple[str, ...] = (), left_as: str = "") -> Code:
     if id in CODES or name in _NAMES:
         raise ValueError(f"duplicate code {id} {name}")
     if owner not in OWNERS or fix not in FIXES or category not in CATEGORIES:
         raise ValueError(f"{id}: unknown owner, fix or category ({owner}, {fix}, {category})")
-    CODES[id] = code = Code(id, name, category, owner, fix, what, why, tuple(example))
+    CODES[id] = code = Code(id, name, category, owner, fix, what, why, tuple(example), left_as)
     _NAMES.add(name)
     return code
 
@@ -332,6 +333,7 @@ TP116 = _define(
 
 TP117 = _define(
     'TP117', 'unknown-cuda-api', 'unknown-api', CONVERT, REPORT,
+    left_as="unknown-api",
     what="`torch.cuda.X` where X is not in torch.cuda's API list: private, removed or misspelled; left and reported.",
     example=('torch.cuda._lazy_init()\n',
              'torch.cuda._lazy_init()\n'),
@@ -574,6 +576,7 @@ The assertion only held on a CUDA machine; on the CPU it would stop a program th
 
 TP210 = _define(
     'TP210', 'guard-keeps-cuda-branch', 'device-api', CONVERT, REPORT,
+    left_as="kept-question",
     what=('A CUDA test whose branch still calls torch.cuda APIs the target lacks, or is the CUDA path of a '
           'CUDA-only library, keeps asking about CUDA: `torch.cuda.get_device_capability() if '
           'torch.cuda.is_available() else None`, `if x.is_cuda: <a Triton kernel>`, `if device.type == "cuda": '
@@ -859,21 +862,25 @@ TP901 = _define(
 
 TP902 = _define(
     'TP902', 'cuda-kernel', 'extension', ANALYZE, REPORT,
+    left_as="kernel",
     what='A `__global__` kernel: the unit of porting work (MUSA/HIP: ported by tools; NPU/MLU/XPU/MPS: rewritten).',
 )
 
 TP903 = _define(
     'TP903', 'inline-ptx', 'extension', ANALYZE, REPORT,
+    left_as="ptx",
     what='Inline assembly (`asm(...)`, `asm volatile`): NVIDIA PTX that no porting tool can translate.',
 )
 
 TP904 = _define(
     'TP904', 'cuda-arch-check', 'extension', ANALYZE, REPORT,
+    left_as="native-review",
     what='`__CUDA_ARCH__` / `CUDA_VERSION` checks: architecture numbers differ on other vendors; review each.',
 )
 
 TP905 = _define(
     'TP905', 'warp-intrinsics', 'extension', ANALYZE, REPORT,
+    left_as="native-review",
     what='Warp and tensor-core intrinsics (`__shfl_*_sync`, `__ballot_sync`, `wmma`, `mma.sync`): review each.',
     why="""\
 Warp size and matrix units differ per vendor.""",
@@ -881,6 +888,7 @@ Warp size and matrix units differ per vendor.""",
 
 TP906 = _define(
     'TP906', 'cuda-runtime-calls', 'extension', ANALYZE, REPORT,
+    left_as="cuda-calls",
     what=('CUDA runtime/library calls in C++ (`cudaMalloc`, `cublas*`, `at::cuda::...`): one finding per '
           'file with the count.'),
 )
@@ -904,6 +912,7 @@ TP909 = _define(
 
 TP910 = _define(
     'TP910', 'cuda-torch-build', 'third-party', ANALYZE, REPORT,
+    left_as="cuda-torch",
     what=("A pinned CUDA build of PyTorch (`+cu118` versions, the cuXXX wheel index): install the target's "
           'build instead.'),
 )
@@ -923,11 +932,13 @@ TP951 = _define(
 
 TP952 = _define(
     'TP952', 'port-unsupported', 'port', PORT, REPORT,
+    left_as="port-unsupported",
     what='Names the mapping marks unsupported on the target: left as they are and listed.',
 )
 
 TP955 = _define(
     'TP955', 'port-needs-review', 'port', PORT, REPORT,
+    left_as="port-review",
     what=('Code no mapping can port faithfully, reported at file:line with the reason: inline PTX, '
           '`__CUDA_ARCH__`/`CUDA_VERSION` checks, warp intrinsics and masks, literal warp sizes, '
           'cooperative launches, tensor-core intrinsics (`wmma`, `mma.sync`).'),
@@ -942,6 +953,7 @@ TP956 = _define(
 
 TP957 = _define(
     'TP957', 'port-include-check', 'port', PORT, REPORT,
+    left_as="broken-include",
     what=('After porting, every quoted `#include` that named a project file must still name it (under its '
           'new name); one that does not is reported as an error. Checked on every run.'),
 )

@@ -11,7 +11,8 @@ It composes the other commands, in this order:
 
 and returns a MigrateResult whose `items` are "What's left": every remaining item once, with file:line, why it
 matters on this target, the fix and an effort class, ordered by risk.  How each kind of item is judged is the
-table KINDS below (data, not branches); which kind a finding is comes from its code (RULE_KINDS) or its action.
+table KINDS below (data, not branches); which kind a finding is comes from its code (the catalogue's `left_as`) or
+its action.
 The report itself (`OUT/torchport-report/`) is written a layer up, by report/migrate.py.
 """
 from __future__ import annotations
@@ -30,6 +31,7 @@ from ..backends import Target
 from ..core import codes
 from ..core import files as tree
 from ..core.errors import UsageError
+from ..core.suppress import Selection
 from ..core.finding import ADVICE, CHANGES, CUDA_ONLY_PATH, ERROR, KEPT_BRANCH, OPTIONAL_IMPORT, UNSUPPORTED
 from ..core.words import counted
 from ..porting.native import NATIVE_SUFFIXES
@@ -118,16 +120,10 @@ KINDS = {
     "advice": ("advice", "small", "performance on {target}", "{message}"),
 }
 
-# Finding codes whose kind is not the one their action gives (analyze's and port-ext's C++ findings, packages).
-RULE_KINDS = {
-    codes.TP902.id: "kernel", codes.TP903.id: "ptx", codes.TP906.id: "cuda-calls",
-    codes.TP904.id: "native-review", codes.TP905.id: "native-review",
-    codes.TP952.id: "port-unsupported", codes.TP957.id: "broken-include", codes.TP955.id: "port-review",
-    codes.TP910.id: "cuda-torch",
-}
-# check's findings whose kind is not their action's: a torch.cuda name no list knows is not known to fail; a
-# question kept as CUDA's answers no on the target (what it guards is reported on its own)
-CHECK_KINDS = {codes.TP117.id: "unknown-api", codes.TP210.id: "kept-question"}
+# Finding codes whose kind is not the one their action gives, from the catalogue (core/codes.py `left_as`):
+# analyze's and port-ext's C++ findings, the CUDA-torch pin; of check's, a torch.cuda name no list knows (not known
+# to fail) and a question kept as CUDA's (it answers no on the target; what it guards is reported on its own).
+CODE_KINDS = {c.id: c.left_as for c in codes.CODES.values() if c.left_as}
 # what convert says of a name the target lacks on a path that does not run there -> its kind (to review)
 OFF_PATH_KINDS = {CUDA_ONLY_PATH: "cuda-only-path", KEPT_BRANCH: "kept-branch"}   # by the finding's reasons
 ACTION_KINDS = {UNSUPPORTED: "unsupported", ERROR: "not-processed", ADVICE: "note",
@@ -322,7 +318,7 @@ class MigrateRequest:
     python: Optional[str] = None
     runtime_shim: bool = False
     exclude: tuple = ()
-    selection: Optional[object] = None
+    selection: Optional[Selection] = None
 
     @classmethod
     def of(cls, path, target, output=None, **options) -> "MigrateRequest":
@@ -634,7 +630,8 @@ def _orphans_ended():
 
 def _children() -> set:
     """The pids whose parent is this process (read from /proc; empty where there is none)."""
-    me, out = os.getpid(), set()
+    me = os.getpid()
+    out: set = set()
     try:
         entries = os.listdir("/proc")
     except OSError:
@@ -692,108 +689,165 @@ def _item(kind: str, t, file: str, line: int, item: str, rule: str, source: str,
                 input_line)
 
 
+@dataclass
+class _Left:
+    """What whats_left gathers: the items, and how many were merged into others."""
+
+    result: MigrateResult
+    t: Any                            # the Target
+    lines: dict                       # input line -> output line, per file convert changed
+    items: list = field(default_factory=list)
+    merged: int = 0
+
+    def add(self, kind: str, file: str, line: int, item: str, rule: str, source: str, **fields: Any) -> None:
+        self.items.append(_item(kind, self.t, file, line, item, rule, source, **fields))
+
+    def out_line(self, file: str, line: int) -> int:
+        return self.lines.get(file, {}).get(line, line)
+
+
 def whats_left(result: MigrateResult, t) -> tuple:
     """(the items, ordered by risk, then file and line; how many duplicates were merged)."""
+    left = _Left(result, t, _line_maps(result.convert))
+    checked_files = _checked(left)
+    _converted_only(left)
+    _ported(left)
+    _assessed(left, checked_files)
+    _libraries_and_advice(left)
+    _mentions(left)
+    _verified(left)
+    return _unique(left)
+
+
+def _checked(left: _Left) -> dict:
+    """check's findings on the Python, notebooks, shell scripts and configs written; {file: the codes found}."""
     from ..check.api import describe
 
-    items: list = []
-    lines = _line_maps(result.convert)          # input line -> output line, per file convert changed
-    back = {file: {o: i for i, o in sorted(m.items(), reverse=True)} for file, m in lines.items()}
-    kept = {r.path for r in result.convert.files if r.status not in ("converted", "created")}
-    checked_files = collections.defaultdict(set)
-    for f in result.check.findings:             # the Python, notebooks, shell scripts and configs written
-        kind = CHECK_KINDS.get(f.rule) or ACTION_KINDS[f.action]
+    convert = left.result.convert
+    back = {file: {o: i for i, o in sorted(m.items(), reverse=True)} for file, m in left.lines.items()}
+    kept = {r.path for r in convert.files if r.status not in ("converted", "created")}
+    checked_files: dict = collections.defaultdict(set)
+    for f in left.result.check.findings:
+        kind = CODE_KINDS.get(f.rule) or ACTION_KINDS[f.action]
         if kind == "unsupported":
             kind = next((k for reason, k in OFF_PATH_KINDS.items() if reason in f.reasons), kind)
         checked_files[f.file].add(f.rule)
         change = describe(f).split(": ", 1)[0] if f.action in CHANGES else ""
-        items.append(_item(kind, t, f.file, f.line, _one_line(f.old) or f.rule, f.rule, "check", message=f.message,
-                           change=change, action=f.action,
-                           input_line=back[f.file].get(f.line, 0) if f.file in back else
-                           f.line if f.file in kept else 0))
-    for f in result.convert.findings:           # said by convert only: on the converted file it cannot be told
+        left.add(kind, f.file, f.line, _one_line(f.old) or f.rule, f.rule, "check", message=f.message,
+                 change=change, action=f.action,
+                 input_line=back[f.file].get(f.line, 0) if f.file in back else f.line if f.file in kept else 0)
+    return checked_files
+
+
+def _converted_only(left: _Left) -> None:
+    """What convert alone can say: on the converted file it cannot be told (a target the project names itself)."""
+    for f in left.result.convert.findings:
         if f.rule == codes.TP213.id:
-            items.append(_item("own-target", t, f.file, lines.get(f.file, {}).get(f.line, f.line),
-                               _one_line(f.old) or f.rule, f.rule, "convert", message=f.message, input_line=f.line))
-    merged = 0
-    port = result.port
-    if port is not None and port.mode != "inventory":   # ported: port-ext's findings are what is left
-        renamed = {r.path: r.output for r in port.files}
-        for f in port.findings:
-            port_kind = RULE_KINDS.get(f.rule) or ("not-processed" if f.action == ERROR else None)
-            if port_kind is None:
-                continue
-            items.append(_item(port_kind, t, renamed.get(f.file, f.file), f.line, _one_line(f.old) or f.rule, f.rule,
-                               "port-ext", message=f.message))
-        for r in port.files:
-            if r.left:
-                names = ", ".join(name for name, _ in r.left.most_common(5))
-                items.append(_item("port-left", t, r.output, 0, names, "", "port-ext",
-                                   message=f"{sum(r.left.values())} references to names the mapping does not know "
-                                           f"({names}): map them (`-m MAP.json`) or edit them"))
-    native_rows = port is None or port.mode == "inventory"
-    kernel_files = {f.file for f in result.analysis.native.findings if f.rule == codes.TP902.id}
+            left.add("own-target", f.file, left.out_line(f.file, f.line), _one_line(f.old) or f.rule, f.rule,
+                     "convert", message=f.message, input_line=f.line)
+
+
+def _ported(left: _Left) -> None:
+    """Ported in place: port-ext's findings, and the names its mapping left, are what is left of the C++."""
+    port = left.result.port
+    if port is None or port.mode == "inventory":
+        return
+    renamed = {r.path: r.output for r in port.files}
+    for f in port.findings:
+        port_kind = CODE_KINDS.get(f.rule) or ("not-processed" if f.action == ERROR else None)
+        if port_kind is not None:
+            left.add(port_kind, renamed.get(f.file, f.file), f.line, _one_line(f.old) or f.rule, f.rule,
+                     "port-ext", message=f.message)
+    for r in port.files:
+        if r.left:
+            names = ", ".join(name for name, _ in r.left.most_common(5))
+            left.add("port-left", r.output, 0, names, "", "port-ext",
+                     message=f"{sum(r.left.values())} references to names the mapping does not know "
+                             f"({names}): map them (`-m MAP.json`) or edit them")
+
+
+def _assessed(left: _Left, checked_files: dict) -> None:
+    """analyze's target-independent findings: packages and dependencies, and (when nothing was ported) the C++."""
     from ..kb.packages import packages
     from ..analyze.api import package_of
 
+    result, t = left.result, left.t
+    native_rows = result.port is None or result.port.mode == "inventory"
+    kernel_files = {f.file for f in result.analysis.native.findings if f.rule == codes.TP902.id}
     kb = packages()
     readiness = result.analysis.readiness.get(t.name)
     optional = readiness is not None and readiness.kernels_optional
     for f in result.analysis.common:
         if f.rule in (codes.TP908.id, codes.TP909.id):
             if f.rule == codes.TP908.id and codes.TP114.id in checked_files.get(f.file, ()):
-                merged += 1                       # the import, reported by convert (TP114) too
+                left.merged += 1                  # the import, reported by convert (TP114) too
                 continue
             pkg = package_of(f, kb)
             swap = pkg is not None and pkg.advice(t.name)[1]
             message = pkg.advice(t.name)[0] if pkg is not None else f.message
             kind = "optional-package" if OPTIONAL_IMPORT in f.reasons else \
                 "package-swap" if swap or pkg is None else "blocked-package"
-            items.append(_item(kind, t, f.file,
-                               lines.get(f.file, {}).get(f.line, f.line), _one_line(f.old), f.rule, "analyze",
-                               message=message, input_line=f.line))
+            left.add(kind, f.file, left.out_line(f.file, f.line), _one_line(f.old), f.rule, "analyze",
+                     message=message, input_line=f.line)
             continue
-        kind = RULE_KINDS.get(f.rule) or ""
+        kind = CODE_KINDS.get(f.rule) or ""
         if not kind or kind != "cuda-torch" and not native_rows:
             continue                              # info only; or ported, and port-ext reports what is left
         if kind in ("cuda-calls", "ptx") and f.file in kernel_files:
-            merged += 1                           # part of the kernel file's rewrite
+            left.merged += 1                      # part of the kernel file's rewrite
             continue
         message = f.message
         if kind in ("kernel", "ptx", "cuda-calls") and optional:
             kind = "optional-native"              # as analyze counts it: review, not a block (Swin's fused kernel)
         if f.rule == codes.TP902.id:
             message = f"CUDA kernels: {t.kernel_advice}; meanwhile keep a PyTorch fallback for the ops it backs"
-        items.append(_item(kind, t, f.file, f.line, _one_line(f.old), f.rule, "analyze", message=message,
-                           input_line=f.line))
+        left.add(kind, f.file, f.line, _one_line(f.old), f.rule, "analyze", message=message, input_line=f.line)
+
+
+def _libraries_and_advice(left: _Left) -> None:
+    """The installed libraries whose CUDA code the project reaches, and the target's performance advice."""
+    result, t = left.result, left.t
     libraries = result.analysis.libraries
     for reach in libraries.reaches.get(t.name, []) if libraries is not None else []:
-        items.append(_item("library-shimmed" if result.runtime_shim else "library", t, reach.file,
-                           lines.get(reach.file, {}).get(reach.line, reach.line), reach.name,
-                           reach.touches[0].rule, "analyze", message=f"{reach.name}: {reach.describe()}",
-                           input_line=reach.line))
+        left.add("library-shimmed" if result.runtime_shim else "library", reach.file,
+                 left.out_line(reach.file, reach.line), reach.name, reach.touches[0].rule, "analyze",
+                 message=f"{reach.name}: {reach.describe()}", input_line=reach.line)
     for file, line, rule, advice, source in result.analysis.advice(t.name):
-        items.append(_item("advice", t, file, lines.get(file, {}).get(line, line), rule, rule, "advice",
-                           message=advice, name=rule, cite=source, input_line=line))
-    with_rows = {i.file for i in items}
-    for r in result.convert.files:
-        if getattr(r, "mentions_cuda", False) and not r.path.endswith(NATIVE_SUFFIXES):  # C++: rows above
+        left.add("advice", file, left.out_line(file, line), rule, rule, "advice", message=advice, name=rule,
+                 cite=source, input_line=line)
+
+
+def _mentions(left: _Left) -> None:
+    """Files convert copied that mention CUDA (docs, configs, Dockerfiles), unless a row above is about them."""
+    with_rows = {i.file for i in left.items}
+    for r in left.result.convert.files:
+        if r.mentions_cuda and not r.path.endswith(NATIVE_SUFFIXES):  # C++: rows above
             if r.path in with_rows:               # a config check reported, a requirements line analyze did
-                merged += 1
+                left.merged += 1
                 continue
-            line = getattr(r, "mention_line", 0)
-            items.append(_item("mentions-cuda", t, r.path, line, r.path, "", "convert", input_line=line))
+            left.add("mentions-cuda", r.path, r.mention_line, r.path, "", "convert", input_line=r.mention_line)
+
+
+def _verified(left: _Left) -> None:
+    """The verify command's outcome when it did not pass, and for a failure the known errors and traced lines."""
+    result, t = left.result, left.t
     v = result.verify
-    if v is not None and v.verdict != "passed":
-        last = next((ln for ln in reversed(v.tail) if ln.strip()), "")
-        kind = "verify-failed" if v.verdict == "failed" else "verify-off-target" if v.off_target else "verify-unused"
-        items.append(_item(kind, t, "", 0, " ".join(v.command), "verify", "verify", name=t.name,
-                           message=f"exit {v.exit_code}" + (f": {last.strip()}" if last else "")))
-        if v.verdict == "failed":
-            items += _known_errors(t, v.output)
-            items += _traced(result, t, v.output, lines, items)
-    seen, unique = set(), []
-    for n, i in enumerate(items):  # check's own rows are each one of its findings (two on one line stay two)
+    if v is None or v.verdict == "passed":
+        return
+    last = next((ln for ln in reversed(v.tail) if ln.strip()), "")
+    kind = "verify-failed" if v.verdict == "failed" else "verify-off-target" if v.off_target else "verify-unused"
+    left.add(kind, "", 0, " ".join(v.command), "verify", "verify", name=t.name,
+             message=f"exit {v.exit_code}" + (f": {last.strip()}" if last else ""))
+    if v.verdict == "failed":
+        left.items += _known_errors(t, v.output)
+        left.items += _traced(result, t, v.output, left.lines, left.items)
+
+
+def _unique(left: _Left) -> tuple:
+    """The items once each (check's own rows are each one of its findings: two on one line stay two), by risk,
+    file and line; and how many were merged."""
+    seen, unique, merged = set(), [], left.merged
+    for n, i in enumerate(left.items):
         key = (i.file, i.line, i.rule, i.item, i.kind == "verify-traced") if i.source != "check" else n
         if key in seen:
             merged += 1

@@ -223,111 +223,148 @@ def port_text(rel: str, text: str, pmap: PortMap, resolve_include) -> FilePort:
                                                             for path, _, _, new in candidates)):
         quoted = [(text.count("\n", 0, at) + 1, path) for path, quote, at, _ in candidates if quote == '"']
         return FilePort(None, [], Counter(), Counter(), includes=quoted)
-
-    regions, include_spans, comments = scan(text)
-    starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
-    region_starts, comment_starts = [r[0] for r in regions], [c[0] for c in comments]
-
-    def in_code(start, end=None):
-        """The span lies inside one code region."""
-        i = bisect.bisect_right(region_starts, start) - 1
-        return i >= 0 and (start if end is None else end) <= regions[i][1] and start < regions[i][1]
-
-    def in_comment(pos):
-        i = bisect.bisect_right(comment_starts, pos) - 1
-        return i >= 0 and pos < comments[i][1]
-
-    def finding(start, end, rule, action, old, new="", message=""):
-        line = bisect.bisect_right(starts, start)
-        return Finding(rel, line, bisect.bisect_right(starts, max(start, end - 1)), rule, "port", action, old, new,
-                       message)
-
-    edits, findings = [], []
-    converted: Counter[str] = Counter()
-    left: Counter[str] = Counter()
-    review = 0
-    reviewed = set()  # (line, name) reported from the map: the generic detectors below do not repeat them
-    facts = None      # what receiver_class reads from the whole file, worked out at the first mapped method
-    ids, unsupported = pmap.identifiers, pmap.unsupported
+    porter = _Porter(rel, text, pmap)
     for m in hits:
-        if not in_code(m.start(), m.end()):
-            continue
-        key = m.group(0)
-        new = ids.get(key)
-        if key in pmap.methods:
-            spec = pmap.methods[key]
-            facts = facts or FileFacts(text, pmap.receivers)
-            cls, what = receiver_class(text, m.start(), m.end(), pmap.receivers, facts)
-            if what is None:
-                continue  # not called on a receiver (a variable, a free function): a name of the project's own
-            if cls in spec["valid"]:
-                converted[key] += 1
-                f = finding(m.start(), m.end(), codes.TP950.id, MODIFY, key, spec["new"])
-                edits.append(edit_ops.Edit(m.start(), m.end(), spec["new"], f))
-            else:
-                header, to = pmap.receivers.get("classes", {}).get(cls), spec["new"]
-                findings.append(finding(m.start(), m.end(), codes.TP955.id, ADVICE, key, message=(
-                    f"not renamed to {to}(): the receiver {what} is {cls} ({header}), which has no {to}(); "
-                    f"test the tensor or the device itself: .{to}()" if cls else
-                    f"not renamed to {to}(): the receiver {what} is of the project's own class; rename its "
-                    f"{key}() by hand if it stands for PyTorch's")))
-                review += 1
-            continue
-        at_line = (0 if key in pmap.review_once else bisect.bisect_right(starts, m.start()), key)
-        if key in pmap.review and at_line not in reviewed:  # one finding per line (or file) and name
-            findings.append(finding(m.start(), m.end(), codes.TP955.id, ADVICE, key, message=pmap.review[key]))
-            reviewed.add(at_line)
-            review += 1
-        if new is None:
-            if key not in pmap.review:
-                findings.append(finding(m.start(), m.end(), codes.TP952.id, UNSUPPORTED, key,
-                                        message=unsupported.get(key) or f"no {pmap.target} counterpart"))
-            continue
-        converted[key] += 1
-        f = finding(m.start(), m.end(), codes.TP950.id, MODIFY, key, new)
-        edits.append(edit_ops.Edit(m.start(), m.end(), new, f))
-    for m in looking:
-        name = m.group(0)
-        if in_code(m.start(), m.end()) and name not in ids and name not in unsupported and name not in pmap.review \
-                and not (pmap.kept and pmap.kept.match(name)):
-            left[name] += 1
-    quoted = []
-    for s, e in include_spans:
-        found = include_path(text[s:e], s)
-        if found is None:
-            continue
-        path, quote, at = found
-        if quote == '"':
-            quoted.append((bisect.bisect_right(starts, s), path))
-        new = resolve_include(rel, path) if quote == '"' else None
-        if new is None:
-            new = pmap.header(path)
-        if new is not None and new != path:
-            f = finding(at, at + len(path), codes.TP951.id, MODIFY, path, new)
-            edits.append(edit_ops.Edit(at, at + len(path), new, f))
-            converted[path] += 1
-    for m in dispatch:
-        if in_code(m.start(1)):
-            f = finding(m.start(1), m.end(1), codes.TP950.id, MODIFY, "CUDA", pmap.dispatch_key,
-                        "dispatch key of the kernels registered here")
-            edits.append(edit_ops.Edit(m.start(1), m.end(1), pmap.dispatch_key, f))
-            converted["TORCH_LIBRARY_IMPL(..., CUDA, ...)"] += 1
-    seen = reviewed
-    for _regex, why, m in reviews:  # strings count (PTX lives in asm strings), comments do not
-        line = bisect.bisect_right(starts, m.start())
-        code = m.group(0).strip()
-        if in_comment(m.start()) or (line, code) in seen:
-            continue  # one finding per line and construct
-        seen.add((line, code))
-        review += 1
-        findings.append(finding(m.start(), m.end(), codes.TP955.id, ADVICE, code, message=why))
-    defines = _own_names(text, left, starts)
-    new_text, kept, _ = edit_ops.apply(text, edits)
-    findings += [e.finding for e in kept]
+        porter.mapped(m)
+    porter.left_names(looking)
+    quoted = porter.includes(resolve_include)
+    porter.dispatch(dispatch)
+    porter.reviewed_constructs(reviews)
+    defines = _own_names(text, porter.left, porter.starts)
+    new_text, kept, _ = edit_ops.apply(text, porter.edits)
+    findings = porter.findings + [e.finding for e in kept]
     findings.sort(key=lambda f: (f.line, f.col, f.rule))
     changed = len({f.line for f in findings if f.action == MODIFY})
-    return FilePort(new_text if new_text != text else None, findings, converted, left, review, changed, defines,
-                    quoted)
+    return FilePort(new_text if new_text != text else None, findings, porter.converted, porter.left, porter.review,
+                    changed, defines, quoted)
+
+
+class _Porter:
+    """One file's port under way: where its code, comments and lines are, and the edits and findings so far."""
+
+    def __init__(self, rel: str, text: str, pmap: PortMap) -> None:
+        self.rel, self.text, self.pmap = rel, text, pmap
+        self.regions, self.include_spans, self.comments = scan(text)
+        self.starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
+        self.region_starts, self.comment_starts = [r[0] for r in self.regions], [c[0] for c in self.comments]
+        self.edits: list = []
+        self.findings: list = []
+        self.converted: Counter[str] = Counter()
+        self.left: Counter[str] = Counter()
+        self.review = 0
+        self.reviewed: set = set()  # (line, name) reported from the map: the generic detectors do not repeat them
+        self.facts: Optional[FileFacts] = None  # what receiver_class reads, worked out at the first mapped method
+
+    def in_code(self, start: int, end: Optional[int] = None) -> bool:
+        """The span lies inside one code region."""
+        i = bisect.bisect_right(self.region_starts, start) - 1
+        return i >= 0 and (start if end is None else end) <= self.regions[i][1] and start < self.regions[i][1]
+
+    def in_comment(self, pos: int) -> bool:
+        i = bisect.bisect_right(self.comment_starts, pos) - 1
+        return i >= 0 and pos < self.comments[i][1]
+
+    def line(self, pos: int) -> int:
+        return bisect.bisect_right(self.starts, pos)
+
+    def finding(self, start: int, end: int, rule: str, action: str, old: str, new: str = "",
+                message: str = "") -> Finding:
+        return Finding(self.rel, self.line(start), self.line(max(start, end - 1)), rule, "port", action, old, new,
+                       message)
+
+    def rename(self, start: int, end: int, old: str, new: str, message: str = "") -> None:
+        f = self.finding(start, end, codes.TP950.id, MODIFY, old, new, message)
+        self.edits.append(edit_ops.Edit(start, end, new, f))
+
+    def mapped(self, m) -> None:
+        """A name of the map: renamed, reported unsupported or for review, or a method checked on its receiver."""
+        if not self.in_code(m.start(), m.end()):
+            return
+        pmap, key = self.pmap, m.group(0)
+        if key in pmap.methods:
+            self.method(m, key)
+            return
+        at_line = (0 if key in pmap.review_once else self.line(m.start()), key)
+        if key in pmap.review and at_line not in self.reviewed:  # one finding per line (or file) and name
+            self.findings.append(self.finding(m.start(), m.end(), codes.TP955.id, ADVICE, key,
+                                              message=pmap.review[key]))
+            self.reviewed.add(at_line)
+            self.review += 1
+        new = pmap.identifiers.get(key)
+        if new is None:
+            if key not in pmap.review:
+                self.findings.append(self.finding(m.start(), m.end(), codes.TP952.id, UNSUPPORTED, key,
+                                                  message=pmap.unsupported.get(key)
+                                                  or f"no {pmap.target} counterpart"))
+            return
+        self.converted[key] += 1
+        self.rename(m.start(), m.end(), key, new)
+
+    def method(self, m, key: str) -> None:
+        """A method of the map: renamed where its receiver's class has it, else reported."""
+        pmap, spec = self.pmap, self.pmap.methods[key]
+        self.facts = self.facts or FileFacts(self.text, pmap.receivers)
+        cls, what = receiver_class(self.text, m.start(), m.end(), pmap.receivers, self.facts)
+        if what is None:
+            return  # not called on a receiver (a variable, a free function): a name of the project's own
+        if cls in spec["valid"]:
+            self.converted[key] += 1
+            self.rename(m.start(), m.end(), key, spec["new"])
+            return
+        header, to = pmap.receivers.get("classes", {}).get(cls), spec["new"]
+        self.findings.append(self.finding(m.start(), m.end(), codes.TP955.id, ADVICE, key, message=(
+            f"not renamed to {to}(): the receiver {what} is {cls} ({header}), which has no {to}(); "
+            f"test the tensor or the device itself: .{to}()" if cls else
+            f"not renamed to {to}(): the receiver {what} is of the project's own class; rename its "
+            f"{key}() by hand if it stands for PyTorch's")))
+        self.review += 1
+
+    def left_names(self, looking: list) -> None:
+        """CUDA-looking names in code that the map does not know: counted as left."""
+        pmap = self.pmap
+        for m in looking:
+            name = m.group(0)
+            if self.in_code(m.start(), m.end()) and name not in pmap.identifiers and name not in pmap.unsupported \
+                    and name not in pmap.review and not (pmap.kept and pmap.kept.match(name)):
+                self.left[name] += 1
+
+    def includes(self, resolve_include) -> list:
+        """Include paths renamed (project headers, then the map's); the (line, path) of the quoted ones."""
+        quoted = []
+        for s, e in self.include_spans:
+            found = include_path(self.text[s:e], s)
+            if found is None:
+                continue
+            path, quote, at = found
+            if quote == '"':
+                quoted.append((self.line(s), path))
+            new = resolve_include(self.rel, path) if quote == '"' else None
+            if new is None:
+                new = self.pmap.header(path)
+            if new is not None and new != path:
+                f = self.finding(at, at + len(path), codes.TP951.id, MODIFY, path, new)
+                self.edits.append(edit_ops.Edit(at, at + len(path), new, f))
+                self.converted[path] += 1
+        return quoted
+
+    def dispatch(self, dispatch: list) -> None:
+        """The CUDA dispatch key of TORCH_LIBRARY_IMPL, where kernels are registered."""
+        for m in dispatch:
+            if self.in_code(m.start(1)):
+                self.rename(m.start(1), m.end(1), "CUDA", self.pmap.dispatch_key,
+                            "dispatch key of the kernels registered here")
+                self.converted["TORCH_LIBRARY_IMPL(..., CUDA, ...)"] += 1
+
+    def reviewed_constructs(self, reviews: list) -> None:
+        """Constructs no mapping ports faithfully (PTX, warp intrinsics...): reported once per line."""
+        for _regex, why, m in reviews:  # strings count (PTX lives in asm strings), comments do not
+            line = self.line(m.start())
+            code = m.group(0).strip()
+            if self.in_comment(m.start()) or (line, code) in self.reviewed:
+                continue  # one finding per line and construct
+            self.reviewed.add((line, code))
+            self.review += 1
+            self.findings.append(self.finding(m.start(), m.end(), codes.TP955.id, ADVICE, code, message=why))
 
 
 _NEWLINE = re.compile(r"\n")
