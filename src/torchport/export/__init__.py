@@ -147,18 +147,10 @@ class ExportRequest:
         return cls(model, Path(output), tuple(tuple(s) for s in shapes), **options)
 
 
-def export_onnx(request: ExportRequest) -> Exported:
-    """Build the request's model on the CPU, load its checkpoint, eval(), export it to ONNX and verify the
-    result; nothing is written unless every check passed."""
-    from .. import ckpt
-
-    model, output, shapes, checkpoint = request.model, request.output, list(request.shapes), request.checkpoint
-    dtypes: list = list(request.dtypes)
-    opset, input_names, output_names = request.opset, list(request.input_names), list(request.output_names)
-    dynamic_axes, allow, trust, atol = list(request.dynamic_axes), request.allow, request.trust, request.atol
-    force, seed = request.force, request.seed
-    out = Path(output)
-    if out.exists() and not force:
+def _checked_output(request: ExportRequest) -> Path:
+    """The output path, when it may be written and the numbers asked for are sound; else a UsageError."""
+    out, checkpoint, model, shapes = Path(request.output), request.checkpoint, request.model, request.shapes
+    if out.exists() and not request.force:
         raise UsageError(f"{out} exists (use --force to replace it)")
     if checkpoint is not None and same_file(out, checkpoint):
         raise UsageError("-o must name a new file: torchport does not overwrite the checkpoint it reads")
@@ -171,11 +163,19 @@ def export_onnx(request: ExportRequest) -> Exported:
     if total > MAX_INPUT_ELEMENTS:   # each one may be under the bound and all of them over it
         raise UsageError(f"--input-shape: {total:,} elements in all, more than the {MAX_INPUT_ELEMENTS:,} a check "
                          "needs (give smaller sample inputs)")
-    if not (math.isfinite(atol) and atol >= 0):
-        raise UsageError(f"--atol must be a finite number, 0 or more (got {atol})")
-    if not OPSETS[0] <= opset <= OPSETS[1]:
-        raise UsageError(f"--opset {opset}: torch's TorchScript exporter writes opsets {OPSETS[0]} to {OPSETS[1]}")
-    dtypes = list(dtypes) or ["float32"]
+    if not (math.isfinite(request.atol) and request.atol >= 0):
+        raise UsageError(f"--atol must be a finite number, 0 or more (got {request.atol})")
+    if not OPSETS[0] <= request.opset <= OPSETS[1]:
+        raise UsageError(f"--opset {request.opset}: torch's TorchScript exporter writes opsets {OPSETS[0]} to "
+                         f"{OPSETS[1]}")
+    return out
+
+
+def _inputs_and_outputs(request: ExportRequest) -> tuple:
+    """(the inputs' dtypes, their names, the outputs' names): one dtype given stands for every input, names
+    default to input/input0.../output; a UsageError when they do not fit the shapes."""
+    shapes = request.shapes
+    dtypes: list = list(request.dtypes) or ["float32"]
     if len(dtypes) == 1:
         dtypes *= len(shapes)
     if len(dtypes) != len(shapes):
@@ -185,13 +185,27 @@ def export_onnx(request: ExportRequest) -> Exported:
     if unknown:
         raise UsageError(f"--dtype {unknown[0]}: not one of {', '.join(sorted(set(DTYPES.values())))}")
     dtypes = [DTYPES[d] for d in dtypes]
-    input_names = list(input_names) or (["input"] if len(shapes) == 1 else [f"input{i}" for i in range(len(shapes))])
+    input_names = list(request.input_names) or (["input"] if len(shapes) == 1 else
+                                                [f"input{i}" for i in range(len(shapes))])
     if len(input_names) != len(shapes):
         raise UsageError(f"--input-names gives {len(input_names)} name(s) for {len(shapes)} input shape(s)")
-    output_names = list(output_names) or ["output"]
+    output_names = list(request.output_names) or ["output"]
     if set(input_names) & set(output_names):
         raise UsageError(f"an input and an output share a name ({sorted(set(input_names) & set(output_names))[0]})")
-    axes = parse_dynamic_axes(dynamic_axes, input_names + output_names)
+    return dtypes, input_names, output_names
+
+
+def export_onnx(request: ExportRequest) -> Exported:
+    """Build the request's model on the CPU, load its checkpoint, eval(), export it to ONNX and verify the
+    result; nothing is written unless every check passed."""
+    from .. import ckpt
+
+    model, checkpoint, opset, allow, trust = request.model, request.checkpoint, request.opset, request.allow, request.trust
+    atol, seed = request.atol, request.seed
+    out = _checked_output(request)
+    shapes = list(request.shapes)
+    dtypes, input_names, output_names = _inputs_and_outputs(request)
+    axes = parse_dynamic_axes(list(request.dynamic_axes), input_names + output_names)
     for name, marked in axes.items():
         if name in input_names:
             rank = len(shapes[input_names.index(name)])
