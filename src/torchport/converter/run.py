@@ -244,8 +244,8 @@ def process(job) -> ConvertedFile:
 
 
 def _process(entry, dst, backup, pre) -> ConvertedFile:
-    conv, mode = _WORKER["conv"], _WORKER["mode"]
-    src_root, out_root, backup_root = _WORKER["roots"]
+    mode = _WORKER["mode"]
+    src_root, out_root, _backup_root = _WORKER["roots"]
     rel = entry.rel
     kind = kind_of(rel)
     problem = tree.problem_finding(entry)
@@ -262,16 +262,29 @@ def _process(entry, dst, backup, pre) -> ConvertedFile:
             tree.copy_link(entry, dst, src_root, out_root)
         return ConvertedFile(rel, "copied", kind=kind, message="symlink recreated")
     if kind == "other" or entry.excluded:
-        if mode == "write":
-            writes.copy_file(entry.src, dst)
-        if entry.excluded:
-            return ConvertedFile(rel, "excluded", kind=kind)
-        result = other_file(rel, entry.src, conv.target)
-        selection = conv.python.selection
-        if selection and result.findings:  # config values: --select/--ignore only (no comments read there)
-            result.suppressed = [f for f in result.findings if not selection.allows(f.rule, f.file)]
-            result.findings = [f for f in result.findings if selection.allows(f.rule, f.file)]
-        return result
+        return _copied(entry, dst, kind)
+    return _source(entry, dst, backup, pre, kind)
+
+
+def _copied(entry, dst, kind: str) -> ConvertedFile:
+    """A file convert copies as it is: excluded, or not a kind it converts (its config values reported)."""
+    conv, mode, rel = _WORKER["conv"], _WORKER["mode"], entry.rel
+    if mode == "write":
+        writes.copy_file(entry.src, dst)
+    if entry.excluded:
+        return ConvertedFile(rel, "excluded", kind=kind)
+    result = other_file(rel, entry.src, conv.target)
+    selection = conv.python.selection
+    if selection and result.findings:  # config values: --select/--ignore only (no comments read there)
+        result.suppressed = [f for f in result.findings if not selection.allows(f.rule, f.file)]
+        result.findings = [f for f in result.findings if selection.allows(f.rule, f.file)]
+    return result
+
+
+def _source(entry, dst, backup, pre, kind: str) -> ConvertedFile:
+    """A Python file, notebook or shell script: converted (or its result taken from the last run, reuse.py) and
+    delivered as the mode says; a file torchport cannot convert is copied unchanged and is this file's error."""
+    conv, mode, rel = _WORKER["conv"], _WORKER["mode"], entry.rel
     try:
         info = os.lstat(entry.src)
         data = tree.read_bytes(entry.src)
@@ -319,10 +332,18 @@ def _process(entry, dst, backup, pre) -> ConvertedFile:
                              reuse=reuse)
     result = ConvertedFile(rel, "converted", kind=kind, findings=findings, lines=lines, hunks=hunks,
                            suppressed=suppressed, reuse=reuse)
+    _deliver(entry, dst, backup, data, info, new, result)
+    return result
+
+
+def _deliver(entry, dst, backup, data: bytes, info: os.stat_result, new: bytes, result: ConvertedFile) -> None:
+    """A converted file's new bytes, as the mode says: the mirror, the input itself (its bytes backed up), or
+    kept in the result (--diff, --dry-run)."""
+    mode, rel = _WORKER["mode"], entry.rel
     if mode == "write":
         writes.write_file(dst, new, info, keep_same=True)
     elif mode == "in-place":
-        writes.rewrite(entry.src, data, info, new, backup, backup_root)
+        writes.rewrite(entry.src, data, info, new, backup, _WORKER["roots"][2])
         if info.st_nlink > 1:
             result.findings.append(Finding(rel, 1, 1, codes.TP000.id, "output", ADVICE, message=(
                 f"had {info.st_nlink - 1} other hard link(s): written as a new file, the other names keep "
@@ -331,7 +352,6 @@ def _process(entry, dst, backup, pre) -> ConvertedFile:
         result.new_text = cast(Text, decode(new)).text   # torchport's own output: it decodes
         if mode == "diff":
             result.diff = unified_diff(cast(Text, decode(data)).text, result.new_text, f"a/{rel}", f"b/{rel}")
-    return result
 
 
 def other_file(rel: str, path, target) -> ConvertedFile:
