@@ -37,7 +37,8 @@ def run(args) -> int:
     conf = settings.resolve(args, [args.input], "migrate")   # the project's [tool.torchport], as convert reads it
     result = migrate(args.input, args.to, args.output, force=args.force, verify=program, jobs=args.jobs,
                      echo=echo if not args.quiet else None, python=args.python, runtime_shim=args.runtime_shim,
-                     exclude=conf.exclude, selection=settings.selection(args, conf, args.input))
+                     exclude=conf.exclude, selection=settings.selection(args, conf, args.input),
+                     cache=not args.no_cache)
     out = printable(result.output)
     a, c, k = result.analysis.summary(), result.convert.summary(), result.check.summary()
     print(f"torchport migrate --to {printable(result.target)}: {printable(result.input)} -> {out} "
@@ -47,7 +48,9 @@ def run(args) -> int:
           "advice")
     status = ", ".join(f"{v} {s}" for s, v in c["files_by_status"].items())
     print(f"  convert:  {c['files']} files ({status}), {c['changes']} changes, {c['unsupported']} unsupported, "
-          f"{c['advice']} to review, {c['errors']} errors")
+          f"{c['advice']} to review, {c['errors']} errors"
+          + (f" ({counted(result.convert.reused, 'file')} as in the last run; --no-cache converts all)"
+             if result.convert.reused else ""))
     print(f"  port-ext: {printable(result.port_note)}")
     print(f"  check:    {counted(k['files'], 'file')}, {counted(k['problems'], 'problem')} "
           f"({counted(k['changes'], 'change')}, {k['unsupported']} unsupported, {counted(k['errors'], 'error')}), "
@@ -175,6 +178,9 @@ def add(sub) -> None:
                    help="npu, mlu, musa, xpu, mps, cpu, accelerator, or a target .toml file")
     m.add_argument("-o", "--output", type=output_path, metavar="OUT", help="output folder (default: <name>_<target> next to PROJECT)")
     m.add_argument("--force", action="store_true", help="write into an existing output folder")
+    m.add_argument("--no-cache", action="store_true",
+                   help="convert every file again (default: a file unchanged since the last run of this project and "
+                        "target takes that run's result)")
     m.add_argument("--python", metavar="PATH", help="the interpreter whose installed libraries the project uses "
                    "(default: this one): their CUDA code on the paths the project calls goes into What's left")
     m.add_argument("--runtime-shim", action="store_true",

@@ -319,6 +319,7 @@ class MigrateRequest:
     runtime_shim: bool = False
     exclude: tuple = ()
     selection: Optional[Selection] = None
+    cache: bool = True                # convert takes unchanged files' results from its last run (reuse.py)
 
     @classmethod
     def of(cls, path, target, output=None, **options) -> "MigrateRequest":
@@ -373,7 +374,7 @@ def migrate(request: MigrateRequest) -> MigrateResult:
                                       exclude=tuple(exclude)))
     converted = convert(ConvertRequest(src, t, Path(output) if output else None, force=force, jobs=jobs,
                                        write_reports=False, runtime_shim=runtime_shim, exclude=tuple(exclude),
-                                       selection=selection))
+                                       selection=selection, cache=request.cache))
     out = Path(converted.output or output or "")
     result = MigrateResult(t.name, t.title, str(src), str(out), str(out / REPORT_FOLDER), analysis, converted,
                            started=started, runtime_shim=runtime_shim)
