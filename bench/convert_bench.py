@@ -16,9 +16,9 @@
    and uses neither: PYTHONPATH points at bench/regex_stubs/ so both resolve to empty stubs.
 
 5. re-runs (converter/reuse.py), on a copy of transformers 4.46.3 with an empty cache folder of its own: the
-   first run, an unchanged re-run (each into a new output folder), and a re-run after one converted file is
-   edited, which must convert that one file.  Target: re-run / first run <= 0.25.  Figures 1-4 are first runs
-   (--no-cache).
+   first run; unchanged re-runs into its own output (--force, as a user re-runs) and into new folders (every
+   file created again); and a re-run after one converted file is edited, which must convert that one file.
+   Target: re-run / first run <= 0.25.  Figures 1-4 are first runs (--no-cache).
 
 Each figure is the median of --repeat runs.  Needs the network once (PyPI sdists, cached).
 """
@@ -112,8 +112,8 @@ REUSED = re.compile(r"\((\d+) files? as in the last run")
 
 
 def rerun_figures(tree: Path, target: str, repeat: int) -> dict:
-    """Wall times of a first run, an unchanged re-run (median) and a re-run after editing one converted file,
-    with the number of files that re-run converted."""
+    """Wall times of a first run; of unchanged re-runs into its own output (--force: the usual re-run) and into a
+    new folder (medians); and of a re-run after editing one converted file, with the files that re-run converted."""
     work = Path(tempfile.mkdtemp(prefix="tp-rerun-"))
     env = dict(os.environ, TORCHPORT_CACHE=str(work / "cache"))
     env.pop("TORCHPORT_NO_RESULT_CACHE", None)
@@ -121,27 +121,32 @@ def rerun_figures(tree: Path, target: str, repeat: int) -> dict:
     copy = work / "src"
     shutil.copytree(tree, copy)
 
-    def once(n: int) -> tuple:
-        out = work / f"out{n}"
+    def once(out: str, *extra: str) -> tuple:
         start = time.perf_counter()
-        p = subprocess.run([*TORCHPORT, "convert", str(copy), "--to", target, "-o", str(out)], check=True,
-                           capture_output=True, text=True, env=env)
+        p = subprocess.run([*TORCHPORT, "convert", str(copy), "--to", target, "-o", str(work / out), *extra],
+                           check=True, capture_output=True, text=True, env=env)
         wall = time.perf_counter() - start
-        shutil.rmtree(out)
-        shutil.rmtree(work / f"out{n}_report")
         m = REUSED.search(p.stdout)
         return wall, int(m.group(1)) if m else 0
 
-    first, _ = once(0)
-    again = [once(n + 1) for n in range(repeat)]
+    def fresh(n: int) -> tuple:
+        result = once(f"new{n}")
+        shutil.rmtree(work / f"new{n}")
+        shutil.rmtree(work / f"new{n}_report")
+        return result
+
+    first, _ = once("out")
+    again = [once("out", "--force") for _ in range(repeat)]
+    elsewhere = [fresh(n) for n in range(repeat)]
     edited = next(p for p in sorted(copy.rglob("*.py")) if "torch.cuda" in p.read_text(errors="replace"))
     with open(edited, "a") as f:
         f.write("\n# edited\n")
-    one, reused = once(repeat + 1)
+    one, reused = once("out", "--force")
     shutil.rmtree(work)
     # a file that fails is converted by every run (its result is not kept): counted in neither figure
     return {"first": first, "again": statistics.median(w for w, _ in again), "reused": again[0][1],
-            "edited": one, "converted_after_edit": again[0][1] - reused}
+            "elsewhere": statistics.median(w for w, _ in elsewhere), "edited": one,
+            "converted_after_edit": again[0][1] - reused}
 
 
 def main() -> int:
@@ -182,8 +187,10 @@ def main() -> int:
     r = rerun_figures(tf, args.target, args.repeat)
     print("transformers 4.46.3, re-runs (converter/reuse.py, a cache folder of its own):")
     print(f"  first run:                                 {r['first']:.2f} s")
-    print(f"  unchanged re-run:                          {r['again']:.2f} s   ({r['reused']} files from the last run)")
+    print(f"  unchanged re-run, --force into its output: {r['again']:.2f} s   ({r['reused']} files from the last run)")
     print(f"  ratio re-run / first run:                  {r['again'] / r['first']:.2f}   (target <= 0.25)")
+    print(f"  unchanged re-run into a new folder:        {r['elsewhere']:.2f} s   (ratio {r['elsewhere'] / r['first']:.2f}: "
+          "every file created again)")
     print(f"  re-run after editing one file:             {r['edited']:.2f} s   ({r['converted_after_edit']} "
           "file(s) converted; target 1)")
     print(f"yolox 0.3.0: {len(python_files(yolox))} files, {ylines} lines")
