@@ -56,7 +56,8 @@ def run(args) -> int:
             extra = f"import {r['register']}" if r["register"] else "built into PyTorch"
             if r["kind"] == "port-only":
                 extra = "port-ext only (C++ extensions)"
-            print(f"{r['name']:12} {r['title']:36} {r['namespace']:18} backend {r['backend'][:12]:12} {extra}")
+            backend = r["backend"] if "{" not in r["backend"] else "(run time)"   # an expression: --json has it
+            print(f"{r['name']:12} {r['title']:36} {r['namespace']:18} backend {backend[:12]:12} {extra}")
     return 0
 
 
