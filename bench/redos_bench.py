@@ -53,6 +53,7 @@ from torchport.kb import packages  # noqa: E402
 from torchport.porting import api as porting_api  # noqa: E402
 from torchport.porting import buildglue, engine, lexer  # noqa: E402
 from torchport.report import html  # noqa: E402
+from torchport.report.html import migrate as html_migrate  # noqa: E402
 from torchport.runtime import devices as runtime_devices  # noqa: E402
 from torchport.runtime import patches  # noqa: E402
 
@@ -507,6 +508,8 @@ CASES = [
     regex("report.html._TOKEN", html._TOKEN, "findall", repeated("a "), repeated("a.")),
     regex("report.html._URL", html._URL, "finditer", repeated("http://"), repeated("https://a"), repeated("http"),
           around("https://", "a", " ")),
+    regex("report.html.migrate._CODE_SPAN", html_migrate._CODE_SPAN, "finditer", repeated("`"), repeated("`a"),
+          around("`", "a", "\n")),
     regex("runtime.devices._CUDA_STRING", runtime_devices._CUDA_STRING, "match", around("cuda:", "1")),
     regex("runtime.patches._DEVICE_IN_SIGNATURE", patches._DEVICE_IN_SIGNATURE, "search", repeated("device "),
           around("device", " ")),

@@ -141,3 +141,14 @@ def test_the_reports_touchpoint_groups_are_analyzes():
     from torchport.report.assessment import TOUCHPOINT_GROUPS as shown
 
     assert shown == TOUCHPOINT_GROUPS
+
+
+def test_a_suggested_fix_shows_its_commands_as_code_not_as_backquotes():
+    """migrate.html's Fix cells: `torchport rules TP114` is <code>, the rest escaped (new-user trial: the
+    backquotes showed as they are)."""
+    from torchport.report.html.migrate import _coded
+
+    assert _coded("see (`torchport rules TP114` explains it) <b>") == \
+        "see (<code>torchport rules TP114</code> explains it) &lt;b&gt;"
+    assert _coded("a lone ` stays") == "a lone ` stays"
+    assert _coded("`<script>`") == "<code>&lt;script&gt;</code>"

@@ -19,6 +19,7 @@ MIGRATE_NAME = "migrate.html"
 RISK_GROUP = {"fail": "unsupported", "review": "advice", "advice": "change"}   # a risk's colour and filter key
 ROW_LINKS = 12                 # line links in a row's Where cell before "+N more"
 _URL = re.compile(r"https?://[^\s;,)]+")
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")   # a `command` or `name` in a suggested fix's words
 
 
 def _linked(text: str) -> str:
@@ -26,6 +27,15 @@ def _linked(text: str) -> str:
     out, at = [], 0
     for m in _URL.finditer(text):
         out += [_e(text[at:m.start()]), f'<a href="{_e(m.group())}" rel="noreferrer">{_e(m.group())}</a>']
+        at = m.end()
+    return "".join(out) + _e(text[at:])
+
+
+def _coded(text: str) -> str:
+    """Escaped text whose `backquoted` spans are <code> (a fix's words name commands and options that way)."""
+    out, at = [], 0
+    for m in _CODE_SPAN.finditer(text):
+        out += [_e(text[at:m.start()]), f"<code>{_e(m.group(1))}</code>"]
         at = m.end()
     return "".join(out) + _e(text[at:])
 
@@ -90,7 +100,7 @@ def migrate_html(result) -> str:
         for r in mine:
             number += 1
             i = r.first
-            fix = _e(i.fix) + (f'<div class="sub">source: {_linked(i.cite)}</div>' if i.cite else "")
+            fix = _coded(i.fix) + (f'<div class="sub">source: {_linked(i.cite)}</div>' if i.cite else "")
             body.append(f'<tr class="finding" data-action="{RISK_GROUP[risk]}" data-category="{_e(i.kind)}" '
                         f'data-rule="{_e(i.rule)}" data-items="{len(r.items)}"><td class="num">{number}</td>'
                         f"<td>{_where(r, files, marks)}</td><td><code>{_e(r.item)}</code>"
