@@ -21,9 +21,15 @@ attaches the Checker to its function: nothing is registered globally.
 """
 from __future__ import annotations
 
+import ast
 import enum
 from dataclasses import dataclass
-from typing import Callable
+from types import ModuleType
+from typing import Any, Callable, TypeVar
+
+from ..core.codes import Code
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 class Phase(enum.Enum):
@@ -38,26 +44,26 @@ class Phase(enum.Enum):
 @dataclass(frozen=True)
 class Checker:
     name: str
-    codes: tuple                  # the codes (core.codes.Code, or a user rule's Code) it may emit
+    codes: tuple[Code, ...]       # the codes (core.codes.Code, or a user rule's Code) it may emit
     phase: Phase
-    check: Callable
-    nodes: tuple = ()             # Phase.NODE: the ast classes it receives
-    triggers: tuple = ()          # lowercase words: the lines it looks at hold one
-    needs: tuple = ()             # lowercase words: the files it runs on hold one (default: the triggers)
+    check: Callable[..., Any]     # its calling convention is its phase's (above)
+    nodes: tuple[type[ast.AST], ...] = ()   # Phase.NODE: the ast classes it receives
+    triggers: tuple[str, ...] = ()  # lowercase words: the lines it looks at hold one
+    needs: tuple[str, ...] = ()   # lowercase words: the files it runs on hold one (default: the triggers)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not self.needs:
             object.__setattr__(self, "needs", self.triggers)
 
 
-def checker(*codes, phase: Phase = Phase.NODE, nodes: tuple = (), triggers: tuple = (),
-            needs: tuple = ()) -> Callable:
+def checker(*codes: Code, phase: Phase = Phase.NODE, nodes: tuple[type[ast.AST], ...] = (),
+            triggers: tuple[str, ...] = (), needs: tuple[str, ...] = ()) -> Callable[[_F], _F]:
     """Make the decorated function a Checker (kept as its `.checker` attribute); `needs` defaults to
     `triggers`."""
     if phase is Phase.NODE and not nodes:
         raise ValueError("a node checker needs the ast classes it receives")
 
-    def wrap(fn: Callable) -> Callable:
+    def wrap(fn: _F) -> _F:
         fn.checker = Checker(fn.__name__.replace("_", "-"), tuple(codes), phase, fn,  # type: ignore[attr-defined]
                              tuple(nodes), tuple(t.lower() for t in triggers),
                              tuple(t.lower() for t in needs))
@@ -65,7 +71,7 @@ def checker(*codes, phase: Phase = Phase.NODE, nodes: tuple = (), triggers: tupl
     return wrap
 
 
-def found_in(*modules) -> list:
+def found_in(*modules: ModuleType) -> list[Checker]:
     """The checkers defined in these modules, in definition order."""
     return [obj.checker for m in modules for obj in vars(m).values()
             if callable(obj) and isinstance(getattr(obj, "checker", None), Checker)]

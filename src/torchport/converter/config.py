@@ -10,6 +10,8 @@ from __future__ import annotations
 import bisect
 import re
 
+from ..backends import Target
+
 from ..core.finding import ADVICE, Finding
 from ..core import codes
 from .checkers import Phase, checker
@@ -39,8 +41,9 @@ def is_config(rel: str) -> bool:
 
 
 @checker(codes.TP403, phase=Phase.CONFIG, triggers=("cuda", "nccl"))
-def config_settings(rel: str, text: str, target) -> list:
-    out, seen = [], set()
+def config_settings(rel: str, text: str, target: Target) -> list[Finding]:
+    out: list[Finding] = []
+    seen: set[tuple[int, str]] = set()
     found = [*_SETTING.finditer(text), *_PAIR.finditer(text), *_FLOW.finditer(text)]
     line_ends = [m.end() for m in _NEWLINE.finditer(text)] if found else []
     for m in sorted(found, key=lambda m: m.start()):

@@ -12,12 +12,32 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass, field, replace
-from typing import Callable, Optional, Union, cast
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Protocol, Union, cast
 
 from ..core import edits as edit_ops
 from ..core.edits import Edit
 from ..core.finding import ADVICE, INSERT, MODIFY, Finding
-from ..kb.apimap import ApiMap
+from ..kb.apimap import ApiMap, Resolution
+
+if TYPE_CHECKING:
+    from ..core.codes import Code
+
+
+class Located(Protocol):
+    """An ast node with a place in the source (an expression, statement, keyword, argument, alias...)."""
+
+    @property
+    def lineno(self) -> int: ...
+    @property
+    def col_offset(self) -> int: ...
+    @property
+    def end_lineno(self) -> Optional[int]: ...
+    @property
+    def end_col_offset(self) -> Optional[int]: ...
+
+
+Span = tuple[int, int]   # (start, end) character offsets into the source
+ImportStmt = Union[ast.Import, ast.ImportFrom]
 
 _NEWLINES = re.compile(r"\r\n|\r|\n")
 _LINE_REST = re.compile(r"[^\r\n]*")
@@ -30,10 +50,11 @@ class Binding:
     local: str
     qualname: str
     kind: str                    # "package" (import torch / import torch as th), "module" (import a.b as x), "from"
-    stmt: ast.stmt               # the first import statement that binds it
-    scope: Optional[tuple] = None  # (first, last) line of the function holding the import; None: module
-    uses: list = field(default_factory=list)   # [(Ref, Resolution)]
-    stmts: list = field(default_factory=list)  # every import statement that binds it (same scope)
+    stmt: ImportStmt             # the first import statement that binds it
+    scope: Optional[tuple[int, int]] = None  # (first, last) line of the function holding the import; None: module
+    # [(python.Ref, Resolution)]: Any, as python.py imports this module (tests/test_layers.py: no cycles)
+    uses: list[tuple[Any, Resolution]] = field(default_factory=list)
+    stmts: list[ImportStmt] = field(default_factory=list)  # every import statement that binds it (same scope)
     ambiguous: bool = False      # also bound to something else in the same scope: left to the user
     converted: bool = False      # every use rewritten by a rule of its own (apex.amp): nothing to report
 
@@ -44,11 +65,11 @@ class Binding:
     def visible_at(self, line: int) -> bool:
         return self.scope is None or self.scope[0] <= line <= self.scope[1]
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.stmts = self.stmts or [self.stmt]
 
 
-def visible_binding(bindings: dict, local: str, line: int) -> Optional[Binding]:
+def visible_binding(bindings: dict[str, list[Binding]], local: str, line: int) -> Optional[Binding]:
     """The import binding of `local` visible at `line` in {local: [Binding]} (the innermost function's wins)."""
     best = None
     for b in bindings.get(local, ()):
@@ -57,7 +78,7 @@ def visible_binding(bindings: dict, local: str, line: int) -> Optional[Binding]:
     return best
 
 
-def resolve(bindings: dict, node) -> Optional[str]:
+def resolve(bindings: dict[str, list[Binding]], node: Optional[ast.AST]) -> Optional[str]:
     """The dotted name a plain Name/Attribute chain refers to through the imports in `bindings`
     (`nn.Conv2d` -> torch.nn.Conv2d), or None."""
     parts = []
@@ -80,26 +101,27 @@ class FileContext:
         self.newline = newline
         self.line_starts = line_starts or [0] + [m.end() for m in _NEWLINES.finditer(source)]
         self.ascii = source.isascii()
-        self.bindings: dict[str, list] = {}       # local name -> [Binding], one per scope
+        self.bindings: dict[str, list[Binding]] = {}   # local name -> [Binding], one per scope
         self.edits: list[Edit] = []
-        self._by_start: list = []             # (start, order, Edit), sorted: edits in a span without a scan
+        self._by_start: list[tuple[int, int, Edit]] = []   # sorted: edits in a span without a scan
         self.findings: list[Finding] = []     # findings without an edit
         self.parent: Optional[ast.AST] = None  # set by the walker before each check
         self.tree: Optional[ast.Module] = None
-        self.parents: Callable[[], dict] = dict  # () -> {id(node): parent}, for the data-flow rules
-        self.nodes_by_type: Callable[[], dict] = dict  # () -> {ast class: [nodes]}, built with the parents
-        self.needs_imports: set = set()           # top-level packages a rewrite named but the file lacks
+        self.parents: Callable[[], dict[int, ast.AST]] = dict  # () -> {id(node): parent}, for the data-flow rules
+        # () -> {ast class: [its nodes]} (each list holds its key's class: Any), built with the parents
+        self.nodes_by_type: Callable[[], dict[type[ast.AST], list[Any]]] = dict
+        self.needs_imports: set[str] = set()      # top-level packages a rewrite named but the file lacks
         self.needs_register = False
-        self.first_torch_import: Optional[ast.stmt] = None
-        self.handled: set = set()                # ids of nodes a rule already rewrote (or decided to leave)
-        self.target_imports: list = []           # import statements rewritten to the target
+        self.first_torch_import: Optional[ImportStmt] = None
+        self.handled: set[int] = set()           # ids of nodes a rule already rewrote (or decided to leave)
+        self.target_imports: list[ast.stmt] = []   # import statements rewritten to the target
         self.launch = False                      # the launch script always gets the registration import
         self.shim = False                        # --runtime-shim, in an entry script: the run-time mapping
-        self.device_names: frozenset = frozenset()   # module-level names other files use as devices (project.py)
-        self.device_params: dict = {}            # callee as written here -> (position, keyword): another file's
+        self.device_names: frozenset[str] = frozenset()   # module-level names other files use as devices (project.py)
+        self.device_params: dict[str, tuple[int, str]] = {}   # callee as written here -> (position, keyword): another file's
         self.device_env = ""                     # convert -s: the launch script takes its device from this variable
-        self.user_codes: dict = {}               # id -> Code of a user rule file
-        self.memo: dict = {}                     # what a rule works out once per file (rules/methods.py)
+        self.user_codes: dict[str, Code] = {}    # id -> Code of a user rule file
+        self.memo: dict[str, Any] = {}           # what a rule works out once per file (rules/methods.py)
         self._order = 0
 
     # ------------------------------------------------------------ positions
@@ -113,22 +135,23 @@ class FileContext:
             return start + col
         return start + len(line.encode("utf-8")[:col].decode("utf-8", "replace"))
 
-    def span(self, node) -> tuple[int, int]:
+    def span(self, node: Located) -> Span:
+        # a parsed node has its end (Python 3.8+); None only in nodes made by hand, which never come here
         return (self.offset(node.lineno, node.col_offset),
-                self.offset(node.end_lineno, node.end_col_offset))
+                self.offset(cast(int, node.end_lineno), cast(int, node.end_col_offset)))
 
-    def text(self, node) -> str:
+    def text(self, node: Located) -> str:
         start, end = self.span(node)
         return self.source[start:end]
 
     def line_of(self, offset: int) -> int:
         return bisect.bisect_right(self.line_starts, offset)
 
-    def user_code(self, rule_id: str):
+    def user_code(self, rule_id: str) -> Code:
         return self.user_codes[rule_id]
 
     # ------------------------------------------------------------ names
-    def all_bindings(self):
+    def all_bindings(self) -> Iterator[Binding]:
         for group in self.bindings.values():
             yield from group
 
@@ -136,7 +159,7 @@ class FileContext:
         """The import binding of `local` visible at `line` (the innermost function's import wins)."""
         return visible_binding(self.bindings, local, line)
 
-    def qualname(self, node) -> Optional[str]:
+    def qualname(self, node: Optional[ast.AST]) -> Optional[str]:
         """Dotted name an expression refers to through the file's imports, if it is a plain chain."""
         return resolve(self.bindings, node)
 
@@ -148,7 +171,7 @@ class FileContext:
         self.needs_imports.add("torch")
         return "torch"
 
-    def _module_bindings(self) -> dict:
+    def _module_bindings(self) -> dict[str, Binding]:
         """Module-level import bindings by the name they import (the first of equals), built once per file."""
         key = (id(self.bindings), len(self.bindings))  # bindings are set once per file, before the walk
         if getattr(self, "_spell_key", None) != key:
@@ -177,7 +200,7 @@ class FileContext:
         return qualname
 
     # ------------------------------------------------------------ call anchors (token-aware)
-    def _code(self, start: int, end: int):
+    def _code(self, start: int, end: int) -> Iterator[tuple[int, str]]:
         """(offset, character) of the code in source[start:end]: blanks, line continuations and comments
         skipped.  Used only where no string can occur (between a callee and its parenthesis, after a call's
         last argument), so a `(` or `,` in a comment is never taken for code."""
@@ -219,7 +242,7 @@ class FileContext:
             pos = i + 1
         return pos
 
-    def add_argument(self, call: ast.Call, text: str, rule, message: str = "", category: Optional[str] = None,
+    def add_argument(self, call: ast.Call, text: str, rule: Code, message: str = "", category: Optional[str] = None,
                      shown: Optional[str] = None, quiet: bool = False, first: bool = False) -> None:
         """Add one argument (`x`, `key=value`) to a call, last or `first`, with the comma it needs."""
         shown = shown if shown is not None else text
@@ -237,15 +260,15 @@ class FileContext:
                         shown, quiet)
 
     # ------------------------------------------------------------ output
-    def _finding(self, start: int, end: int, rule, action: str, old: str, new: str,
+    def _finding(self, start: int, end: int, rule: Code, action: str, old: str, new: str,
                  message: str, category: Optional[str]) -> Finding:
         line = self.line_of(start)
         end_line = self.line_of(max(start, end - 1)) if end > start else line
         return Finding(self.path, line, end_line, rule.id, category or rule.category, action,
                        old, new, message, start - self.line_starts[line - 1])
 
-    def replace(self, span, new: str, rule, message: str = "", category: Optional[str] = None,
-                shown: Optional[tuple] = None, quiet: bool = False) -> None:
+    def replace(self, span: Union[Located, Span], new: str, rule: Code, message: str = "",
+                category: Optional[str] = None, shown: Optional[tuple[str, str]] = None, quiet: bool = False) -> None:
         """Replace text; `shown` = (old, new) to report instead of the bare edited text;
         `quiet` edits are part of a change that another finding reports."""
         start, end = span if isinstance(span, tuple) else self.span(span)
@@ -279,7 +302,7 @@ class FileContext:
         self.edits.append(edit)
         bisect.insort(self._by_start, (edit.start, edit.order, edit))
 
-    def edits_within(self, start: int, end: int) -> list:
+    def edits_within(self, start: int, end: int) -> list[Edit]:
         """The edits made so far that lie inside source[start:end], in the order they were made."""
         i = bisect.bisect_left(self._by_start, (start,))
         inside = []
@@ -302,13 +325,13 @@ class FileContext:
                                    [Edit(e.start - start, e.end - start, e.text, None, e.order) for e in inside])
         return new
 
-    def note_change(self, span, rule, message: str = "", category: Optional[str] = None) -> None:
+    def note_change(self, span: Union[Located, Span], rule: Code, message: str = "", category: Optional[str] = None) -> None:
         """Report the edits made inside a node (or span) as one change, old text -> new text."""
         start, end = span if isinstance(span, tuple) else self.span(span)
         self.findings.append(self._finding(start, end, rule, MODIFY, self.source[start:end],
                                            self.preview(start, end), message, category))
 
-    def insert(self, pos: int, text: str, rule, message: str = "", category: Optional[str] = None,
+    def insert(self, pos: int, text: str, rule: Code, message: str = "", category: Optional[str] = None,
                shown: Optional[str] = None, quiet: bool = False, anchor: Optional[int] = None) -> None:
         """Insert text; `quiet` edits belong to a change already reported by another edit;
         `anchor` is the offset the finding points at (default: the insertion point)."""
@@ -317,13 +340,13 @@ class FileContext:
             at, at, rule, INSERT, "", shown if shown is not None else text.strip(), message, category)
         self._add(Edit(pos, pos, text, finding, self._order + 1))
 
-    def report(self, node, rule, action: str = ADVICE, message: str = "",
-               category: Optional[str] = None, old: Optional[str] = None, reasons: tuple = ()) -> None:
+    def report(self, node: Located, rule: Code, action: str = ADVICE, message: str = "",
+               category: Optional[str] = None, old: Optional[str] = None, reasons: tuple[str, ...] = ()) -> None:
         start, end = self.span(node)
         self.report_span(start, end, rule, action, message, category, old, reasons)
 
-    def report_span(self, start: int, end: int, rule, action: str = ADVICE, message: str = "",
-                    category: Optional[str] = None, old: Optional[str] = None, reasons: tuple = ()) -> None:
+    def report_span(self, start: int, end: int, rule: Code, action: str = ADVICE, message: str = "",
+                    category: Optional[str] = None, old: Optional[str] = None, reasons: tuple[str, ...] = ()) -> None:
         text = self.source[start:end] if old is None else old
         if "\n" in text:
             text = text.split("\n", 1)[0].rstrip() + " ..."

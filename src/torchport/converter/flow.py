@@ -12,21 +12,24 @@ call results, other files): a name bound in a way not seen here just has fewer k
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Optional, cast
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional, Sequence, Union, cast
 
 if TYPE_CHECKING:  # typing.TypeGuard is Python 3.10+; the annotation is never evaluated
     from typing import TypeGuard
 
 SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+Parents = dict[int, ast.AST]   # {id(node): its parent}
+Function = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
+ScopeNode = Union[ast.Module, Function]
 
 
-def is_self_attribute(node) -> TypeGuard[ast.Attribute]:
+def is_self_attribute(node: object) -> TypeGuard[ast.Attribute]:
     """`self.<attr>`."""
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
-def enclosing_class(parents: dict, node):
+def enclosing_class(parents: Parents, node: ast.AST) -> Optional[ast.ClassDef]:
     """The innermost class holding `node`, or None."""
     cls = parents.get(id(node))
     while cls is not None and not isinstance(cls, ast.ClassDef):
@@ -34,7 +37,7 @@ def enclosing_class(parents: dict, node):
     return cls
 
 
-def scope_of(parents: dict, node):
+def scope_of(parents: Parents, node: ast.AST) -> Optional[ScopeNode]:
     """The innermost module, function or lambda holding `node`."""
     p = parents.get(id(node))
     while p is not None and not isinstance(p, SCOPES):
@@ -46,10 +49,10 @@ def scope_of(parents: dict, node):
 # expression context (Load, Store) and operators (Add, Eq...), which have no single parent.
 _NOT_CHILDREN = {"ctx", "op", "ops", "id", "attr", "name", "arg", "module", "level", "asname", "conversion",
                  "is_async", "kind", "type_comment"}
-CHILD_FIELDS: dict = {}   # ast class -> its child_fields (filled on first use)
+CHILD_FIELDS: dict[type[ast.AST], tuple[str, ...]] = {}   # ast class -> its child_fields (filled on first use)
 
 
-def child_fields(cls) -> tuple:
+def child_fields(cls: type[ast.AST]) -> tuple[str, ...]:
     """The fields of an ast class that can hold child nodes (computed once per class)."""
     found = CHILD_FIELDS.get(cls)
     if found is None:
@@ -58,10 +61,10 @@ def child_fields(cls) -> tuple:
     return found
 
 
-def children(node) -> list:
+def children(node: ast.AST) -> list[ast.AST]:
     """The child nodes of `node` (as ast.iter_child_nodes, less the shared context and operator nodes), without
     its generators: this walk is hot."""
-    out = []
+    out: list[ast.AST] = []
     for name in CHILD_FIELDS.get(node.__class__) or child_fields(node.__class__):
         value = getattr(node, name, None)
         if isinstance(value, list):
@@ -74,7 +77,7 @@ def children(node) -> list:
 _NOT_OWN = (*FUNCTIONS, ast.ClassDef)
 
 
-def _own_nodes(scope):
+def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
     """The nodes of a scope, without those of functions and classes nested in it."""
     stack = children(scope)
     while stack:
@@ -84,7 +87,7 @@ def _own_nodes(scope):
             stack += children(node)
 
 
-def _parameters(scope) -> set:
+def _parameters(scope: ast.AST) -> set[str]:
     if not isinstance(scope, FUNCTIONS):
         return set()
     a = scope.args
@@ -96,10 +99,10 @@ class _ScopeIndex:
     Built once per scope, so asking about every assignment of a long module stays linear."""
 
     def __init__(self, scope: ast.AST) -> None:
-        self.loads: dict = {}      # name -> [Name nodes reading it]
+        self.loads: dict[str, list[ast.Name]] = {}   # name -> [Name nodes reading it]
         self.bound = set(_parameters(scope))
-        self.values: dict = {}     # name -> [expressions it is bound to]
-        self.nested: list = []     # functions and lambdas directly inside
+        self.values: dict[str, list[ast.expr]] = {}  # name -> [expressions it is bound to]
+        self.nested: list[Function] = []            # functions and lambdas directly inside
         for node in _own_nodes(scope):
             if isinstance(node, ast.Name):
                 if isinstance(node.ctx, ast.Load):
@@ -120,26 +123,28 @@ class _ScopeIndex:
                     self.values.setdefault(node.target.id, []).extend(node.iter.elts)
 
 
-def _index(scope) -> _ScopeIndex:
-    index = getattr(scope, "_torchport_index", None)
+def _index(scope: ast.AST) -> _ScopeIndex:
+    index: Optional[_ScopeIndex] = getattr(scope, "_torchport_index", None)
     if index is None:
-        index = scope._torchport_index = _ScopeIndex(scope)
+        index = _ScopeIndex(scope)
+        scope._torchport_index = index  # type: ignore[attr-defined]  # kept on the node (no ast field)
     return index
 
 
-def values(scope, name: str) -> list:
+def values(scope: ast.AST, name: str) -> list[ast.expr]:
     """The expressions `name` is bound to in `scope` (loop elements one by one)."""
     return list(_index(scope).values.get(name, ()))
 
 
-def binds(scope, name: str) -> bool:
+def binds(scope: ast.AST, name: str) -> bool:
     """Does `scope` bind `name` (parameter, assignment target, loop variable, import...)?"""
     return name in _index(scope).bound
 
 
-def reads(scope, name: str) -> list:
+def reads(scope: ast.AST, name: str) -> list[ast.Name]:
     """Name nodes reading `name` in `scope`, and in nested functions that do not bind it themselves."""
-    out, stack = [], [scope]
+    out: list[ast.Name] = []
+    stack: list[ast.AST] = [scope]
     while stack:
         index = _index(stack.pop())
         out += index.loads.get(name, ())
@@ -147,7 +152,7 @@ def reads(scope, name: str) -> list:
     return out
 
 
-def binding_scope(parents: dict, name_node):
+def binding_scope(parents: Parents, name_node: ast.Name) -> Optional[ScopeNode]:
     """The scope whose binding a Name read refers to, or None (a builtin, a global bound elsewhere)."""
     scope = scope_of(parents, name_node)
     while scope is not None:
@@ -157,7 +162,7 @@ def binding_scope(parents: dict, name_node):
     return None
 
 
-def dict_literals(parents: dict, expr) -> list:
+def dict_literals(parents: Parents, expr: ast.AST) -> list[ast.Dict]:
     """The dict literals an expression is: itself, or what a local name is bound to."""
     if isinstance(expr, ast.Dict):
         return [expr]
@@ -167,14 +172,14 @@ def dict_literals(parents: dict, expr) -> list:
     return []
 
 
-def lookups(parents: dict, mapping) -> list:
+def lookups(parents: Parents, mapping: ast.Dict) -> list[tuple[ast.expr, ast.expr]]:
     """[(lookup expression, key)] of a dict literal: `{...}[k]`, `{...}.get(k, ...)`, and the same
     through the local name it is assigned to."""
-    holders = [mapping]
+    holders: list[ast.expr] = [mapping]
     parent = parents.get(id(mapping))
     if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is mapping:
         targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
-        scope = scope_of(parents, parent)
+        scope = cast(ScopeNode, scope_of(parents, parent))   # an assignment is inside a module at least
         holders += [use for t in targets if isinstance(t, ast.Name) for use in reads(scope, t.id)]
     found: list[tuple[ast.expr, ast.expr]] = []
     for holder in holders:
@@ -188,7 +193,7 @@ def lookups(parents: dict, mapping) -> list:
     return found
 
 
-def sources(parents: dict, expr, seen=None) -> list:
+def sources(parents: Parents, expr: Optional[ast.expr], seen: Optional[set[int]] = None) -> list[ast.expr]:
     """The leaf expressions `expr` can take its value from: through local names, `a if c else b`,
     `a or b`, literal sequences, `[...] + [...]`, and lookups in a dict literal (`{...}[k]`,
     `{...}.get(k, default)`).  A leaf is whatever is not one of those (a literal, a call, ...)."""
@@ -219,7 +224,7 @@ def sources(parents: dict, expr, seen=None) -> list:
     return [leaf for part in parts for leaf in sources(parents, part, seen)]
 
 
-def use_site(parents: dict, expr) -> tuple:
+def use_site(parents: Parents, expr: ast.AST) -> tuple[ast.AST, Optional[ast.AST]]:
     """(child, parent): where the value of `expr` is used, looking through `a if c else b`, `a or b`
     and the default of a dict lookup (`{...}.get(k, expr)`) around it."""
     child, parent = expr, parents.get(id(expr))
@@ -230,7 +235,8 @@ def use_site(parents: dict, expr) -> tuple:
     return child, parent
 
 
-def loop_slot(parents: dict, child, parent, slot_of, kinds):
+def loop_slot(parents: Parents, child: ast.AST, parent: Optional[ast.AST], slot_of: Callable[[ast.Name], str],
+              kinds: Iterable[str]) -> Optional[str]:
     """When `child` is what a loop iterates over (`for x in child`, `[... for x in child]`): the first of
     `kinds` that `slot_of` finds among the reads of its variable `x` ("" if none); None otherwise."""
     if not (isinstance(parent, (ast.For, ast.AsyncFor, ast.comprehension)) and parent.iter is child):
@@ -248,7 +254,7 @@ def loop_slot(parents: dict, child, parent, slot_of, kinds):
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
-def dotted(node) -> Optional[str]:
+def dotted(node: Optional[ast.AST]) -> Optional[str]:
     """`x` -> "x", `args.cuda` -> "args.cuda", `self.opt.gpu` -> "self.opt.gpu"; anything else None."""
     if isinstance(node, ast.Name):
         return node.id
@@ -258,12 +264,12 @@ def dotted(node) -> Optional[str]:
     return None
 
 
-def statement_lists(node) -> list:
+def statement_lists(node: ast.AST) -> list[list[ast.stmt]]:
     """The statement lists of `node` (body, orelse, finalbody; handlers' bodies are their own nodes)."""
     return [getattr(node, f) for f in ("body", "orelse", "finalbody") if isinstance(getattr(node, f, None), list)]
 
 
-def _bound_here(node) -> list:
+def _bound_here(node: ast.AST) -> list[Optional[str]]:
     """The names and dotted attributes `node` itself binds (not those of the nodes inside it)."""
     if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Store):
         return [dotted(node)]
@@ -280,7 +286,7 @@ def _bound_here(node) -> list:
     return []
 
 
-def _binds_key(node, key: str) -> bool:
+def _binds_key(node: ast.AST, key: str) -> bool:
     """Does `node` (a statement, or a function's arguments) bind `key` in the scope it runs in?  A function or
     class statement binds its name; what its body binds is its own."""
     if key in _bound_here(node):
@@ -288,9 +294,9 @@ def _binds_key(node, key: str) -> bool:
     return not isinstance(node, _NOT_OWN) and any(key in _bound_here(n) for n in _own_nodes(node))
 
 
-def _module_bindings(module: ast.Module) -> dict:
+def _module_bindings(module: ast.Module) -> dict[Optional[str], list[ast.AST]]:
     """Every binding in the module, all scopes together: key -> the nodes binding it (kept on the module)."""
-    found = getattr(module, "_torchport_bindings", None)
+    found: Optional[dict[Optional[str], list[ast.AST]]] = getattr(module, "_torchport_bindings", None)
     if found is None:
         found = {}
         for n in ast.walk(module):
@@ -300,7 +306,7 @@ def _module_bindings(module: ast.Module) -> dict:
     return found
 
 
-def _plain_value(stmt, key: str) -> Optional[ast.expr]:
+def _plain_value(stmt: Optional[ast.AST], key: str) -> Optional[ast.expr]:
     """`key = value` (one target) or `key: T = value`: the value; any other binding tells nothing."""
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and dotted(stmt.targets[0]) == key:
         return stmt.value
@@ -309,12 +315,12 @@ def _plain_value(stmt, key: str) -> Optional[ast.expr]:
     return None
 
 
-def _statements(function) -> list:
+def _statements(function: Function) -> Sequence[ast.AST]:
     """A function's (or lambda's) top-level body as a list of nodes."""
     return function.body if isinstance(function.body, list) else [function.body]
 
 
-def reaching_value(parents: dict, read) -> Optional[ast.expr]:
+def reaching_value(parents: Parents, read: ast.AST) -> Optional[ast.expr]:
     """The value the variable `read` (a name or dotted attribute) holds where it is read: the last plain
     assignment before it in its block or an enclosing one, none between; a loop binding it again, a
     parameter, a binding in a branch or a `global` tells nothing (None).  Read in a function that does not
@@ -345,5 +351,5 @@ def reaching_value(parents: dict, read) -> Optional[ast.expr]:
     if not isinstance(child, ast.Module):
         return None
     bindings = _module_bindings(child).get(key, [])
-    stmt = parents.get(id(bindings[0])) if len(bindings) == 1 else None
-    return _plain_value(stmt, key) if stmt is not None else None
+    binder = parents.get(id(bindings[0])) if len(bindings) == 1 else None
+    return _plain_value(binder, key) if binder is not None else None

@@ -16,9 +16,12 @@ assignment, and the test stops matching.  A group joins, within a file:
 from __future__ import annotations
 
 import ast
-from typing import Optional, cast
+from typing import TYPE_CHECKING, Callable, Optional, Union, cast
 
-from .flow import binding_scope, enclosing_class, is_self_attribute, scope_of, sources
+from .flow import Parents, binding_scope, enclosing_class, is_self_attribute, scope_of, sources
+
+if TYPE_CHECKING:
+    from .context import FileContext
 
 Key = tuple[int, str]   # (id of the scope binding a name, or of the class for `self.<attr>`; the name)
 # values through which `sources` finds strings or variables (a call's result, an arithmetic value: neither)
@@ -28,15 +31,15 @@ _FLOWING = (ast.IfExp, ast.BoolOp, ast.Tuple, ast.List, ast.Set, ast.Subscript, 
 class Groups:
     """The value groups of one file (built once, on first use, from one walk)."""
 
-    def __init__(self, tree: ast.Module, parents: dict):
+    def __init__(self, tree: ast.Module, parents: Parents) -> None:
         self.parents = parents
         self.tree = tree
-        self._up: dict = {}          # union-find over keys
-        self.words: dict = {}        # key -> set of strings bound to or tested against it
-        self.literals: dict = {}     # id(string constant) -> key of its group
-        self._loads: dict = {}       # name or "self.<attr>" -> [nodes reading it] (keys worked out on demand)
-        self._members: Optional[dict] = None
-        calls: list = []
+        self._up: dict[Key, Key] = {}          # union-find over keys
+        self.words: dict[Key, set[str]] = {}   # key -> set of strings bound to or tested against it
+        self.literals: dict[int, Key] = {}     # id(string constant) -> key of its group
+        self._loads: dict[str, list[ast.expr]] = {}   # name or "self.<attr>" -> [nodes reading it] (keys worked out on demand)
+        self._members: Optional[dict[Key, list[Key]]] = None
+        calls: list[ast.Call] = []   # calls of a plain name
         for node in ast.walk(tree):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 self._loads.setdefault(node.id, []).append(node)
@@ -64,7 +67,8 @@ class Groups:
                 self._compare(node)
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 calls.append(node)
-        defined = {}   # a module-level function or class -> its parameters (a class: its __init__'s, less self)
+        # a module-level function or class -> its parameters (a class: its __init__'s, less self)
+        defined: dict[str, tuple[Union[ast.FunctionDef, ast.AsyncFunctionDef], list[str]]] = {}
         for stmt in tree.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 defined[stmt.name] = (stmt, [a.arg for a in stmt.args.posonlyargs + stmt.args.args])
@@ -73,7 +77,7 @@ class Groups:
                 if init is not None:
                     defined[stmt.name] = (init, [a.arg for a in init.args.posonlyargs + init.args.args][1:])
         for call in calls:   # the arguments of a call of one of them join its parameters' groups
-            fn, params = defined.get(call.func.id, (None, []))
+            fn, params = defined.get(cast(ast.Name, call.func).id, (None, []))   # calls holds calls of a Name
             if fn is None:
                 continue
             for name, value in [*zip(params, call.args), *((k.arg, k.value) for k in call.keywords if k.arg)]:
@@ -81,7 +85,7 @@ class Groups:
                     self._bind((id(fn), name), value)
 
     # ---- keys and union-find
-    def key(self, node) -> Optional[Key]:
+    def key(self, node: ast.AST) -> Optional[Key]:
         """The variable an expression is: a name (by the scope that binds it) or `self.<attr>` (by its class)."""
         if isinstance(node, ast.Name):
             if isinstance(node.ctx, ast.Load):
@@ -105,7 +109,7 @@ class Groups:
             self._up[ra] = rb
             self.words.setdefault(rb, set()).update(self.words.pop(ra, set()))
 
-    def _member(self, key: Key, leaf) -> None:
+    def _member(self, key: Key, leaf: ast.AST) -> None:
         if isinstance(leaf, ast.Constant) and isinstance(leaf.value, str):
             self.words.setdefault(self.find(key), set()).add(leaf.value)
             self.literals[id(leaf)] = key
@@ -114,7 +118,7 @@ class Groups:
             if other is not None:
                 self._union(key, other)
 
-    def _bind(self, key: Key, value) -> None:
+    def _bind(self, key: Key, value: ast.AST) -> None:
         if isinstance(value, (ast.Constant, ast.Name)) or is_self_attribute(value):
             self._member(key, value)
         elif isinstance(value, _FLOWING):   # only these can hold a string or a variable deeper down
@@ -136,7 +140,7 @@ class Groups:
                 if key is not None and isinstance(b, ast.Constant) and isinstance(b.value, str):
                     self._member(key, b)
 
-    def _elements(self, collection) -> list:
+    def _elements(self, collection: ast.AST) -> list[ast.Constant]:
         """The strings of a literal collection, or of the collection a class attribute (`self.<attr>`) is bound to."""
         if isinstance(collection, (ast.Tuple, ast.List, ast.Set)):
             return [e for e in collection.elts if isinstance(e, ast.Constant)]
@@ -148,7 +152,7 @@ class Groups:
         return []
 
     # ---- questions
-    def group_keys(self, literal) -> list:
+    def group_keys(self, literal: ast.AST) -> list[Key]:
         """The variables of a string literal's group ([] when it belongs to none)."""
         key = self.literals.get(id(literal))
         if key is None:
@@ -159,24 +163,25 @@ class Groups:
                 self._members.setdefault(self.find(k), []).append(k)
         return self._members.get(self.find(key), [])
 
-    def reads(self, key: Key) -> list:
+    def reads(self, key: Key) -> list[ast.expr]:
         """The nodes that read a variable."""
         return [n for n in self._loads.get(key[1], ()) if self.key(n) == key]
 
-    def words_of(self, literal) -> set:
+    def words_of(self, literal: ast.AST) -> set[str]:
         key = self.literals.get(id(literal))
         return set(self.words.get(self.find(key), ())) if key is not None else set()
 
 
-def groups(ctx) -> Groups:
+def groups(ctx: FileContext) -> Groups:
     """The file's value groups (built on first use)."""
-    found = ctx.memo.get("value groups")
+    found: Optional[Groups] = ctx.memo.get("value groups")
     if found is None:
-        found = ctx.memo["value groups"] = Groups(ctx.tree, ctx.parents())
+        # the tree is set before any rule runs
+        found = ctx.memo["value groups"] = Groups(cast(ast.Module, ctx.tree), ctx.parents())
     return found
 
 
-def exported(ctx, literal) -> bool:
+def exported(ctx: FileContext, literal: ast.AST) -> bool:
     """Is the literal's group that of a module-level name another file of the project uses as a device
     (converter/project.py)?"""
     if not ctx.device_names:
@@ -185,7 +190,8 @@ def exported(ctx, literal) -> bool:
     return any(scope == id(g.tree) and name in ctx.device_names for scope, name in g.group_keys(literal))
 
 
-def role(ctx, literal, device_slot, is_device_word, device_named) -> str:
+def role(ctx: FileContext, literal: ast.AST, device_slot: Callable[[ast.expr], bool],
+         is_device_word: Callable[[str], bool], device_named: Callable[[str], bool]) -> str:
     """"device", "name" or "" for the group of a string literal (see the module's docstring).  The callers'
     notions of a device position and a device word are passed in (converter/rules/devices.py owns them)."""
     g = groups(ctx)

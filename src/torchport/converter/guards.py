@@ -31,9 +31,9 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 
-from .flow import reaching_value, statement_lists
+from .flow import Function, Parents, reaching_value, statement_lists
 
 QUESTIONS = frozenset({"is_available", "device_count", "is_initialized"})
 # a name only a CUDA build of PyTorch has: probed with hasattr, it asks whether CUDA is there
@@ -44,7 +44,7 @@ _FOLLOW = 8          # the most variables one test is followed through (`a = b`,
 Lookup = Callable[[ast.AST], Optional[ast.expr]]
 
 
-def cuda_build_probe(node) -> bool:
+def cuda_build_probe(node: ast.AST) -> bool:
     """`hasattr(torch._C, "_cuda_clearCublasWorkspaces")`: a probe of a binding only a CUDA build of PyTorch has
     (of torch's C module; `hasattr(torch.cuda, "nccl")` asks about an API, which every build has)."""
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "hasattr" \
@@ -53,7 +53,7 @@ def cuda_build_probe(node) -> bool:
         and CUDA_BUILD_NAME.search(node.args[1].value) is not None
 
 
-def _question(node) -> bool:
+def _question(node: ast.AST) -> bool:
     """`torch.cuda.is_available()`, `device_count()`: a call of a device question."""
     if not isinstance(node, ast.Call):
         return False
@@ -61,11 +61,11 @@ def _question(node) -> bool:
     return (f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else "") in QUESTIONS
 
 
-def _number(node) -> Optional[int]:
+def _number(node: ast.AST) -> Optional[int]:
     return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
 
 
-def _count_test(op, n: int) -> Optional[bool]:
+def _count_test(op: ast.cmpop, n: int) -> Optional[bool]:
     """`device_count() <op> n`: True when its being true means a device is there, False when its being false
     does, None otherwise."""
     if isinstance(op, ast.Gt) and n >= 0 or isinstance(op, ast.GtE) and n >= 1 or \
@@ -76,7 +76,7 @@ def _count_test(op, n: int) -> Optional[bool]:
     return None
 
 
-def _device_string(node) -> Optional[bool]:
+def _device_string(node: ast.AST) -> Optional[bool]:
     """A constant compared with a device: "cuda"/"cuda:N" -> True (a device), "cpu" -> False, else None."""
     if not isinstance(node, ast.Constant) or not isinstance(node.value, str):
         return None
@@ -85,7 +85,7 @@ def _device_string(node) -> Optional[bool]:
     return False if node.value == "cpu" else None
 
 
-def _base(test) -> Optional[bool]:
+def _base(test: ast.AST) -> Optional[bool]:
     """What a test that is not not/and/or says: True (when it is true, a device is there), False (when it is
     false, one is: `device.type == "cpu"`, `device_count() < 2`), None (nothing)."""
     if _question(test):
@@ -111,7 +111,7 @@ def _base(test) -> Optional[bool]:
     return None
 
 
-def implies_device(test, truth: bool, lookup: Optional[Lookup] = None, _depth: int = 0) -> bool:
+def implies_device(test: ast.AST, truth: bool, lookup: Optional[Lookup] = None, _depth: int = 0) -> bool:
     """Does `test` evaluating to `truth` mean a device is there?  `torch.cuda.is_available()` true,
     `not cpu and torch.cuda.is_available()` true, `device.type == "cpu"` false, `not available or not flash`
     false: yes.  `lookup` gives the value a variable read in the test holds (flow.reaching_value)."""
@@ -129,9 +129,9 @@ def implies_device(test, truth: bool, lookup: Optional[Lookup] = None, _depth: i
     return said is not None and said == truth
 
 
-def runs_only_with_device(parents: dict, node) -> bool:
+def runs_only_with_device(parents: Parents, node: ast.AST) -> bool:
     """Is `node` reached, within its function, only when a device is there (see the module's docstring)?"""
-    def lookup(read):
+    def lookup(read: ast.AST) -> Optional[ast.expr]:
         return reaching_value(parents, read)
 
     child, parent = node, parents.get(id(node))
@@ -163,7 +163,7 @@ def runs_only_with_device(parents: dict, node) -> bool:
 SKIPS = {"skipif": False, "skipIf": False, "skipUnless": True}   # the test's value that lets the code run
 
 
-def _skip_condition(decorator, lookup: Lookup) -> bool:
+def _skip_condition(decorator: ast.AST, lookup: Lookup) -> bool:
     """`@pytest.mark.skipif(not torch.cuda.is_available(), ...)`, `@unittest.skipUnless(torch.cuda...)`:
     a skip that lets the function run only with a device."""
     if not isinstance(decorator, ast.Call) or not isinstance(decorator.func, (ast.Attribute, ast.Name)):
@@ -176,7 +176,7 @@ def _skip_condition(decorator, lookup: Lookup) -> bool:
     return test is not None and implies_device(test, SKIPS[name], lookup)
 
 
-def _skipped_without_device(function, parents: dict, lookup: Lookup) -> bool:
+def _skipped_without_device(function: Function, parents: Parents, lookup: Lookup) -> bool:
     """Does a skip decorator of the function (or of its class) let it run only with a device?"""
     if isinstance(function, ast.Lambda):
         return False
@@ -185,7 +185,7 @@ def _skipped_without_device(function, parents: dict, lookup: Lookup) -> bool:
     return any(_skip_condition(d, lookup) for d in decorators)
 
 
-def _module_skipped_without_device(module, lookup: Lookup) -> bool:
+def _module_skipped_without_device(module: ast.AST, lookup: Lookup) -> bool:
     """`pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), ...)` (or a list of marks holding it)."""
     if not isinstance(module, ast.Module):
         return False
@@ -197,14 +197,14 @@ def _module_skipped_without_device(module, lookup: Lookup) -> bool:
     return False
 
 
-def _exits_without_device(before: list, lookup: Lookup) -> bool:
+def _exits_without_device(before: Sequence[ast.stmt], lookup: Lookup) -> bool:
     """Does one of these statements leave the block when there is no device (`if device.type == "cpu":
     return ...`, `if not torch.cuda.is_available(): raise ...`)?"""
     return any(isinstance(s, ast.If) and not s.orelse and s.body and exits(s.body[-1])
                and implies_device(s.test, False, lookup) for s in before)
 
 
-def _imported(stmt) -> list:
+def _imported(stmt: ast.AST) -> list[str]:
     """The modules an import statement imports ('a.b' for `import a.b` and `from a.b import c`)."""
     if isinstance(stmt, ast.Import):
         return [a.name for a in stmt.names]
@@ -213,7 +213,7 @@ def _imported(stmt) -> list:
     return []
 
 
-def _sure_import(stmt, which: Callable[[str], str]) -> str:
+def _sure_import(stmt: ast.AST, which: Callable[[str], str]) -> str:
     """What `which` names for a module `stmt` imports for sure: an import, or a `try:` importing it whose
     every handler imports it again or leaves (ultralytics: `except ImportError: check_tensorrt(); import
     tensorrt as trt`)."""
@@ -228,7 +228,7 @@ def _sure_import(stmt, which: Callable[[str], str]) -> str:
     return ""
 
 
-def imported_before(parents: dict, node, which: Callable[[str], str]) -> str:
+def imported_before(parents: Parents, node: ast.AST, which: Callable[[str], str]) -> str:
     """What `which` (module name -> a package's name, or '') names for a module imported for sure before
     `node` runs: in a statement before it in its function's blocks, or at the top level of its module.
     '' when there is none."""
@@ -247,7 +247,7 @@ def imported_before(parents: dict, node, which: Callable[[str], str]) -> str:
     return ""
 
 
-def exits(stmt) -> bool:
+def exits(stmt: ast.AST) -> bool:
     """return, raise, continue, break, or a call of sys.exit / exit / quit / os._exit."""
     if isinstance(stmt, _EXITS):
         return True

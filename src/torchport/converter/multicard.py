@@ -24,7 +24,7 @@ import ast
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import NoReturn, Optional, cast
+from typing import NoReturn, Optional, Union, cast
 
 from ..core.edits import apply as apply_edits
 from ..core.textfile import Text
@@ -173,7 +173,7 @@ class Layout:
     train: ast.Call                  # the training one
     loader_name: str
     sites: list                      # where training uses it
-    first_use: ast.AST
+    first_use: Union[ast.stmt, ast.expr]   # the first of the sites
     epoch_loops: set
     torch_ref: str                   # the module's name for torch
     dist: str                        # ... and for torch.distributed

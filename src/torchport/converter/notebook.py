@@ -13,7 +13,10 @@ import codecs
 import json
 import re
 from dataclasses import dataclass, replace
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Iterable, Optional
+
+if TYPE_CHECKING:
+    from ..core.finding import Finding
 
 NOTEBOOK_SUFFIXES = (".ipynb",)
 # lines that are IPython, not Python: magics, shell escapes, help (`?x`, `x?`), `files = !ls`
@@ -37,7 +40,7 @@ class Cell:
     as_list: bool       # the notebook stores this cell's source as a list of lines
 
 
-def load(data: bytes):
+def load(data: bytes) -> tuple[dict[str, Any], list[Cell]]:
     """(notebook dict, [Cell]) or raises ValueError for a file that is not a notebook."""
     try:
         nb = json.loads(data.decode("utf-8-sig"))
@@ -63,7 +66,7 @@ def mask(text: str) -> str:
     if magic and magic.group(1) not in PYTHON_CELL_MAGICS:
         return "\n".join(_MASK + line for line in lines)
 
-    def one(line):
+    def one(line: str) -> str:
         timed = _TIMED.match(line)
         if timed:
             return timed.group(1) + timed.group(3) + _TIMED_MASK + timed.group(2)
@@ -72,7 +75,7 @@ def mask(text: str) -> str:
 
 
 def unmask(text: str) -> str:
-    out = []
+    out: list[str] = []
     for line in text.split("\n"):
         if _TIMED_MASK in line:
             code, magic = line.rsplit(_TIMED_MASK, 1)
@@ -82,12 +85,12 @@ def unmask(text: str) -> str:
     return "\n".join(out)
 
 
-def store(nb: dict, cell: Cell, new_source: str) -> None:
+def store(nb: dict[str, Any], cell: Cell, new_source: str) -> None:
     text = unmask(new_source)
     nb["cells"][cell.index]["source"] = text.splitlines(True) if cell.as_list else text
 
 
-def dump(nb: dict, like: bytes = b"") -> bytes:
+def dump(nb: dict[str, Any], like: bytes = b"") -> bytes:
     """The notebook's JSON as the file `like` was written: its byte-order mark, its indent (Jupyter's 1 unless
     the file was indented otherwise or not at all), ASCII escapes if it used them, its final newline."""
     bom = codecs.BOM_UTF8 if like.startswith(codecs.BOM_UTF8) else b""
@@ -107,9 +110,11 @@ def dump(nb: dict, like: bytes = b"") -> bytes:
     return bom + text.encode("utf-8")
 
 
-def join(cells: list) -> tuple:
+def join(cells: list[Cell]) -> tuple[str, list[tuple[int, Cell]]]:
     """(one Python source holding the cells, [(first line, cell)]): each cell follows a marker line."""
-    parts, starts, line = [], [], 1
+    parts: list[str] = []
+    starts: list[tuple[int, Cell]] = []
+    line = 1
     for cell in cells:
         body = cell.source if cell.source.endswith("\n") or not cell.source else cell.source + "\n"
         parts.append(f"{_MARKER}{cell.index}\n{body}")
@@ -118,9 +123,10 @@ def join(cells: list) -> tuple:
     return "".join(parts), starts
 
 
-def split(text: str, cells: list) -> dict:
+def split(text: str, cells: list[Cell]) -> dict[int, str]:
     """{cell index: its new source} from a converted join(); the trailing newline follows the original."""
-    out, current = {}, None
+    out: dict[int, str] = {}
+    current: Optional[int] = None
     by_index = {c.index: c for c in cells}
     for line in text.splitlines(True):
         if line.startswith(_MARKER):
@@ -138,9 +144,9 @@ def split(text: str, cells: list) -> dict:
     return out
 
 
-def place(findings, starts: list) -> list:
+def place(findings: Iterable[Finding], starts: list[tuple[int, Cell]]) -> list[Finding]:
     """Findings of a join(), moved to their cell: line within the cell, the cell named in the message."""
-    out = []
+    out: list[Finding] = []
     for f in findings:
         first, cell = max((s for s in starts if s[0] <= max(f.line, starts[0][0])), key=lambda s: s[0])
         where = f"cell {cell.index + 1}"

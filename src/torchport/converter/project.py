@@ -17,7 +17,13 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable, Union
+
+if TYPE_CHECKING:
+    from ..core.files import Entry
+
+Parents = dict[int, ast.AST]   # {id(node): its parent}
+Function = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 
 # a module-level binding of a plain device string: `BACKEND = "cuda"`, `DEVICE: str = 'cuda:0'`
 BOUND = re.compile(r"^([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=[ \t]*['\"]cuda(?::\d+)?['\"][ \t]*(?:#.*)?$", re.M)
@@ -26,7 +32,7 @@ DEVICE_CALLS = frozenset({"device"})          # torch.device(NAME)
 MOVES = frozenset({"to"})                     # x.to(NAME)
 
 
-def module_names(rel: str) -> list:
+def module_names(rel: str) -> list[str]:
     """The dotted names a file can be imported by, from the longest (the tree's top on sys.path) to its own
     name (its folder on sys.path): `pkg/cfg.py` -> pkg.cfg, cfg; `pkg/__init__.py` -> pkg."""
     parts = rel[:-3].split("/") if rel.endswith(".py") else rel.split("/")
@@ -35,7 +41,7 @@ def module_names(rel: str) -> list:
     return [".".join(parts[i:]) for i in range(len(parts)) if parts[i:]]
 
 
-def _absolute(rel: str, level: int, module: str) -> list:
+def _absolute(rel: str, level: int, module: str) -> list[str]:
     """Candidates for the module of `from <level dots><module> import ...` written in `rel`."""
     if not level:
         return [module]
@@ -46,7 +52,7 @@ def _absolute(rel: str, level: int, module: str) -> list:
     return [".".join(base + ([module] if module else []))]
 
 
-def _device_read(node, parents: dict) -> bool:
+def _device_read(node: ast.AST, parents: Parents) -> bool:
     """Is this read of a name in a place only a device goes: `device=NAME`, `x.to(NAME)`, `torch.device(NAME)`?"""
     parent = parents.get(id(node))
     if isinstance(parent, ast.keyword):
@@ -62,10 +68,10 @@ CUDA_STRING = re.compile(r"['\"]cuda(?::\d+)?['\"]")
 CALLEE = re.compile(r"([A-Za-z_][\w.]*)[ \t]*\($")
 
 
-def called_with_cuda(text: str) -> list:
+def called_with_cuda(text: str) -> list[str]:
     """The callees (as written: `Engine`, `engines.place`) of the calls in `text` that pass a "cuda" string as an
     argument of their own (not inside a nested call or a bracket)."""
-    out = []
+    out: list[str] = []
     for m in CUDA_STRING.finditer(text):
         before = text[max(0, m.start() - 300):m.start()]
         depth, at = 0, len(before)
@@ -87,7 +93,7 @@ def called_with_cuda(text: str) -> list:
     return out
 
 
-def _parameters(fn) -> list:
+def _parameters(fn: Function) -> list[tuple[str, int]]:
     """[(name, position)] of a function's parameters; a method's `self` is not counted."""
     positional = fn.args.posonlyargs + fn.args.args
     skip = 1 if positional and positional[0].arg in ("self", "cls") else 0
@@ -95,9 +101,11 @@ def _parameters(fn) -> list:
         [(a.arg, -1) for a in fn.args.kwonlyargs]
 
 
-def _device_parameters(node, parents: dict) -> list:
+def _device_parameters(node: Union[Function, ast.ClassDef], parents: Parents) -> list[tuple[str, int]]:
     """[(parameter, position)] of a module-level function or class (its __init__) that it uses as devices: read
     as a device in its body, or (a class) stored in `self.<attr>` that the class reads as a device."""
+    fn: Function
+    used: set[str]
     if isinstance(node, ast.ClassDef):
         init = next((s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
         if init is None:
@@ -123,10 +131,10 @@ PLAIN_IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n]*)", re.M)
 ALIAS = re.compile(r"([\w.]+)(?:[ \t]+as[ \t]+(\w+))?")
 
 
-def project_imports(rel: str, text: str, modules: set) -> dict:
+def project_imports(rel: str, text: str, modules: set[str]) -> dict[str, tuple[str, str]]:
     """{name bound in `rel` by an import of the project's own: (module, name in it, or "" for the module)},
     read off the import lines."""
-    bound: dict = {}
+    bound: dict[str, tuple[str, str]] = {}
     for m in FROM_IMPORT.finditer(text):
         level = len(m.group(1)) - len(m.group(1).lstrip("."))
         for module in _absolute(rel, level, m.group(1).lstrip(".")):
@@ -142,12 +150,12 @@ def project_imports(rel: str, text: str, modules: set) -> dict:
     return bound
 
 
-def device_parameters(files: Iterable) -> frozenset:
+def device_parameters(files: Iterable[tuple[str, str]]) -> frozenset[tuple[str, str, int, str]]:
     """{(file, callee as written there, position, keyword)}: for each file that passes a "cuda" string to a
     function or class another file of the project defines, the callee's parameters that it uses as devices."""
     files = list(files)
     modules = {m: rel for rel, _ in files for m in module_names(rel)}
-    calls = []               # (file, callee as written, module, callable)
+    calls: list[tuple[str, str, str, str]] = []   # (file, callee as written, module, callable)
     for rel, text in files:
         callees = called_with_cuda(text) if "cuda" in text else []
         bound = project_imports(rel, text, set(modules)) if callees else {}
@@ -159,10 +167,10 @@ def device_parameters(files: Iterable) -> frozenset:
                     calls.append((rel, callee, module, name))
                 elif not name and rest and "." not in rest:
                     calls.append((rel, callee, module, rest))
-    wanted: dict = {}        # defining file -> callables
+    wanted: dict[str, set[str]] = {}   # defining file -> callables
     for _, _, module, name in calls:
         wanted.setdefault(modules[module], set()).add(name)
-    params: dict = {}        # (defining file, callable) -> [(parameter, position)]
+    params: dict[tuple[str, str], list[tuple[str, int]]] = {}   # (defining file, callable) -> [(parameter, position)]
     for rel, text in files:
         if rel not in wanted:
             continue
@@ -178,12 +186,12 @@ def device_parameters(files: Iterable) -> frozenset:
                      for parameter, pos in params.get((modules[module], name), []))
 
 
-def python_texts(entries) -> list:
+def python_texts(entries: Iterable[Entry]) -> list[tuple[str, str]]:
     """(rel, text) of the Python files among core.files.walk's entries (those it can read and decode)."""
     from ..core import files as tree
     from ..core.textfile import decode
 
-    out = []
+    out: list[tuple[str, str]] = []
     for e in entries:
         if e.kind != "file" or e.excluded or not e.rel.endswith(".py"):
             continue
@@ -196,12 +204,12 @@ def python_texts(entries) -> list:
     return out
 
 
-def device_names(files: Iterable) -> tuple:
+def device_names(files: Iterable[tuple[str, str]]) -> tuple[frozenset[tuple[str, str]], frozenset[str]]:
     """({(file, name)}: module-level names bound to a device string in `file` that another file of the project
     imports and uses as a device; {the files that use them so}: they need the target's registration import,
     changed or not).  `files`: (rel, text) of the project's Python files."""
     files = list(files)
-    candidates: dict = {}     # import name of a module -> {name: rel}
+    candidates: dict[str, dict[str, str]] = {}   # import name of a module -> {name: rel}
     for rel, text in files:
         if "cuda" not in text:
             continue
@@ -216,8 +224,8 @@ def device_names(files: Iterable) -> tuple:
     owners = "|".join(map(re.escape, last))
     pattern = re.compile(rf"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]+(?:\([^)]*|[^\n]*)\b(?:{words})\b"
                          rf"|\b(?:{owners})\.(?:{words})\b", re.M)
-    found: set = set()
-    users: set = set()
+    found: set[tuple[str, str]] = set()
+    users: set[str] = set()
     for rel, text in files:
         if not any(name in text for name in last) or not pattern.search(text):
             continue
@@ -225,8 +233,8 @@ def device_names(files: Iterable) -> tuple:
             tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError):
             continue
-        local: dict = {}      # a name in this file -> (defining file, its name there); a module alias -> {name: rel}
-        modules: dict = {}
+        local: dict[str, tuple[str, str]] = {}   # a name in this file -> (defining file, its name there)
+        modules: dict[str, dict[str, str]] = {}  # a module alias -> {name: rel}
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom):
                 for module in _absolute(rel, node.level, node.module or ""):
@@ -259,20 +267,20 @@ def device_names(files: Iterable) -> tuple:
 class Facts:
     """What the project's files say about each other (one value per run, handed to every worker)."""
 
-    device_names: frozenset = frozenset()    # (file, name): module-level names other files use as devices
-    device_users: frozenset = frozenset()    # the files that use them so: they get the registration import
-    device_params: frozenset = frozenset()   # (file, callee as written there, position, keyword)
+    device_names: frozenset[tuple[str, str]] = frozenset()   # (file, name): module-level names other files use as devices
+    device_users: frozenset[str] = frozenset()    # the files that use them so: they get the registration import
+    device_params: frozenset[tuple[str, str, int, str]] = frozenset()   # (file, callee as written there, position, keyword)
 
-    def names_of(self, rel: str) -> frozenset:
+    def names_of(self, rel: str) -> frozenset[str]:
         """The module-level names of `rel` that other files use as devices."""
         return frozenset(name for file, name in self.device_names if file == rel)
 
-    def params_of(self, rel: str) -> dict:
+    def params_of(self, rel: str) -> dict[str, tuple[int, str]]:
         """{callee as `rel` writes it: (position, keyword)}: the device parameters of other files' callables."""
         return {callee: (pos, kw) for file, callee, pos, kw in sorted(self.device_params) if file == rel}
 
 
-def facts(entries) -> Facts:
+def facts(entries: Iterable[Entry]) -> Facts:
     """The Facts of a project, from core.files.walk's entries."""
     texts = python_texts(entries)
     names, users = device_names(texts)

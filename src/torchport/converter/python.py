@@ -11,7 +11,7 @@ import ast
 import bisect
 import re
 from dataclasses import dataclass
-from typing import Iterator, Optional, TypeVar
+from typing import Any, Iterable, Iterator, Optional, TypeVar, Union, cast
 
 from ..core import codes
 from ..core import edits as edit_ops
@@ -19,8 +19,10 @@ from ..core import suppress
 from ..core.finding import ERROR, FAILED, Finding
 from ..core.words import minimal_words, trie_pattern
 from ..kb.apimap import ApiMap
-from .checkers import Phase
-from .context import Binding, FileContext
+from ..core.codes import Code
+from ..core.edits import Edit
+from .checkers import Checker, Phase
+from .context import Binding, FileContext, ImportStmt, Located
 from .flow import CHILD_FIELDS, child_fields
 from .project import Facts
 
@@ -31,10 +33,14 @@ _IMPORT_LINE = re.compile(r"[ \t]*(?:from|import)[ \t]+(\w+)")  # on a lowercase
 _NEWLINES = re.compile(r"\r\n|\r|\n")
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 Node = TypeVar("Node", bound=ast.AST)
-Scope = Optional[tuple[int, Optional[int]]]  # (first, last) line of the enclosing function; None: module level
+Scope = Optional[tuple[int, int]]   # (first, last) line of the enclosing function; None: module level
+Chain = tuple[ast.Name, list[str]]            # a plain name chain `a.b.c`: (Name a, ["b", "c"])
+Step = tuple[ast.AST, Optional[ast.AST], Optional[Chain]]   # walk_plan's (node, parent, chain)
+Bindings = tuple[dict[str, list[Binding]], Optional[ImportStmt]]   # SourceFile.bindings()
+Dispatch = dict[Union[type[ast.AST], Phase], list[Checker]]   # ast class or phase -> the checkers it runs
 
 
-def touches(lines: list, node) -> bool:
+def touches(lines: list[int], node: ast.AST) -> bool:
     """Does the node span one of the (sorted) relevant lines?  Nodes without lines always do."""
     lineno = getattr(node, "lineno", None)
     if lineno is None:
@@ -43,7 +49,8 @@ def touches(lines: list, node) -> bool:
     if decorators:  # a def's lineno is the `def` line; its decorators come before it
         lineno = min(lineno, decorators[0].lineno)
     i = bisect.bisect_left(lines, lineno)
-    return i < len(lines) and lines[i] <= node.end_lineno
+    # a node with a line has an end line
+    return i < len(lines) and lines[i] <= cast(int, cast(Located, node).end_lineno)
 
 
 def lower_text(source: str) -> str:
@@ -54,11 +61,11 @@ def lower_text(source: str) -> str:
     return lowered
 
 
-def _parent_map(tree: ast.AST, by_type: Optional[dict] = None) -> dict:
+def _parent_map(tree: ast.AST, by_type: Optional[dict[type[ast.AST], list[Any]]] = None) -> dict[int, ast.AST]:
     """{id(child): parent} for every node under `tree` but the shared context and operator singletons (which
     have no one parent), without `iter_child_nodes`' generators: this is the hottest walk of a conversion.
     Given `by_type`, it also fills {ast class: [nodes]} in the same walk."""
-    parents: dict = {}
+    parents: dict[int, ast.AST] = {}
     stack = [tree]
     pop, push, node_type, fields = stack.pop, stack.append, ast.AST, CHILD_FIELDS.get
     collect = by_type.setdefault if by_type is not None else None
@@ -89,11 +96,11 @@ class SourceFile:
         self.lowered = lower_text(source)
         self._tree: Optional[ast.Module] = None
         self._line_starts: Optional[list[int]] = None
-        self._imports: Optional[list[tuple[ast.stmt, Scope]]] = None
-        self._bindings: Optional[tuple] = None
-        self._parents: Optional[dict] = None
-        self._by_type: Optional[dict] = None
-        self._relevant: dict = {}
+        self._imports: Optional[list[tuple[Union[ast.Import, ast.ImportFrom], Scope]]] = None
+        self._bindings: Optional[Bindings] = None
+        self._parents: Optional[dict[int, ast.AST]] = None
+        self._by_type: Optional[dict[type[ast.AST], list[Any]]] = None
+        self._relevant: dict[Any, list[Any]] = {}   # ("plan", lines) -> walk_plan; a pattern or ("relevant", ...) -> lines
 
     @property
     def tree(self) -> ast.Module:
@@ -102,40 +109,42 @@ class SourceFile:
         return self._tree
 
     @property
-    def line_starts(self) -> list:
+    def line_starts(self) -> list[int]:
         if self._line_starts is None:
             self._line_starts = [0] + [m.end() for m in _NEWLINES.finditer(self.source)]
         return self._line_starts
 
-    def statement_spans(self) -> list:
+    def statement_spans(self) -> list[tuple[int, int]]:
         """(start, end) offsets of the module's top-level statements in whole lines, decorators included:
         each compiles on its own exactly when it compiles in the module."""
         starts, size = self.line_starts, len(self.source)
-        spans = []
+        spans: list[tuple[int, int]] = []
         for stmt in self.tree.body:
             first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
             end = stmt.end_lineno or stmt.lineno
             spans.append((starts[first - 1], starts[end] if end < len(starts) else size))
         return spans
 
-    def import_nodes(self) -> list:
+    def import_nodes(self) -> list[tuple[Union[ast.Import, ast.ImportFrom], Scope]]:
         """[(Import/ImportFrom node, scope)] in source order."""
         if self._imports is None:
             starts, text = self.line_starts, self.source
             # a plain literal search is fast; the word boundary before it is checked by hand
             lines = sorted({bisect.bisect_right(starts, m.start()) for m in _IMPORT_WORD.finditer(text)
                             if m.start() == 0 or not (text[m.start() - 1].isalnum() or text[m.start() - 1] == "_")})
-            self._imports = sorted(PythonConverter._nodes(self.tree, lines, (ast.Import, ast.ImportFrom)),
+            found = PythonConverter._nodes(self.tree, lines, (ast.Import, ast.ImportFrom))
+            # _nodes yields only nodes of the classes asked for (the type variable takes their common base)
+            self._imports = sorted(cast("Iterator[tuple[Union[ast.Import, ast.ImportFrom], Scope]]", found),
                                    key=lambda pair: (pair[0].lineno, pair[0].col_offset))
         return self._imports
 
-    def bindings(self) -> tuple:
+    def bindings(self) -> Bindings:
         """({local name: [Binding]}, first torch import) from the file's imports; copy before use."""
         if self._bindings is None:
             self._bindings = collect_bindings(self.import_nodes())
         return self._bindings
 
-    def parents(self) -> dict:
+    def parents(self) -> dict[int, ast.AST]:
         """{id(node): parent node} over the whole tree (built on first use: data flow needs it), with
         nodes_by_type in the same walk."""
         if self._parents is None:
@@ -143,19 +152,19 @@ class SourceFile:
             self._parents = _parent_map(self.tree, self._by_type)
         return self._parents
 
-    def nodes_by_type(self) -> dict:
+    def nodes_by_type(self) -> dict[type[ast.AST], list[Any]]:
         """{ast class: [nodes]} over the whole tree (analyze's advice asks for it), built with the parent map."""
         if self._by_type is None:
             self.parents()
         return self._by_type  # type: ignore[return-value]  # set with the parents
 
-    def walk_plan(self, lines: list) -> list:
+    def walk_plan(self, lines: list[int]) -> list[Step]:
         key = ("plan", tuple(lines))
         if key not in self._relevant:
             self._relevant[key] = walk_plan(self.tree, lines)
         return self._relevant[key]
 
-    def lines_matching(self, regex) -> list:
+    def lines_matching(self, regex: re.Pattern[str]) -> list[int]:
         """Sorted line numbers where `regex` matches the lowercased text (cached per pattern)."""
         key = regex.pattern
         if key not in self._relevant:
@@ -168,9 +177,9 @@ class SourceFile:
 class Ref:
     """A use of an imported name: `th.cuda.synchronize`, `autocast`, `amp.GradScaler`."""
 
-    node: ast.AST            # the outermost node of the name chain
+    node: ast.expr           # the outermost node of the name chain (an Attribute or a Name)
     binding: Binding
-    parts: list              # attribute names after the bound name
+    parts: list[str]         # attribute names after the bound name
     qualname: str
     parent: Optional[ast.AST]
 
@@ -178,10 +187,10 @@ class Ref:
 class PythonConverter:
     """Runs the checkers over Python sources for one target."""
 
-    user_codes: dict = {}  # id -> Code, for findings made by user rule files
+    user_codes: dict[str, Code] = {}  # id -> Code, for findings made by user rule files
     selection = suppress.Selection()  # --select/--ignore, [tool.torchport]: the codes this run reports
 
-    def __init__(self, api: ApiMap, rules: list, import_words=()):
+    def __init__(self, api: ApiMap, rules: list[Checker], import_words: Iterable[str] = ()) -> None:
         self.api = api
         # names that matter only when imported (CUDA-only packages): a file is parsed for them only
         # when one follows `import`/`from` at the start of a line; the reference checker then runs
@@ -189,7 +198,7 @@ class PythonConverter:
         self.rules = rules
         self.words = minimal_words({w for r in rules for w in r.needs})   # a file holds one: parsed
         self.trigger = re.compile(trie_pattern(minimal_words({w for r in self.rules for w in r.triggers})))
-        self._dispatch: dict = {}   # the checkers that run on a file (by their indexes) -> their dispatch table
+        self._dispatch: dict[tuple[int, ...], Dispatch] = {}   # the checkers that run on a file (by their indexes) -> their dispatch table
 
     def wants(self, lowered: str) -> bool:
         return any(w in lowered for w in self.words) or self.imports_cuda_package(lowered)
@@ -207,12 +216,12 @@ class PythonConverter:
             at = lowered.find("import", at + 6)
         return False
 
-    def dispatch_for(self, lowered: str) -> dict:
+    def dispatch_for(self, lowered: str) -> Dispatch:
         """{ast class or Phase: [checkers]} of the checkers whose needs the file holds (and the reference
         checkers wherever a CUDA-only package is imported)."""
-        imports: list = []
+        imports: list[bool] = []
 
-        def runs(r) -> bool:
+        def runs(r: Checker) -> bool:
             if not r.needs or any(w in lowered for w in r.needs):
                 return True
             if r.phase is Phase.REFERENCE:
@@ -233,7 +242,8 @@ class PythonConverter:
 
     def convert(self, path: str, source: str, newline: str = "\n", launch: bool = False,
                 src: Optional[SourceFile] = None, wanted: bool = False, device_env: str = "",
-                suppressed: Optional[list] = None, shim: bool = False, facts: Optional[Facts] = None):
+                suppressed: Optional[list[Finding]] = None, shim: bool = False, facts: Optional[Facts] = None
+                ) -> tuple[str, list[Edit], list[Finding]]:
         """Return (new_source, kept_edits, findings); raises SyntaxError on unparsable input.
 
         `src` may be passed in when several targets look at one file: what it computes
@@ -281,7 +291,7 @@ class PythonConverter:
         templates, ctx.first_torch_import = src.bindings()
         ctx.bindings = {local: [b.fresh() for b in group] for local, group in templates.items()}
 
-    def _relevant_lines(self, ctx: FileContext, src: SourceFile) -> list:
+    def _relevant_lines(self, ctx: FileContext, src: SourceFile) -> list[int]:
         """Lines holding a trigger word, or a name imported from a CUDA-specific module
         (the same for every target: cached in the SourceFile)."""
         key = ("relevant", self.trigger.pattern)
@@ -298,7 +308,7 @@ class PythonConverter:
 
     # ------------------------------------------------------------ walking
     @staticmethod
-    def _nodes(tree: ast.AST, lines: list, types: tuple[type[Node], ...]) -> Iterator[tuple[Node, Scope]]:
+    def _nodes(tree: ast.AST, lines: list[int], types: tuple[type[Node], ...]) -> Iterator[tuple[Node, Scope]]:
         """Yield (node, scope) of the given types whose lines include a relevant line; scope is the
         (first, last) line of the innermost enclosing function, or None at module level."""
         stack: list[tuple[ast.AST, Scope]] = [(tree, None)]
@@ -309,10 +319,10 @@ class PythonConverter:
             if isinstance(node, types):
                 yield node, scope
             if isinstance(node, FUNCTIONS):
-                scope = (node.lineno, node.end_lineno)
+                scope = (node.lineno, cast(int, node.end_lineno))   # a parsed node has its end
             stack.extend((child, scope) for child in ast.iter_child_nodes(node))
 
-    def _walk(self, ctx: FileContext, src: "SourceFile", lines: list, dispatch: dict) -> None:
+    def _walk(self, ctx: FileContext, src: "SourceFile", lines: list[int], dispatch: Dispatch) -> None:
         refs = dispatch.get(Phase.REFERENCE, ())
         for node, parent, chain in src.walk_plan(lines):
             ctx.parent = parent
@@ -322,12 +332,13 @@ class PythonConverter:
                 root, parts = chain
                 binding = ctx.lookup(root.id, root.lineno)
                 if binding is not None:
-                    ref = Ref(node, binding, parts, ".".join([binding.qualname, *parts]), parent)
+                    # a chain is found only at an Attribute or a Name (walk_plan)
+                    ref = Ref(cast(ast.expr, node), binding, parts, ".".join([binding.qualname, *parts]), parent)
                     for r in refs:
                         r.check(ref, ctx)
 
 
-def conflict_finding(ctx: FileContext, edit, kept) -> Finding:
+def conflict_finding(ctx: FileContext, edit: Edit, kept: list[Edit]) -> Finding:
     """Two rules rewrote overlapping text: a torchport bug, the file fails (see converter/run.py)."""
     line = ctx.line_of(edit.start)
     other = next((k for k in kept if k.start < edit.end and edit.start < max(k.end, k.start + 1)), None)
@@ -337,12 +348,12 @@ def conflict_finding(ctx: FileContext, edit, kept) -> Finding:
                    f"two rewrites overlap: kept {kept_text}, dropped this one (a torchport bug; please report it)")
 
 
-def collect_bindings(found: list) -> tuple:
+def collect_bindings(found: Iterable[tuple[Union[ast.Import, ast.ImportFrom], Scope]]) -> Bindings:
     """({local: [Binding, one per scope]}, the first torch import statement) of the import nodes."""
-    bindings: dict = {}
-    first_torch = None
+    bindings: dict[str, list[Binding]] = {}
+    first_torch: Optional[ImportStmt] = None
 
-    def bind(local, qualname, kind, node, scope):
+    def bind(local: str, qualname: str, kind: str, node: ImportStmt, scope: Scope) -> None:
         group = bindings.setdefault(local, [])
         old = next((b for b in group if b.scope == scope), None)
         if old is None:
@@ -374,11 +385,11 @@ def collect_bindings(found: list) -> tuple:
     return bindings, first_torch
 
 
-def walk_plan(tree: ast.Module, lines: list) -> list:
+def walk_plan(tree: ast.Module, lines: list[int]) -> list[Step]:
     """The nodes a walk visits, in order: [(node, parent, chain)].  Subtrees without a relevant line
     are skipped; a plain name chain (`a.b.c`) is one step whose `chain` is (root Name, [b, c]) and
     whose inner nodes are not visited.  The same for every target, so it is computed once per file."""
-    plan: list[tuple[ast.AST, Optional[ast.AST], Optional[tuple[ast.Name, list[str]]]]] = []
+    plan: list[Step] = []
     stack: list[tuple[ast.AST, Optional[ast.AST]]] = [(tree, None)]
     while stack:
         node, parent = stack.pop()

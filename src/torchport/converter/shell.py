@@ -7,10 +7,12 @@ import re
 
 from ..core import edits as edit_ops
 from ..core import suppress
-from ..core.finding import ADVICE
+from ..core.edits import Edit
+from ..core.finding import ADVICE, Finding
+from ..kb.apimap import ApiMap
 from .context import FileContext
 from ..core import codes
-from .checkers import Phase, checker
+from .checkers import Checker, Phase, checker
 from .rules.env import ENV_NAME, env_decision
 
 if TYPE_CHECKING:
@@ -31,7 +33,7 @@ _BACKEND_FLAG = re.compile(_flag("backend") + r"(=|\s+)(['\"]?)nccl\3(?![\w-])")
 _NVIDIA_SMI = re.compile(r"\bnvidia-smi\b")
 
 
-def code_spans(line: str):
+def code_spans(line: str) -> list[tuple[int, int]]:
     """(start, end) of the parts of one shell line that are code, not a comment."""
     quote = ""
     i = 0
@@ -99,14 +101,15 @@ def shell_nvidia_smi(ctx: FileContext, start: int, code: str) -> None:
 
 
 class ShellConverter:
-    def __init__(self, api, checkers: list):
+    def __init__(self, api: ApiMap, checkers: list[Checker]) -> None:
         self.api = api
         self.rules = checkers
         words = sorted({w for r in self.rules for w in r.triggers})
         self.trigger = re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)  # scripts are small
         self.selection = suppress.Selection()  # the codes this run reports (see PythonConverter.selection)
 
-    def convert(self, path: str, source: str, newline: str = "\n", suppressed: Optional[list] = None):
+    def convert(self, path: str, source: str, newline: str = "\n", suppressed: Optional[list[Finding]] = None
+                ) -> tuple[str, list[Edit], list[Finding]]:
         if not self.trigger.search(source):
             return source, [], []
         ctx = FileContext(path, source, self.api, newline)

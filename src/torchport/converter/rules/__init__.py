@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..checkers import Checker, found_in
 
 
-def builtin_checkers(distributed: bool = True) -> list:
+def builtin_checkers(distributed: bool = True) -> list[Checker]:
     """Every built-in checker, in the order they run; `distributed=False` leaves out `convert --distributed`'s
     (converter/multicard.py, not imported then)."""
     from .. import config, shell

@@ -9,7 +9,7 @@ the file can follow, so a file never mixes both meanings of one name.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union, cast
 
 import ast
 import re
@@ -19,12 +19,17 @@ from ...core import codes
 from ...kb.apimap import ADAPT, KEEP, MAP
 from ...kb.packages import packages
 from ..checkers import Phase, checker
-from ..flow import children
+from ..flow import Parents, children
 from ..guards import imported_before, runs_only_with_device
 
 if TYPE_CHECKING:
-    from ..context import FileContext
+    from ...backends import Target
+    from ...core.codes import Code
+    from ...kb.apimap import Resolution
+    from ..context import Binding, FileContext, Located, Span
     from ..python import Ref
+
+NamesIn = dict[str, list[ast.AST]]   # _names_in: identifier -> the nodes that mention it
 
 # resolution category -> the code that reports it
 CATEGORY_CODE = {
@@ -42,7 +47,7 @@ REFERENCE_CODES = tuple(CATEGORY_CODE.values())
 TYPE_TEST_SAFE = {"data-parallel"}
 
 
-def type_test(parents: dict, node, scopes: Optional[dict] = None) -> bool:
+def type_test(parents: Parents, node: ast.AST, scopes: Optional[dict[int, NamesIn]] = None) -> bool:
     """Is `node` the type a value is tested against: `isinstance(x, T)`, `issubclass(C, (T, U))`,
     `type(x) is T`, `x.type() == T`, `type(x) in (T, U)`, or an element of a tuple, list or set bound
     to a name that is only ever tested against (`types = (T, U)` ... `isinstance(x, types)`), or looped
@@ -50,8 +55,8 @@ def type_test(parents: dict, node, scopes: Optional[dict] = None) -> bool:
     `scopes` keeps what `_names_in` found per scope, for the next call on the same tree."""
     parent = parents.get(id(node))
     in_literal = isinstance(parent, (ast.Tuple, ast.List, ast.Set))
-    if in_literal:
-        node, parent = parent, parents.get(id(parent))
+    if in_literal:   # the parent is a tuple, list or set
+        node, parent = cast(ast.AST, parent), parents.get(id(parent))
     if _type_test_call(parent, node):
         return True
     tests = (ast.Is, ast.IsNot, ast.Eq, ast.NotEq) + ((ast.In, ast.NotIn) if in_literal else ())
@@ -63,13 +68,13 @@ def type_test(parents: dict, node, scopes: Optional[dict] = None) -> bool:
     return _only_type_tested(parents, node, scopes) or _looped_for_type_tests(parents, node, parent, scopes)
 
 
-def _type_test_call(call, arg) -> bool:
+def _type_test_call(call: Optional[ast.AST], arg: ast.AST) -> bool:
     """Is `arg` the second argument of `isinstance(x, arg)` or `issubclass(C, arg)`?"""
     return isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and \
         call.func.id in ("isinstance", "issubclass") and len(call.args) == 2 and call.args[1] is arg
 
 
-def _tested_against(parents: dict, node) -> bool:
+def _tested_against(parents: Parents, node: ast.AST) -> bool:
     """Is this read of a name a type-test position: `isinstance(x, NAME)`, `issubclass(C, (NAME, U))`,
     `type(x) in NAME`, `x.__class__ not in NAME`?"""
     if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
@@ -81,7 +86,8 @@ def _tested_against(parents: dict, node) -> bool:
         isinstance(parent.ops[0], (ast.In, ast.NotIn)) and parent.comparators[0] is node
 
 
-def _looped_for_type_tests(parents: dict, literal, loop, scopes: dict) -> bool:
+def _looped_for_type_tests(parents: Parents, literal: ast.AST, loop: Optional[ast.AST],
+                           scopes: dict[int, NamesIn]) -> bool:
     """Is `literal` what a `for` clause of a comprehension, or a `for` statement of a module or function,
     iterates over with a single name, every other mention of which (in the comprehension; in the scope of the
     statement, its body and what follows alike) is a type test of it (`_tested_against`, or `type(m) is NAME`)?
@@ -90,8 +96,10 @@ def _looped_for_type_tests(parents: dict, literal, loop, scopes: dict) -> bool:
             and isinstance(loop.target, ast.Name)):
         return False
     target = loop.target
+    mentions: Sequence[ast.AST]
     if isinstance(loop, ast.comprehension):  # the variable is the comprehension's own: one walk of it
-        mentions = _names_in(parents.get(id(loop))).get(target.id, ())
+        # a comprehension is inside its expression
+        mentions = _names_in(cast(ast.AST, parents.get(id(loop)))).get(target.id, ())
     else:
         names = _scope_names(parents, loop, scopes)
         if names is None:  # a class body's loop variable is an attribute
@@ -101,14 +109,14 @@ def _looped_for_type_tests(parents: dict, literal, loop, scopes: dict) -> bool:
                                      for n in mentions)
 
 
-def _compared(parents: dict, node) -> bool:
+def _compared(parents: Parents, node: ast.AST) -> bool:
     """Is this read of a name one side of a single `is`, `is not`, `==` or `!=` (`type(m) is NAME`)?"""
     parent = parents.get(id(node))
     return isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and isinstance(parent, ast.Compare) \
         and len(parent.ops) == 1 and isinstance(parent.ops[0], (ast.Is, ast.IsNot, ast.Eq, ast.NotEq))
 
 
-def _only_type_tested(parents: dict, literal, scopes: dict) -> bool:
+def _only_type_tested(parents: Parents, literal: ast.AST, scopes: dict[int, NamesIn]) -> bool:
     """Is `literal` (or a branch of `a if c else b` around it) the value of the one binding of a module or
     function name, every other mention of which is a type test (see `_tested_against`) or adds types to it
     (`NAME += (T,)`)?  A name rebound, otherwise augmented, deleted, declared global, passed, returned or
@@ -132,7 +140,7 @@ def _only_type_tested(parents: dict, literal, scopes: dict) -> bool:
                                      for n in mentions)
 
 
-def _extended(parents: dict, node) -> bool:
+def _extended(parents: Parents, node: ast.AST) -> bool:
     """Is this mention of a name `NAME += (T, ...)` (or a list): more types for the same tests (accelerate's
     `options = (DDP, DataParallel)`, then `options += (DeepSpeedEngine,)` when it is installed)?"""
     stmt = parents.get(id(node))
@@ -140,13 +148,13 @@ def _extended(parents: dict, node) -> bool:
         and isinstance(stmt.value, (ast.Tuple, ast.List))
 
 
-def type_tested(ctx, ref, res) -> bool:
+def type_tested(ctx: FileContext, ref: Ref, res: Resolution) -> bool:
     """Is this reference to a name of a TYPE_TEST_SAFE category the type of a type test (see `type_test`)?"""
     return res.category in TYPE_TEST_SAFE and \
         type_test(ctx.parents(), ref.node, ctx.memo.setdefault("type-test-scopes", {}))
 
 
-def imported_for_type_tests(ctx, binding) -> bool:
+def imported_for_type_tests(ctx: FileContext, binding: Binding) -> bool:
     """Is a name bound by `from` imports (`from torch.nn import DataParallel`) read, and only ever as the
     type of a type test (see `type_tested`), and mentioned nowhere else in the scope of its imports but by
     them?  A name never read is not (another module may import it from here), nor one bound in a class
@@ -166,7 +174,7 @@ def imported_for_type_tests(ctx, binding) -> bool:
 _SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-def _scope_names(parents: dict, node, scopes: dict) -> Optional[dict]:
+def _scope_names(parents: Parents, node: ast.AST, scopes: dict[int, NamesIn]) -> Optional[NamesIn]:
     """`_names_in` of the module or function holding `node`, walked once per scope (`scopes` keeps them);
     None in a class body, whose names are read as attributes."""
     scope = parents.get(id(node))
@@ -181,21 +189,23 @@ def _scope_names(parents: dict, node, scopes: dict) -> Optional[dict]:
 _NAMING = ("id", "arg", "name", "asname", "rest")  # the fields that name a variable: read, bound or declared
 
 
-def _names_in(scope) -> dict:
+def _names_in(scope: ast.AST) -> NamesIn:
     """{identifier: [nodes]} of every node under `scope` (nested functions and classes too) that mentions an
     identifier: a Name (read, bound, deleted), a parameter, an import, a def or class, `except ... as`,
     `global`/`nonlocal`, a match capture, or a string constant that spells it.  One walk per scope."""
-    found: dict = {}
+    found: NamesIn = {}
     stack = [scope]
     while stack:
         node = stack.pop()
         cls = node.__class__
+        # (tested by `cls is`, which this hot walk uses and mypy does not narrow by: the casts say it)
         if cls is ast.Constant:
-            if isinstance(node.value, str) and node.value.isidentifier():
-                found.setdefault(node.value, []).append(node)
+            value = cast(ast.Constant, node).value
+            if isinstance(value, str) and value.isidentifier():
+                found.setdefault(value, []).append(node)
             continue
         if cls is ast.Global or cls is ast.Nonlocal:
-            for name in node.names:
+            for name in cast(Union[ast.Global, ast.Nonlocal], node).names:
                 found.setdefault(name, []).append(node)
             continue
         for field in _NAMING if cls is not ast.keyword else ():  # `f(NAME=...)` names a parameter of f
@@ -206,16 +216,16 @@ def _names_in(scope) -> dict:
     return found
 
 
-def rule_for(ctx, res):
+def rule_for(ctx: FileContext, res: Resolution) -> Code:
     """The rule that reports a resolution: the user rule that decided it, else its category's rule."""
     if res.rule:
         return ctx.user_code(res.rule)
     return CATEGORY_CODE.get(res.category, codes.TP115)
 
 
-def _chain_nodes(node) -> list:
+def _chain_nodes(node: ast.expr) -> list[ast.expr]:
     """[Name, Attribute, Attribute, ...] of a plain chain, innermost first."""
-    chain = []
+    chain: list[ast.expr] = []
     while isinstance(node, ast.Attribute):
         chain.append(node)
         node = node.value
@@ -224,17 +234,18 @@ def _chain_nodes(node) -> list:
     return chain
 
 
-def rename_chain(ctx, node, new_text: str, r, message: str, category: str, quiet: bool = False) -> None:
+def rename_chain(ctx: FileContext, node: ast.expr, new_text: str, r: Code, message: str, category: str,
+                 quiet: bool = False) -> None:
     """Replace a name chain by `new_text`, touching only the components that differ."""
-    chain = _chain_nodes(node)
-    old_parts = [chain[0].id] + [n.attr for n in chain[1:]]
+    chain = _chain_nodes(node)   # a plain chain: a Name, then Attributes
+    old_parts = [cast(ast.Name, chain[0]).id] + [n.attr for n in cast("list[ast.Attribute]", chain[1:])]
     new_parts = new_text.split(".")
     same = 0
     while same < min(len(old_parts), len(new_parts)) - 1 and old_parts[same] == new_parts[same]:
         same += 1
     start, end = ctx.span(node)
     if same:
-        first_changed = chain[same]
+        first_changed = cast(ast.Attribute, chain[same])
         start = ctx.span(first_changed)[1] - len(first_changed.attr)
         if ctx.source[start:end].replace(" ", "") != ".".join(old_parts[same:]):
             start = ctx.span(node)[0]  # odd spacing or comments inside the chain: rewrite it whole
@@ -243,20 +254,20 @@ def rename_chain(ctx, node, new_text: str, r, message: str, category: str, quiet
                 shown=(ctx.text(node), new_text), quiet=quiet)
 
 
-def _call_of(ref):
+def _call_of(ref: Ref) -> Optional[ast.Call]:
     parent = ref.parent
     if isinstance(parent, ast.Call) and parent.func is ref.node:
         return parent
     return None
 
 
-def _is_decorator(ref) -> bool:
+def _is_decorator(ref: Ref) -> bool:
     parent = ref.parent
     return isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and \
         any(d is ref.node for d in parent.decorator_list)
 
 
-def _partial_of(ref):
+def _partial_of(ref: Ref) -> Optional[ast.Call]:
     """`functools.partial(ref, ...)`: the partial call whose first argument is ref (its arguments are ref's)."""
     parent = ref.parent
     if not (isinstance(parent, ast.Call) and parent.args and parent.args[0] is ref.node):
@@ -266,10 +277,10 @@ def _partial_of(ref):
     return parent if named == "partial" else None
 
 
-def can_adapt(ref, res) -> bool:
+def can_adapt(ref: Ref, res: Resolution) -> bool:
     """Can adapt_call insert the device here (a call with plain arguments, a decorator, or functools.partial
     binding the callable's first arguments)?"""
-    adapter = res.adapter
+    adapter = cast("dict[str, Any]", res.adapter)   # an ADAPT resolution has its adapter
     partial = _partial_of(ref)
     call = _call_of(ref) or partial
     if call is None:
@@ -281,9 +292,9 @@ def can_adapt(ref, res) -> bool:
     return not (adapter["device"] == "first" and positional and bound > len(positional))
 
 
-def adapt_call(ctx, ref, res, r) -> None:
+def adapt_call(ctx: FileContext, ref: Ref, res: Resolution, r: Code) -> None:
     """Insert the device into a torch.amp call built from a torch.cuda.amp one (see can_adapt)."""
-    adapter = res.adapter
+    adapter = cast("dict[str, Any]", res.adapter)   # an ADAPT resolution has its adapter
     device = device_argument(ctx)
     call = _call_of(ref)
     if call is None and _partial_of(ref) is None:  # a bare decorator: @custom_fwd -> @custom_fwd(device_type=...)
@@ -293,7 +304,7 @@ def adapt_call(ctx, ref, res, r) -> None:
         return
     positional = adapter.get("positional", [])
     if call is None:   # partial(autocast, enabled=False): the partial's arguments after the callable are its own
-        call = _partial_of(ref)
+        call = cast(ast.Call, _partial_of(ref))   # not a bare decorator: a partial (above)
         bound = call.args[1:]
         if adapter["device"] == "first":
             ctx.insert(ctx.span(ref.node)[1], f", {device}", r, quiet=True)
@@ -312,7 +323,7 @@ def adapt_call(ctx, ref, res, r) -> None:
     ctx.note_change(call, r, res.message, res.category)
 
 
-def device_argument(ctx) -> str:
+def device_argument(ctx: FileContext) -> str:
     """Source text of the target device type as a call argument."""
     t = ctx.target
     if t.device:
@@ -331,7 +342,7 @@ def _cuda_only(module: str) -> str:
     return pkg.name if pkg is not None and pkg.kind == "cuda-only" else ""
 
 
-def report_unconverted(ctx, node, res, r, why: str = "") -> None:
+def report_unconverted(ctx: FileContext, node: ast.expr, res: Resolution, r: Code, why: str = "") -> None:
     """Report a reference left as it is: a torch.cuda name that stays is always 'unsupported'; one on the path
     of a CUDA-only package (`import tensorrt` above it in its function or module) says so."""
     stays_cuda = res.qualname == "torch.cuda" or res.qualname.startswith("torch.cuda.")
@@ -410,7 +421,7 @@ def patched_names(node: ast.Call, ctx: FileContext) -> None:
                 "the replaced name is the one the converted code calls")
 
 
-def swap_similar(ctx, ref, res) -> bool:
+def swap_similar(ctx: FileContext, ref: Ref, res: Resolution) -> bool:
     """convert --similar: an unsupported name with an entry in kb/similar.toml for the target is replaced by
     its similar API (TP123, saying what changes); a call the entry's max_args does not allow is reported as
     it would be without --similar, with the reason.  True when the reference was handled here."""
@@ -430,12 +441,12 @@ def swap_similar(ctx, ref, res) -> bool:
     return True
 
 
-def _with_arguments(ref) -> bool:
+def _with_arguments(ref: Ref) -> bool:
     call = _call_of(ref)
     return call is not None and bool(call.args or call.keywords)
 
 
-def in_branch_of(ctx, node, asks) -> bool:
+def in_branch_of(ctx: FileContext, node: ast.AST, asks: Callable[[ast.expr], bool]) -> bool:
     """Is `node` in a branch (not the test) of an `if`, conditional or `while` of its function whose test
     `asks(test)` says yes to?"""
     parents = ctx.parents()
@@ -448,13 +459,13 @@ def in_branch_of(ctx, node, asks) -> bool:
     return False
 
 
-def _guarded(ctx, node) -> bool:
+def _guarded(ctx: FileContext, node: ast.AST) -> bool:
     """Is `node` reached only where a device is there: in the branch a device question takes, or after an
     early exit when there is none (any device's spelling; converter/guards.py)?"""
     return runs_only_with_device(ctx.parents(), node)
 
 
-def kept_under_guard(ctx, ref, res) -> bool:
+def kept_under_guard(ctx: FileContext, ref: Ref, res: Resolution) -> bool:
     """An unsupported call that runs only where a device is there, left without a finding: a call of the
     target's needs_device (`torch.cuda.memory_reserved()` on cpu; a second conversion of convert's own
     `(call if torch.cuda.is_available() else 0)` must not report what it fixed), and on the host target any
@@ -464,7 +475,7 @@ def kept_under_guard(ctx, ref, res) -> bool:
         and _call_of(ref) is not None and _guarded(ctx, ref.node)
 
 
-def needs_guard(ctx, ref, res) -> bool:
+def needs_guard(ctx: FileContext, ref: Ref, res: Resolution) -> bool:
     """Is this a call of a function that fails on a host without a device (the target's needs_device),
     not yet under a question about the device?"""
     name = res.new if res.kind == MAP else res.qualname
@@ -487,7 +498,7 @@ def in_fstring(expr: str, quote: str) -> str:
     return expr.replace(q, "'" if q == '"' else '"')
 
 
-def _fstring_quote(ctx, node):
+def _fstring_quote(ctx: FileContext, node: ast.AST) -> Optional[str]:
     """The quote character of the f-string `node` sits in, if any."""
     parents = ctx.parents()
     parent = parents.get(id(node))
@@ -499,7 +510,7 @@ def _fstring_quote(ctx, node):
     return None
 
 
-def statement_alone(ctx, node):
+def statement_alone(ctx: FileContext, node: ast.AST) -> Optional[ast.Expr]:
     """The expression statement `node` is part of, when that statement has its lines to itself (so that
     `if ...: ` can go in front of it), else None."""
     parents = ctx.parents()
@@ -516,24 +527,24 @@ def statement_alone(ctx, node):
     return stmt if alone else None
 
 
-def guard_name(target) -> str:
+def guard_name(target: Target) -> str:
     """The function that asks whether the target's device is there (`torch.accelerator.is_available`)."""
     return target.device_guard or target.namespace + ".is_available"
 
 
-def device_guard(ctx) -> str:
+def device_guard(ctx: FileContext) -> str:
     """The question as source text, with the file's spelling of torch."""
     return ctx.spell(guard_name(ctx.target)) + "()"
 
 
-def guard_value(ctx, span, absent: str, r) -> None:
+def guard_value(ctx: FileContext, span: Span, absent: str, r: Code) -> None:
     """`(<value> if <device question> else <absent>)` around a span of source."""
     start, end = span
     ctx.insert(start, "(", r, quiet=True)
     ctx.insert(end, f" if {device_guard(ctx)} else {absent})", r, quiet=True)
 
 
-def guard_statement(ctx, stmt, r, message: str = "", quiet: bool = False) -> None:
+def guard_statement(ctx: FileContext, stmt: Located, r: Code, message: str = "", quiet: bool = False) -> None:
     """`if <device question>: ` in front of a statement that has its lines to itself (once, whichever
     rule asks first)."""
     start, text = ctx.span(stmt)[0], f"if {device_guard(ctx)}: "
@@ -541,11 +552,11 @@ def guard_statement(ctx, stmt, r, message: str = "", quiet: bool = False) -> Non
         ctx.insert(start, text, r, message, quiet=quiet)
 
 
-def guard_device_call(ctx, ref, res, r) -> None:
+def guard_device_call(ctx: FileContext, ref: Ref, res: Resolution, r: Code) -> None:
     """A call that fails on a host without a device runs only when there is one (target's needs_device):
     a statement of its own gets `if <namespace>.is_available(): `; a value becomes
     `(call if <namespace>.is_available() else <absent>)`; a value without a stand-in ("!") is reported."""
-    call = _call_of(ref)
+    call = cast(ast.Call, _call_of(ref))   # needs_guard asked for a call
     absent = ctx.target.needs_device[res.new if res.kind == MAP else res.qualname]
     quote = _fstring_quote(ctx, call)
     if quote:

@@ -10,7 +10,7 @@ other text are never touched.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, cast
 
 import ast
 import re
@@ -18,7 +18,7 @@ import string
 from functools import lru_cache
 
 from ...core.finding import ADVICE
-from ..flow import dotted, lookups, loop_slot, reads, scope_of, sources, use_site
+from ..flow import Function, ScopeNode, dotted, lookups, loop_slot, reads, scope_of, sources, use_site
 from ...backends import device_types
 from ...core import codes
 from ..checkers import checker
@@ -65,7 +65,7 @@ _QUOTE = re.compile(r"([rRuUbBfF]*)('''|\"\"\"|'|\")")
 _NAMED_FIELD = re.compile(r"\{[^}]")  # a format field other than `{}`
 
 
-def param_defaults(fn) -> list:
+def param_defaults(fn: Function) -> list[tuple[ast.arg, ast.expr]]:
     """[(ast.arg, default expression)] of a function or lambda."""
     args = fn.args
     positional = args.posonlyargs + args.args
@@ -73,7 +73,7 @@ def param_defaults(fn) -> list:
     return pairs + [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
 
 
-def last_name(node) -> str:
+def last_name(node: Optional[ast.AST]) -> str:
     """`self.args.device` -> 'device'; `device` -> 'device'; 'device' (a string key) -> 'device'."""
     if isinstance(node, ast.Name):
         return node.id
@@ -232,7 +232,7 @@ def holds_device_string(node) -> bool:
     return _indexed_template(node) is not None
 
 
-def is_device_valued(node) -> bool:
+def is_device_valued(node: ast.AST) -> bool:
     """Does this expression hold a device or a device type (x.device.type, device, str(device),
     device.lower(), device.split(":")[0])?"""
     if isinstance(node, ast.Attribute) and node.attr == "type":
@@ -601,7 +601,7 @@ def device_data_flow(
                 if id(leaf) not in ctx.handled and holds_device_string(leaf)]
     if not names or not literals:
         return
-    scope = scope_of(parents, node)
+    scope = cast(ScopeNode, scope_of(parents, node))   # a statement is inside a module at least
     slots = {device_slot(ctx, use) for name in names for use in reads(scope, name)}
     if DEVICE in slots or QUERY in slots and not ctx.target.host:
         for leaf in literals:
@@ -613,7 +613,7 @@ def device_data_flow(
 CUDA_PRESENCE = {"torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.is_initialized"}
 
 
-def asks_for_cuda(ctx, test) -> bool:
+def asks_for_cuda(ctx: FileContext, test: ast.AST) -> bool:
     """Does an expression ask whether CUDA is there (is_available, device_count)?"""
     return any(isinstance(n, (ast.Attribute, ast.Name)) and ctx.qualname(n) in CUDA_PRESENCE for n in ast.walk(test))
 

@@ -1,23 +1,25 @@
 """Collective backends: "nccl" -> the target's backend, in backend positions only."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Optional, cast
 
 import ast
 import re
 
 from ...core.finding import ADVICE
-from ..flow import lookups, loop_slot, reads, scope_of, sources, use_site
+from ..flow import ScopeNode, lookups, loop_slot, reads, scope_of, sources, use_site
 from ...core import codes
 from ..checkers import checker
 from .api import guard_value
 from .devices import last_name, option_name, param_defaults
 
 if TYPE_CHECKING:
+    from ...core.codes import Code
     from ..context import FileContext
 
 BACKEND_NAME = re.compile(r"(?:^|_)backend$", re.IGNORECASE)
-BACKEND_CALLS = {  # callee -> positional index of its backend argument
+# callee -> positional index of its backend argument (looked up with a qualname: None for no plain name)
+BACKEND_CALLS: dict[Optional[str], int] = {
     "torch.distributed.init_process_group": 0,
     "torch.distributed.new_group": 2,
     "torch.distributed.new_subgroups": 3,
@@ -28,7 +30,7 @@ _PAIR = re.compile(r"\s*(\w+)\s*:\s*(\w+)\s*")
 BACKENDS = {"nccl", "gloo", "mpi", "ucc", "hccl", "cncl", "mccl", "xccl"}
 
 
-def backend_text(ctx, value: str):
+def backend_text(ctx: FileContext, value: str) -> Optional[str]:
     """New source text for a backend string literal, or None when it is not a CUDA backend."""
     t = ctx.target
     if value.lower() == "nccl":
@@ -39,7 +41,7 @@ def backend_text(ctx, value: str):
     if len(pairs) > 1 and all(_PAIR.fullmatch(p) for p in pairs) and "cuda:nccl" in value.replace(" ", "").lower():
         if not t.device:
             return None
-        out: dict = {}
+        out: dict[str, str] = {}   # device -> backend
         for p in pairs:
             dev, backend = _PAIR.fullmatch(p).groups()  # type: ignore[union-attr]  # every pair matched above
             if (dev, backend.lower()) == ("cuda", "nccl"):
@@ -49,7 +51,7 @@ def backend_text(ctx, value: str):
     return None
 
 
-def rewrite_backend(ctx, node, r) -> bool:
+def rewrite_backend(ctx: FileContext, node: Optional[ast.expr], r: Code) -> bool:
     """Rewrite the "nccl" strings an expression can take its value from (see flow.sources)."""
     done = False
     for leaf in sources(ctx.parents(), node):
@@ -57,7 +59,7 @@ def rewrite_backend(ctx, node, r) -> bool:
     return done
 
 
-def _rewrite_backend_leaf(ctx, node, r) -> bool:
+def _rewrite_backend_leaf(ctx: FileContext, node: ast.expr, r: Code) -> bool:
     if id(node) in ctx.handled or not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
         return False
     new = backend_text(ctx, node.value)
@@ -74,13 +76,13 @@ def _rewrite_backend_leaf(ctx, node, r) -> bool:
     return True
 
 
-def backend_choice(node) -> bool:
+def backend_choice(node: ast.IfExp) -> bool:
     """`"nccl" if cond else "gloo"`: both branches backend names."""
     return all(isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value.lower() in BACKENDS
                for e in (node.body, node.orelse))
 
 
-def backend_slot(ctx, expr) -> bool:
+def backend_slot(ctx: FileContext, expr: ast.AST) -> bool:
     """Is `expr`'s value used as a collective backend (through flow.use_site, and loops over it)?"""
     parents = ctx.parents()
     child, parent = use_site(parents, expr)
@@ -100,7 +102,7 @@ def backend_slot(ctx, expr) -> bool:
     return False
 
 
-def _is_backend_valued(node) -> bool:
+def _is_backend_valued(node: ast.expr) -> bool:
     if isinstance(node, ast.Call):
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
@@ -163,7 +165,7 @@ def backend_strings(
         if any(BACKEND_NAME.search(last_name(t)) for t in targets):
             rewrite_backend(ctx, node.value, r)
             return
-        scope = scope_of(ctx.parents(), node)
+        scope = cast(ScopeNode, scope_of(ctx.parents(), node))   # a statement is inside a module at least
         names = [t.id for t in targets if isinstance(t, ast.Name)]
         if any(backend_slot(ctx, use) for name in names for use in reads(scope, name)):
             rewrite_backend(ctx, node.value, r)
@@ -183,7 +185,7 @@ def nccl_availability(node: ast.Call | ast.Attribute, ctx: FileContext) -> None:
         return
     if node.attr == "NCCL" and ctx.qualname(node) in ("torch.distributed.Backend.NCCL",
                                                       "torch.distributed.distributed_c10d.Backend.NCCL"):
-        ctx.replace(node, backend_text(ctx, "nccl"), r)
+        ctx.replace(node, cast(str, backend_text(ctx, "nccl")), r)   # "nccl" always has its text
 
 
 @checker(codes.TP303, nodes=(ast.Constant,), triggers=("nccl",))
@@ -219,13 +221,13 @@ def ddp_device_ids(node: ast.Call, ctx: FileContext) -> None:
             ctx.note_change(value, codes.TP304, "a CPU module (no accelerator) takes no device ids")
 
 
-def _dict_entries(ctx, use, name: str) -> list:
+def _dict_entries(ctx: FileContext, use: ast.Call, name: str) -> list[tuple[Any, ast.expr]]:
     """[(key, value)] given to the dict `name` in the function (or module) of `use`, before it: `name["k"] = v`,
     `name = dict(k=v)` / `{"k": v}`, `name.update(k=v)` / `name.update({"k": v})`, `name.setdefault("k", v)`."""
-    scope = scope_of(ctx.parents(), use)
-    entries: list = []
+    scope = cast(ScopeNode, scope_of(ctx.parents(), use))   # an expression is inside a module at least
+    entries: list[tuple[Any, ast.expr]] = []   # (key: a string, or a setdefault's constant, value)
 
-    def literal(d):
+    def literal(d: ast.expr) -> None:
         if isinstance(d, ast.Dict):
             entries.extend((k.value, v) for k, v in zip(d.keys, d.values)
                            if isinstance(k, ast.Constant) and isinstance(k.value, str))

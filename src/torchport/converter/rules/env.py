@@ -1,7 +1,7 @@
 """Environment variables: CUDA_VISIBLE_DEVICES & co. -> the target's variables, in env positions."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, cast
 
 import ast
 import re
@@ -12,6 +12,9 @@ from ..checkers import checker
 from .devices import last_name
 
 if TYPE_CHECKING:
+    from typing import TypeGuard   # Python 3.10+
+
+    from ...core.codes import Code
     from ..context import FileContext
 
 ENV_NAME = re.compile(r"(?:CUDA_[A-Z0-9_]+|(?:TORCH_)?NCCL_[A-Z0-9_]+|NVIDIA_VISIBLE_DEVICES|"
@@ -21,11 +24,11 @@ ENV_HOLDER = re.compile(r"^(?:environ|environment|env|envs)$|_env$|^env_", re.IG
 ENV_FUNCS = {"os.getenv", "os.putenv", "os.unsetenv", "os.environ.get", "os.environ.setdefault", "os.environ.pop"}
 
 
-def _is_env_holder(ctx, node) -> bool:
+def _is_env_holder(ctx: FileContext, node: Optional[ast.expr]) -> bool:
     return ctx.qualname(node) == "os.environ" or bool(ENV_HOLDER.search(last_name(node)))
 
 
-def env_decision(ctx, name: str):
+def env_decision(ctx: FileContext, name: str) -> tuple[Optional[str], str]:
     """(new name or None, message) for a CUDA/NCCL variable on this target."""
     t = ctx.target
     new = t.env.get(name)
@@ -36,19 +39,20 @@ def env_decision(ctx, name: str):
     return None, f"{name} has no documented counterpart on {t.title}; review it by hand"
 
 
-def _rewrite_name(ctx, node, r) -> None:
+def _rewrite_name(ctx: FileContext, node: ast.Constant, r: Code) -> None:
     if id(node) in ctx.handled:
         return
     ctx.handled.add(id(node))
-    new, message = env_decision(ctx, node.value)
+    value = cast(str, node.value)   # an _env_constant
+    new, message = env_decision(ctx, value)
     text = ctx.text(node)
-    if new and text[:1] in "'\"" and text[1:-1] == node.value:
+    if new and text[:1] in "'\"" and text[1:-1] == value:
         ctx.replace(node, text[0] + new + text[-1], r, message)
     else:
         ctx.report(node, r, ADVICE, message or "not converted: unusual string literal")
 
 
-def _env_constant(node) -> bool:
+def _env_constant(node: Optional[ast.expr]) -> TypeGuard[ast.Constant]:
     return isinstance(node, ast.Constant) and isinstance(node.value, str) and bool(ENV_NAME.match(node.value))
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, Sequence, Union, cast
 
 import ast
 import re
@@ -26,7 +26,12 @@ from ..guards import cuda_build_probe, exits
 from .devices import PLAIN_DEVICE, asks_for_cuda, is_device_valued
 
 if TYPE_CHECKING:
-    from ..context import FileContext
+    from ...core.finding import Finding
+    from ...kb.packages import Package
+    from ..context import FileContext, Located
+
+# (a test that asks whether CUDA is there, the nodes that run only when it says yes, how to name them)
+Guarded = tuple[ast.expr, Sequence[Union[ast.stmt, ast.expr]], str]
 
 
 @checker(codes.TP209, nodes=(ast.Assert, ast.If), triggers=("is_available", "device_count", "is_initialized"),
@@ -71,11 +76,11 @@ def device_count_as_processes(node: ast.Call, ctx: FileContext) -> None:
                                anchor=start)
 
 
-def _values_through_attributes(ctx, value) -> list:
+def _values_through_attributes(ctx: FileContext, value: ast.expr) -> list[ast.expr]:
     """flow.sources, and for `self.<attr>` the values its class assigns to it (catalyst keeps the count in
     `self.num_local_workers` and spawns in another method)."""
     parents = ctx.parents()
-    out = []
+    out: list[ast.expr] = []
     for leaf in sources(parents, value):
         if is_self_attribute(leaf):
             cls = enclosing_class(parents, leaf)
@@ -93,7 +98,7 @@ KEPT_BRANCH = "guarded by a CUDA question convert kept"
 _REFERENCES = frozenset(c.id for c in REFERENCE_CODES)
 
 
-def _inside(f, node) -> bool:
+def _inside(f: Finding, node: Located) -> bool:
     start, end = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
     return start <= (f.line, f.col) < end
 
@@ -137,12 +142,12 @@ _QUESTION_NODES = (ast.If, ast.IfExp, ast.BoolOp)
 _QUESTION_WORDS = ("cuda", "is_available", "device_count", "is_initialized")
 
 
-def _may_ask(ctx, test) -> bool:
+def _may_ask(ctx: FileContext, test: ast.expr) -> bool:
     text = ctx.text(test)
     return any(word in text for word in _QUESTION_WORDS)
 
 
-def _questions_and_what_they_guard(ctx, node) -> list:
+def _questions_and_what_they_guard(ctx: FileContext, node: Union[ast.If, ast.IfExp, ast.BoolOp]) -> list[Guarded]:
     """[(a test that asks whether CUDA is there, the nodes that run only when it says yes, how to name them)]:
     an if's or conditional's branch, and in `a and b` the operands after the question (`torch.cuda.is_available()
     and torch.cuda.get_device_capability() >= (8, 0)`: rewriting the question alone would run the CUDA call on
@@ -150,7 +155,8 @@ def _questions_and_what_they_guard(ctx, node) -> list:
     (`device.type == "cuda"`, `x.is_cuda`) is such a question too."""
     if isinstance(node, ast.If) and _negated(node.test) and not node.orelse and node.body \
             and exits(node.body[-1]) and _may_ask(ctx, node.test) and asks_for_cuda(ctx, node.test):
-        block: list = next((b for b in statement_lists(ctx.parents().get(id(node))) if node in b), [])
+        holder = cast(ast.AST, ctx.parents().get(id(node)))   # a statement has a parent
+        block: list[ast.stmt] = next((b for b in statement_lists(holder) if node in b), [])
         after = block[block.index(node) + 1:] if node in block else []   # `if not available: return` ... the rest
         return [(node.test, after, "the code after its early exit")] if after else []
     if isinstance(node, (ast.If, ast.IfExp)) and _may_ask(ctx, node.test) \
@@ -166,11 +172,11 @@ def _questions_and_what_they_guard(ctx, node) -> list:
     return []
 
 
-def _negated(test) -> bool:
+def _negated(test: ast.expr) -> bool:
     return isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
 
 
-def _asks_cuda_type(test) -> bool:
+def _asks_cuda_type(test: ast.expr) -> bool:
     """Does a test ask whether a device or tensor is CUDA's (`x.is_cuda`, `device.type == "cuda"`,
     `"cuda" in str(device)`), or whether this is a CUDA build (a hasattr probe of a CUDA-only name)?"""
     for n in ast.walk(test):
@@ -186,7 +192,7 @@ def _asks_cuda_type(test) -> bool:
     return False
 
 
-def _mentions_cuda_path_package(ctx) -> bool:
+def _mentions_cuda_path_package(ctx: FileContext) -> bool:
     """Does the file's text name a package whose use makes a branch CUDA's (kb/packages.toml cuda_path), or one of
     their markers?  (Cheap: the walk for such branches runs only then.)"""
     pattern = _cuda_path_words()
@@ -194,18 +200,18 @@ def _mentions_cuda_path_package(ctx) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _cuda_path_words():
+def _cuda_path_words() -> Optional[re.Pattern[str]]:
     words = {w for p in packages().packages if p.cuda_path
              for w in (*(i.split(".")[0] for i in p.imports if p.flag_imports), *p.markers)}
     return re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, words))) + r")\b") if words else None
 
 
-def _cuda_path_package(ctx, parts):
+def _cuda_path_package(ctx: FileContext, parts: Sequence[ast.AST]) -> Optional[tuple[Package, str]]:
     """(the package, what shows it) of the first use in `parts` of a package whose use makes a branch CUDA's: an
     import of it, a name imported from it, or one of its markers ("CUDAExecutionProvider"); else None."""
     kb = packages()
 
-    def cuda_path(pkg):
+    def cuda_path(pkg: Optional[Package]) -> Optional[Package]:
         return pkg if pkg is not None and pkg.cuda_path else None
 
     for part in parts:

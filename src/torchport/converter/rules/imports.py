@@ -6,7 +6,7 @@ import can change depends on every use of the names it binds.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, cast
 
 import ast
 import re
@@ -19,12 +19,15 @@ from .api import (REFERENCE_CODES, TYPE_TEST_SAFE, adapt_call, can_adapt, guard_
                   imported_for_type_tests, needs_guard, rename_chain, report_unconverted, rule_for, type_tested)
 
 if TYPE_CHECKING:
-    from ..context import FileContext
+    from ...core.codes import Code
+    from ...kb.apimap import Resolution
+    from ..context import FileContext, ImportStmt
+    from ..python import Ref
 
 _FROM_MODULE = re.compile(r"from\s+([\w.]+)")
 
 
-def _follows(bres, ref, res) -> bool:
+def _follows(bres: Resolution, ref: Ref, res: Resolution) -> bool:
     """Can this use keep its spelling when the import is rewritten to bres.new?"""
     if not res.rewrites or not (res.new == bres.new or res.new.startswith(bres.new + ".")):
         return False
@@ -34,7 +37,7 @@ def _follows(bres, ref, res) -> bool:
 @checker(*REFERENCE_CODES, phase=Phase.FILE)
 def finalize_bindings(tree: ast.Module, ctx: FileContext) -> None:
     """Rewrite imports from CUDA modules when every use of the name can follow (see the TP1 family)."""
-    plans: dict = {}
+    plans: dict[int, tuple[ImportStmt, dict[str, Resolution]]] = {}   # id(stmt) -> (stmt, {local: resolution})
     for b in ctx.all_bindings():
         bres = ctx.api.resolve(b.qualname)
         if bres is None or b.converted:
@@ -96,12 +99,12 @@ def finalize_bindings(tree: ast.Module, ctx: FileContext) -> None:
         _rewrite_import(ctx, stmt, by_local)
 
 
-def _rewrite_import(ctx, stmt, by_local: dict) -> None:
+def _rewrite_import(ctx: FileContext, stmt: ImportStmt, by_local: dict[str, Resolution]) -> None:
     first = next(iter(by_local.values()))
     r = rule_for(ctx, first)
     message = "; ".join(sorted({res.message for res in by_local.values() if res.message}))
     if isinstance(stmt, ast.Import):
-        names = []
+        names: list[str] = []
         for alias in stmt.names:
             res = by_local.get(alias.asname) if alias.asname else None
             name = res.new if res else alias.name
@@ -109,12 +112,13 @@ def _rewrite_import(ctx, stmt, by_local: dict) -> None:
         ctx.replace(stmt, "import " + ", ".join(names), r, message, first.category)
         ctx.target_imports.append(stmt)
         return
-    groups: dict = {}
+    groups: dict[str, list[str]] = {}   # module -> the names imported from it
     renamed = False
     for alias in stmt.names:
         local = alias.asname or alias.name
         res = by_local.get(local)
-        module, name = res.new.rsplit(".", 1) if res else (stmt.module, alias.name)
+        # a binding's `from` import names its module (python.collect_bindings)
+        module, name = res.new.rsplit(".", 1) if res else (cast(str, stmt.module), alias.name)
         renamed |= bool(res) and name != alias.name
         groups.setdefault(module, []).append(name if name == local else f"{name} as {local}")
     if len(groups) == 1 and not renamed:
@@ -133,15 +137,16 @@ def _rewrite_import(ctx, stmt, by_local: dict) -> None:
 
 
 # ------------------------------------------------------------ insertion points
-def _line_end(ctx, stmt) -> int:
+def _line_end(ctx: FileContext, stmt: ast.stmt) -> int:
     """Offset just after the line holding the end of `stmt` (or the end of the file)."""
-    return ctx.line_starts[stmt.end_lineno] if stmt.end_lineno < len(ctx.line_starts) else len(ctx.source)
+    end = cast(int, stmt.end_lineno)   # a parsed statement has its end
+    return ctx.line_starts[end] if end < len(ctx.line_starts) else len(ctx.source)
 
 
 NOQA = "  # noqa: F401"  # on registration imports: linters would drop an import nothing seems to use
 
 
-def _insert_after(ctx, stmt, text: str, r, message: str, comment: str = "") -> None:
+def _insert_after(ctx: FileContext, stmt: ast.stmt, text: str, r: Code, message: str, comment: str = "") -> None:
     start = ctx.span(stmt)[0]
     line_start = ctx.line_starts[stmt.lineno - 1]
     indent = ctx.source[line_start:start]
@@ -154,7 +159,7 @@ def _insert_after(ctx, stmt, text: str, r, message: str, comment: str = "") -> N
     ctx.insert(pos, f"{lead}{indent}{text}{comment}{ctx.newline}", r, message, shown=text, anchor=ctx.span(stmt)[1])
 
 
-def _insert_before(ctx, stmt, text: str, r, message: str, comment: str = "") -> None:
+def _insert_before(ctx: FileContext, stmt: ast.stmt, text: str, r: Code, message: str, comment: str = "") -> None:
     start = ctx.span(stmt)[0]
     line_start = ctx.line_starts[stmt.lineno - 1]
     indent = ctx.source[line_start:start]
@@ -164,19 +169,20 @@ def _insert_before(ctx, stmt, text: str, r, message: str, comment: str = "") -> 
         ctx.insert(line_start, f"{indent}{text}{comment}{ctx.newline}", r, message, shown=text)
 
 
-def _top_statement(tree):
+def _top_statement(tree: ast.Module) -> tuple[Optional[ast.stmt], Optional[ast.stmt]]:
     """The first statement after the module docstring and __future__ imports (or None)."""
     body = tree.body
     i = 0
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
             and isinstance(body[0].value.value, str):
         i = 1
-    while i < len(body) and isinstance(body[i], ast.ImportFrom) and body[i].module == "__future__":
+    while i < len(body) and isinstance(body[i], ast.ImportFrom) \
+            and cast(ast.ImportFrom, body[i]).module == "__future__":   # (an indexed isinstance is not narrowed)
         i += 1
     return (body[i] if i < len(body) else None), (body[i - 1] if i else None)
 
 
-def _insert_at_top(ctx, tree, text: str, r, message: str, comment: str = "") -> None:
+def _insert_at_top(ctx: FileContext, tree: ast.Module, text: str, r: Code, message: str, comment: str = "") -> None:
     first, last_skipped = _top_statement(tree)
     if first is not None:
         _insert_before(ctx, first, text, r, message, comment)
@@ -186,7 +192,7 @@ def _insert_at_top(ctx, tree, text: str, r, message: str, comment: str = "") -> 
         ctx.insert(len(ctx.source), text + comment + ctx.newline, r, message, shown=text)
 
 
-def _registers(ctx, module: str) -> bool:
+def _registers(ctx: FileContext, module: str) -> bool:
     """Does an import of `module` (or something in it) run where torch is first imported: at the module level,
     or in the function that imports torch when the file imports it only there?  One in another function
     (accelerate's `def is_npu_available(): import torch_npu`) runs only when that function is called, maybe

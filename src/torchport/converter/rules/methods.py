@@ -1,7 +1,7 @@
 """Tensor and Module methods: `.cuda(...)` and `.is_cuda`."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import ast
 import re
@@ -12,7 +12,7 @@ from ..checkers import checker
 from .api import device_argument, device_guard, guard_statement, statement_alone
 
 if TYPE_CHECKING:
-    from ..context import FileContext
+    from ..context import FileContext, Span
 
 
 # `.is_cuda = ...` or `.is_cuda: bool = ...` (not `==`), from where a receiver ends (a lookahead: one
@@ -22,11 +22,11 @@ if TYPE_CHECKING:
 _IS_CUDA_ASSIGNED = re.compile(r"(?<!\s)(?=\s*\.\s*is_cuda\s*(?::(?:(?!is_cuda)[^=\n])*)?=(?!=))")
 
 
-def assigns_is_cuda(ctx, receiver: str) -> bool:
+def assigns_is_cuda(ctx: FileContext, receiver: str) -> bool:
     """Does the file assign `<receiver>.is_cuda` (in its text: a commented-out assignment counts too)?  The
     assignments are found once per file and looked up by the receiver's text (searching the file again for
     each use is quadratic)."""
-    memo = ctx.memo.setdefault("is_cuda assigned", {})
+    memo: dict[Any, Any] = ctx.memo.setdefault("is_cuda assigned", {})   # "ends": [offsets]; n: {receivers}
     if "ends" not in memo:
         memo["ends"] = [m.start() for m in _IS_CUDA_ASSIGNED.finditer(ctx.source)]  # where a receiver would end
     n = len(receiver)
@@ -37,7 +37,7 @@ def assigns_is_cuda(ctx, receiver: str) -> bool:
     return receiver in memo[n]
 
 
-def _is_module_ref(ctx, node) -> bool:
+def _is_module_ref(ctx: FileContext, node: ast.expr) -> bool:
     """Is `node.cuda` the module `torch.cuda` (handled by the name rules), not a method?"""
     q = ctx.qualname(node)
     return q is not None and ctx.api.resolve(q + ".cuda") is not None
@@ -90,7 +90,7 @@ def cuda_method(node: ast.Call, ctx: FileContext) -> None:
     ctx.note_change(_tail(ctx, node, attr_start), r, message)
 
 
-def _tail(ctx, node, attr_start):
+def _tail(ctx: FileContext, node: ast.Call, attr_start: int) -> Span:
     """Span of `.cuda(...)`, without the receiver."""
     return (attr_start - 1, ctx.span(node)[1])
 
@@ -150,8 +150,8 @@ def record_stream_on_host(node: ast.Call, ctx: FileContext) -> None:
             ctx.report(node, r, ADVICE, f"fails on a CPU tensor (where there is no accelerator): guard it with "
                                         f"{device_guard(ctx)}")
         return
-    stmt = ctx.parents().get(id(node))
-    if isinstance(stmt, ast.Expr):
-        ctx.replace(stmt, "pass", r, "a CPU tensor's memory is not tied to a stream")
+    holder = ctx.parents().get(id(node))
+    if isinstance(holder, ast.Expr):
+        ctx.replace(holder, "pass", r, "a CPU tensor's memory is not tied to a stream")
     else:  # a value (a comprehension, a conditional): record_stream returns None
         ctx.replace(node, "None", r, "a CPU tensor's memory is not tied to a stream (record_stream returns None)")

@@ -15,14 +15,14 @@ torch.device("cpu")`, the guide's own line) moves nothing and is left alone.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 import ast
 
 from ...core.finding import ADVICE
 from ...core import codes
 from ..checkers import checker
-from ..flow import SCOPES
+from ..flow import SCOPES, Parents
 from .devices import PLAIN_DEVICE
 
 if TYPE_CHECKING:
@@ -31,9 +31,11 @@ if TYPE_CHECKING:
 EXPORTS = {"torch.onnx.export": (0, 1), "torch.onnx.dynamo_export": (0, None)}  # (model index, inputs index)
 MESSAGE = "ONNX export runs on the CPU: the exported model and its example inputs stay there"
 NEEDS = ("torch.onnx", "from torch import onnx")
+# (kind, node): the node is a Call for 'cuda', a string Constant for 'string', any expression for 'variable'
+Move = tuple[str, Any]
 
 
-def _own_nodes(scope):
+def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
     """The nodes of a function (or the module) without those of functions and classes defined in it."""
     stack = list(ast.iter_child_nodes(scope))
     while stack:
@@ -43,23 +45,23 @@ def _own_nodes(scope):
             stack.extend(ast.iter_child_nodes(node))
 
 
-def _fed(ctx, call: ast.Call, spec: tuple) -> list:
+def _fed(ctx: FileContext, call: ast.Call, spec: tuple[int, Optional[int]]) -> list[ast.expr]:
     """The expressions an export call gives the exporter: its model and its example inputs."""
     model_at, inputs_at = spec
-    found = []
+    found: list[ast.expr] = []
     for at, keyword in ((model_at, "model"), (inputs_at, "args")):
         if at is not None and len(call.args) > at and not isinstance(call.args[at], ast.Starred):
             found.append(call.args[at])
         found += [k.value for k in call.keywords if k.arg == keyword]
     if inputs_at is None:  # dynamo_export(model, *inputs)
         found += [a.value if isinstance(a, ast.Starred) else a for a in call.args[model_at + 1:]]
-    out = []
+    out: list[ast.expr] = []
     for expr in found:
         out += list(expr.elts) if isinstance(expr, (ast.Tuple, ast.List)) else [expr]
     return out
 
 
-def _device(node):
+def _device(node: ast.expr) -> tuple[str, Optional[ast.expr]]:
     """('cuda', its string constant) for a literal CUDA device ("cuda", "cuda:0", torch.device("cuda")), ('other',
     None) for another literal ("cpu", torch.device("cpu"), None), ('variable', node) for anything else."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "device" \
@@ -72,18 +74,18 @@ def _device(node):
     return "variable", node
 
 
-def _dtype_like(node) -> bool:
+def _dtype_like(node: ast.expr) -> bool:
     """`torch.float16`, `x.dtype`, `dtype`: what `.to(...)` takes besides a device."""
     name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
     return name.startswith(("float", "int", "half", "double", "bfloat", "bool", "long", "uint", "complex")) \
         or "dtype" in name.lower()
 
 
-def _moves(expr) -> list:
+def _moves(expr: ast.expr) -> list[Move]:
     """The device moves along an expression's call chain: [(kind, node)], kind 'cuda' (a `.cuda(...)` call),
     'string' (a CUDA device constant to make "cpu"), or 'variable' (a move by a device that is not a literal)."""
-    moves = []
-    node = expr
+    moves: list[Move] = []
+    node: Optional[ast.expr] = expr
     while isinstance(node, ast.Call):
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr == "cuda":
@@ -102,10 +104,10 @@ def _moves(expr) -> list:
     return moves
 
 
-def _bound_moves(scope, name: str, call: ast.Call) -> list:
+def _bound_moves(scope: ast.AST, name: str, call: ast.Call) -> list[Move]:
     """The moves of `name` in its scope before the export call: in its assignments, and in bare statements
     `name.cuda()` / `name.to(...)` (a module moves in place)."""
-    moves = []
+    moves: list[Move] = []
     for node in _own_nodes(scope):
         if getattr(node, "lineno", 0) > call.lineno:
             continue
@@ -132,7 +134,7 @@ def export_on_the_cpu(node: ast.Module, ctx: FileContext) -> None:
     parents = ctx.parents()
     for call, spec in calls:
         scope = next((p for p in _ancestors(parents, call) if isinstance(p, SCOPES)), node)
-        moves = []
+        moves: list[Move] = []
         for expr in _fed(ctx, call, spec):
             moves += _moves(expr)
             if isinstance(expr, ast.Name):
@@ -164,7 +166,7 @@ def export_on_the_cpu(node: ast.Module, ctx: FileContext) -> None:
             ctx.replace((start - 1, ctx.span(n)[1]), ".cpu()", r, MESSAGE)
 
 
-def _cpu_name(expr, scope, module) -> bool:
+def _cpu_name(expr: ast.expr, scope: ast.AST, module: ast.Module) -> bool:
     """Is `expr` a name every assignment of which, in the export's function and at module level, is a literal
     that is not CUDA (`device = torch.device("cpu")`, the guide's own line)?"""
     if not isinstance(expr, ast.Name):
@@ -174,7 +176,7 @@ def _cpu_name(expr, scope, module) -> bool:
     return bool(values) and all(_device(v)[0] == "other" for v in values)
 
 
-def _ancestors(parents: dict, node):
+def _ancestors(parents: Parents, node: ast.AST) -> Iterator[ast.AST]:
     p = parents.get(id(node))
     while p is not None:
         yield p

@@ -22,7 +22,7 @@ SORT_KEYS = {
 }
 
 
-def _profiler_call(ctx, node) -> bool:
+def _profiler_call(ctx: FileContext, node: ast.Call) -> bool:
     q = ctx.qualname(node.func) or ""
     if q.startswith(("torch.profiler.", "torch.autograd.profiler.", "torch.autograd.profile")):
         return True

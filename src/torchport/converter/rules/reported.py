@@ -1,7 +1,7 @@
 """Things converted by hand: reported with advice, never rewritten."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Union
 
 import ast
 
@@ -84,14 +84,14 @@ def own_target_branches(tree: ast.Module, ctx: FileContext) -> None:
                    f"check that the path it meant for {t.device} is the one taken")
 
 
-def _names_target(ctx, tree):
+def _names_target(ctx: FileContext, tree: ast.Module) -> Optional[Union[ast.expr, ast.stmt]]:
     """The first node of the project's own code that names the target: a string that is its device type
     ("npu", "npu:0"; not a docstring), `torch.npu`, or an import of its package."""
     t = ctx.target
     docstrings = {id(n.body[0].value) for n in ast.walk(tree)
                   if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.body
                   and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
-    found = []
+    found: list[Union[ast.Constant, ast.Attribute, ast.Import, ast.ImportFrom]] = []
     for n in ast.walk(tree):
         if isinstance(n, ast.Constant) and id(n) not in docstrings and other_device_type(n.value) == t.device \
                 or isinstance(n, ast.Attribute) and n.attr == t.device and ctx.qualname(n) == f"torch.{t.device}" \
