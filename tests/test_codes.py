@@ -14,6 +14,8 @@ from torchport.converter.rules import builtin_checkers
 from torchport.converter.rules_doc import EXAMPLE_OPTIONS, convert_example, rule_text, rules_markdown
 from torchport.converter.run import Converter
 from torchport.core import codes
+from torchport.core.suppress import Selection
+from code_cases import cases, converted
 from torchport.core.codes import CODES
 from torchport.core.finding import CHANGES
 from torchport.porting import api as port_api
@@ -25,7 +27,8 @@ def analyze(path, targets=None, **options):
 
 SRC = Path(torchport.__file__).resolve().parent
 
-# Codes whose catalogue example does not emit them on npu: a small project that does.
+# Codes whose catalogue example does not emit them on npu, and that have no case folder (tests/codes/<CODE>/,
+# single files): a small project that does.
 # code -> (command, target, files, options)
 TRAIN = ("import torch\nfrom torch.utils.data import DataLoader\n\n\ndef main():\n"
          "    model = torch.nn.Linear(2, 2).cuda(0)\n    opt = torch.optim.SGD(model.parameters(), 0.1)\n"
@@ -46,22 +49,8 @@ EXTENSION = {"k.cu": '#include <cuda_runtime.h>\n#include "k.cuh"\n'
                          "setup(name='k', ext_modules=[CUDAExtension('k', ['k.cu'])], cmdclass={'build_ext': BuildExtension})\n"}
 FIXTURES = {
     "TP000": ("convert", "npu", {"a.py": "import torch\ntorch.cuda.synchronize(\n"}, {}),
-    "TP002": ("convert", "cpu", {"a.py": "from torch import cuda\n\n\ndef info():\n    if cuda.is_available():\n"
-                                         "        return cuda.current_device(), cuda.memory_allocated()\n"}, {}),
     "TP115": ("convert", "npu+names", {"a.py": "import mylib\nmylib.cuda_op(1)\n"}, {}),
-    "TP206": ("convert", "npu", {"a.py": "import torch\ncfg = {'name': 'cuda'}\n"}, {}),
-    "TP209": ("convert", "cpu", {"a.py": "import torch\nassert torch.cuda.is_available()\n"}, {}),
-    "TP214": ("convert", "cpu", {"a.py": "import torch\nimport torch.multiprocessing as mp\n"
-                                         "n = torch.cuda.device_count()\nmp.spawn(print, nprocs=n)\n"}, {}),
-    "TP210": ("convert", "npu", {"a.py": "import torch\nif torch.cuda.is_available():\n    print(torch.cuda.get_arch_list())\n"}, {}),
-    "TP213": ("convert", "npu", {"a.py": "import torch\nd = 'npu' if ok else 'cpu'\nx = torch.ones(1).cuda()\n"}, {}),
-    "TP303": ("convert", "npu", {"a.py": "import torch\nBACKENDS = ['nccl', 'gloo']\n"}, {}),
-    "TP304": ("convert", "cpu", {"a.py": "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
-                                         "m = DDP(m, device_ids=[rank], output_device=rank)\n"}, {}),
-    "TP402": ("convert", "npu", {"a.py": "import torch\nprint('set CUDA_VISIBLE_DEVICES first')\n"}, {}),
     "TP403": ("convert", "npu", {"a.py": "import torch\n", "cfg.yaml": "device: cuda\n"}, {}),
-    "TP503": ("convert", "npu", {"a.py": "import torch\nmove = x.cuda\n"}, {}),
-    "TP504": ("convert", "cpu", {"a.py": "import torch\ns = torch.cuda.Stream()\nx.record_stream(s)\n"}, {}),
     "TP803": ("convert", "npu", {"run.sh": "nvidia-smi -L\npython train.py\n"}, {}),
     "TP404": ("convert", "npu", {"a.py": "import torch\nx = torch.ones(2).cuda()\n"},
               {"launch": "a.py", "specify_device": "NPU_CALCULATE_DEVICE"}),
@@ -76,6 +65,9 @@ FIXTURES = {
     **{c: ("convert", "npu", {"train.py": TRAIN}, {"distributed": True, "main": "train.py"})
        for c in ("TP961", "TP962", "TP963", "TP964", "TP965", "TP966")},
 }
+
+
+CASES = cases()
 
 
 def emitted(tmp_path, monkeypatch, command, target, files, options) -> list:
@@ -96,7 +88,8 @@ def emitted(tmp_path, monkeypatch, command, target, files, options) -> list:
         monkeypatch.setattr(port_api, "quoted_includes", broken)
     if "maps" in options:
         options["maps"] = [str(src / m) for m in options["maps"]]
-    if command == "convert":
+    if command == "convert":   # codes in preview too: every code is emitted somewhere
+        options.setdefault("selection", Selection(preview=True))
         return torchport.convert(src, target, tmp_path / "out", jobs=1, **options).findings
     if command == "analyze":
         result = analyze(src, [target], jobs=1)
@@ -149,16 +142,21 @@ def test_no_code_is_spelled_as_a_string_in_the_source():
     assert spelled == []
 
 
-@pytest.mark.parametrize("cid", sorted(CODES))
+@pytest.mark.parametrize("cid", sorted(c for c, code in CODES.items() if code.status != codes.REMOVED))
 def test_every_code_is_emitted_on_its_fixture(cid, tmp_path, monkeypatch):
     """Dynamically: the catalogue example (npu) or a fixture project makes the owner emit the code; a code that
     stands for "reported" is never carried by an edit."""
     code = CODES[cid]
-    if cid in FIXTURES:
+    folder = [c for c in CASES if c[0] == cid]   # tests/codes/<CODE>/: its first case
+    if folder:
+        _code, _case, target, before, _after = folder[0]
+        _, findings = converted(before.name, before.read_text(), target)
+    elif cid in FIXTURES:
         findings = emitted(tmp_path, monkeypatch, *FIXTURES[cid])
     else:
         assert code.example, f"{cid} has neither an example nor a fixture"
-        _, findings = convert_example(code.example[0], "npu", shell=cid.startswith("TP8"))
+        _, findings = convert_example(code.example[0], "npu", shell=cid.startswith("TP8"),
+                                      options={"selection": Selection(preview=True)})
     mine = [f for f in findings if f.rule == cid]
     assert mine, f"{cid} not emitted (got {sorted({f.rule for f in findings})})"
     if code.fix == codes.REPORT:

@@ -11,10 +11,12 @@ from .common import write_out
 
 def run(args) -> int:
     from ..converter.rules_doc import rule_text, rules_markdown, rules_table
-    from ..core.codes import CODES
+    from ..core.codes import CODES, REDIRECTS, resolve
 
     if args.code:
-        code = CODES.get(args.code.upper())
+        if args.code.upper() in REDIRECTS:
+            print(f"{args.code.upper()} was renamed {REDIRECTS[args.code.upper()]} (the old id still works)\n")
+        code = CODES.get(resolve(args.code.upper()))
         if code is None:
             close = closest(args.code.upper(), CODES)
             raise UsageError(f"unknown code '{args.code}'" + (f" (did you mean {close}?)" if close else "")
@@ -27,7 +29,8 @@ def run(args) -> int:
         sys.stdout.write("\n")
     else:
         for r in rules_table():
-            print(f"{r['id']:6} {r['category']:14} {r['name']:26} {r['summary']}")
+            status = f"[{r['status']}] " if r["status"] != "stable" else ""
+            print(f"{r['id']:6} {r['category']:14} {r['name']:26} {status}{r['summary']}")
     return 0
 
 

@@ -8,6 +8,7 @@ folder), that has a `[tool.torchport]` table; `--no-config` reads none.  Keys:
     exclude = ["vendor/*", "*_pb2.py"]  # added to -e GLOB
     select = ["TP2", "TP501"]           # codes or prefixes reported (default: all); --select replaces it
     ignore = ["TP206"]                  # codes or prefixes left out; --ignore replaces it
+    preview = true                      # also the codes in preview (--preview)
     baseline = ".torchport-baseline.json"   # check --baseline, relative to the pyproject.toml's folder
     [tool.torchport.per-file-ignores]
     "tests/*" = ["TP2"]                 # glob (relative to the pyproject.toml's folder; no `/`: a file name)
@@ -27,7 +28,7 @@ from ..core.files import normal_glob
 from ..core.names import printable
 from ..core.words import closest
 
-KEYS = ("target", "exclude", "select", "ignore", "per-file-ignores", "baseline")
+KEYS = ("target", "exclude", "select", "ignore", "per-file-ignores", "baseline", "preview")
 
 
 @dataclass
@@ -37,6 +38,7 @@ class Settings:
     exclude: tuple = ()
     select: tuple = ()
     ignore: tuple = ()
+    preview: bool = False
     per_file: tuple = ()              # ((glob, (codes...)), ...)
     baseline: Optional[str] = None    # a path (made absolute)
 
@@ -100,11 +102,16 @@ def load(path: Path) -> Settings:
         elif key == "exclude":
             out.exclude = tuple(normal_glob(g, f"{name}: a glob") for g in _strings(value, name))
         elif key in ("select", "ignore"):
-            setattr(out, key, _codes(value, name))
+            setattr(out, key, _codes(value, name, selecting=key == "select"))
+        elif key == "preview":
+            if not isinstance(value, bool):
+                raise UsageError(f"{name}: must be true or false")
+            out.preview = value
         else:
             if not isinstance(value, dict):
                 raise UsageError(f'{name}: must be a table of glob = ["codes"]')
-            out.per_file = tuple((normal_glob(glob, f"{name}: a glob"), _codes(codes, f"{name} {glob!r}"))
+            out.per_file = tuple((normal_glob(glob, f"{name}: a glob"),
+                                  _codes(codes, f"{name} {glob!r}", selecting=False))
                                  for glob, codes in value.items())
     return out
 
@@ -117,9 +124,9 @@ def _strings(value, name: str) -> tuple:
     return tuple(value)
 
 
-def _codes(value, name: str) -> tuple:
+def _codes(value, name: str, selecting: bool = True) -> tuple:
     try:
-        return suppress.parse_codes(value if isinstance(value, str) else _strings(value, name), name)
+        return suppress.parse_codes(value if isinstance(value, str) else _strings(value, name), name, selecting)
     except ValueError as e:
         raise UsageError(str(e)) from None
 
@@ -129,7 +136,7 @@ def codes_option(option: str):
     UsageError: one line naming the option, with the closest code)."""
     def read(text: str) -> tuple:
         try:
-            return suppress.parse_codes(text, option)
+            return suppress.parse_codes(text, option, selecting=option == "--select")
         except ValueError as e:
             raise UsageError(str(e)) from None
     return read
@@ -142,6 +149,9 @@ def add_options(p) -> None:
                         "(TP2,TP501); replaces [tool.torchport] select")
     p.add_argument("--ignore", type=codes_option("--ignore"), metavar="CODES",
                    help="leave these codes out (a suppressed change is not made); replaces [tool.torchport] ignore")
+    p.add_argument("--preview", action="store_true", default=None,
+                   help="also report (and, for convert, make) the codes in preview (`torchport rules` marks them); "
+                        "as preview = true in [tool.torchport]")
     p.add_argument("--no-config", action="store_true",
                    help="do not read [tool.torchport] from pyproject.toml")
 
@@ -173,7 +183,8 @@ def selection(args, settings: Settings, base: str) -> suppress.Selection:
             prefix = rel
     return suppress.Selection(select=args.select if args.select is not None else settings.select,
                               ignore=args.ignore if args.ignore is not None else settings.ignore,
-                              per_file=settings.per_file, prefix=prefix, strip=strip)
+                              per_file=settings.per_file, prefix=prefix, strip=strip,
+                              preview=bool(args.preview) or settings.preview)
 
 
 def print_warnings(findings) -> None:

@@ -1,16 +1,28 @@
 """Views of the code catalogue (core.codes): the `torchport rules` table, one code in full, docs/rules.md."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from ..backends import available_targets, load_target
 from ..core import codes
-from ..core.codes import CODES, FAMILIES, FIXES, TP000, Code
+from ..core.codes import CODES, FAMILIES, FIXES, REDIRECTS, STABLE, TP000, Code
+from ..core.finding import Finding
 
 
-def rules_table() -> list:
+def rules_table() -> list[dict[str, str]]:
     return [{"id": c.id, "name": c.name, "category": c.category, "owner": c.owner, "fix": c.fix,
-             "summary": c.summary} for c in sorted(CODES.values(), key=lambda c: c.id)]
+             "summary": c.summary, "status": c.status} for c in sorted(CODES.values(), key=lambda c: c.id)]
+
+
+def status_line(code: Code) -> str:
+    """What a code's lifecycle means for its user ("" for a stable code)."""
+    if code.status == codes.PREVIEW:
+        return "In preview: reported (and, by convert, made) only with --preview or `preview = true`."
+    if code.status == codes.DEPRECATED:
+        return f"Deprecated: {code.note}"
+    if code.status == codes.REMOVED:
+        return f"Removed, never reported: {code.note}"
+    return ""
 
 
 # Python examples that do not import anything themselves run after these imports (not shown).
@@ -18,10 +30,10 @@ EXAMPLE_PRELUDE = "import os\nimport torch\nimport torch.distributed as dist\nfr
 
 
 # The run options a code's example needs (its code acts only when the option is given).
-EXAMPLE_OPTIONS = {codes.TP003.id: {"runtime_shim": True}}
+EXAMPLE_OPTIONS: dict[str, dict[str, Any]] = {codes.TP003.id: {"runtime_shim": True}}
 
 
-def convert_example(before: str, target: str, shell: bool = False, options: Optional[dict] = None) -> tuple:
+def convert_example(before: str, target: str, shell: bool = False, options: Optional[dict[str, Any]] = None) -> tuple[str, list[Finding]]:
     """(converted text, findings) of an example snippet for `target`, without the prelude."""
     from .run import Converter
 
@@ -39,14 +51,20 @@ def convert_example(before: str, target: str, shell: bool = False, options: Opti
 
 
 def example_after(code: Code, target: str) -> str:
-    """The code's example converted for `target`."""
-    return convert_example(code.example[0], target, shell=code.id.startswith("TP8"),
-                           options=EXAMPLE_OPTIONS.get(code.id))[0]
+    """The code's example converted for `target` (a code in preview: with --preview)."""
+    options = dict(EXAMPLE_OPTIONS.get(code.id, {}))
+    if code.status == codes.PREVIEW:
+        from ..core.suppress import Selection
+
+        options["selection"] = Selection(preview=True)
+    return convert_example(code.example[0], target, shell=code.id.startswith("TP8"), options=options)[0]
 
 
 def rule_text(code: Code) -> str:
     """One code in full, with its example converted for every target."""
     out = [f"{code.id} {code.name}  ({code.category}; {code.owner}; {FIXES[code.fix]})", "", code.doc, ""]
+    if status_line(code):
+        out += [status_line(code), ""]
     if code.example:
         out += ["Before:", "", *("    " + line for line in code.example[0].splitlines()), ""]
         for name in available_targets():
@@ -66,8 +84,8 @@ def rules_markdown() -> str:
            "`torchport rules CODE` shows one code with its example converted for every target.", ""]
     codes = sorted(CODES.values(), key=lambda c: c.id)
     out += ["| Id | Name | Category | Owner | Fix | Summary |", "|---|---|---|---|---|---|"]
-    out += [f"| {c.id} | {c.name} | {c.category} | {c.owner} | {c.fix} | {c.summary.replace('|', '/')} |"
-            for c in codes]
+    out += [f"| {c.id} | {c.name} | {c.category} | {c.owner} | {c.fix} | "
+            f"{'*' + c.status + '*: ' if c.status != STABLE else ''}{c.summary.replace('|', '/')} |" for c in codes]
     out.append("")
     for family in FAMILIES:
         members = [c for c in codes if c.family is family]
@@ -78,6 +96,8 @@ def rules_markdown() -> str:
             out += [family.about, ""]
         for c in members:
             out += [f"### {c.id} {c.name}", "", f"*{c.category}*, {c.owner}, {FIXES[c.fix]}. {c.what}", ""]
+            if status_line(c):
+                out += [status_line(c), ""]
             if c.why:
                 out += [c.why, ""]
             if c.example:
@@ -85,6 +105,9 @@ def rules_markdown() -> str:
                 lang = "bash" if c.id.startswith("TP8") else "python"
                 out += ["Before:", "", f"```{lang}", before.rstrip(), "```", "", "After (npu):", "",
                         f"```{lang}", after.rstrip(), "```", ""]
+    if REDIRECTS:
+        out += ["## Renamed codes", "", "The old id still works in comments, --select/--ignore and settings.", ""]
+        out += [f"- {old} is {new}" for old, new in sorted(REDIRECTS.items())] + [""]
     out += ["## Targets", "", "| Target | Device | Namespace | Registration | Backend | Visible devices | Tool |",
             "|---|---|---|---|---|---|---|"]
     for name in available_targets():

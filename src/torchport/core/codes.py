@@ -7,6 +7,11 @@ for (`fix`), what it finds, why it matters and an example: the example's
 it, and that every code is emitted by some checker on a fixture).
 `docs/rules.md` and `torchport rules [CODE]` are generated from this table.
 
+A code has a lifecycle, as a linter's rules do (`status`): `preview` (new, reported only with
+`--preview` or `preview = true`), `stable`, `deprecated` (still reported; its note says what to use) and
+`removed` (never reported; kept so that a comment, `--select/--ignore` or a setting naming it is understood).
+A renamed code keeps working under its old id: `REDIRECTS` maps it to the new one (`resolve`).
+
 Code refers to codes through these constants (`codes.TP201`), never through
 strings.  A second entry with an id or a name already taken is an error when
 this module loads.  This module is the bottom layer: it imports nothing of
@@ -29,6 +34,13 @@ REPORT = "report"          # reported with advice; nothing is rewritten
 ERROR = "error"            # the file was not processed
 
 OWNERS = (PIPELINE, CONVERT, ANALYZE, PORT)
+
+# A code's lifecycle.
+PREVIEW = "preview"        # new: reported only with --preview (or `preview = true` in [tool.torchport])
+STABLE = "stable"
+DEPRECATED = "deprecated"  # still reported; `note` says what replaces it
+REMOVED = "removed"        # never reported; known so that comments and settings naming it are understood
+STATUSES = (PREVIEW, STABLE, DEPRECATED, REMOVED)
 FIXES = {REWRITE: "rewritten", MAPPED: "rewritten or reported", REPORT: "reported", ERROR: "not processed"}
 
 
@@ -43,6 +55,8 @@ class Code:
     why: str = ""                # the paragraph behind it
     example: tuple[str, ...] = ()   # (before, after) for the npu target
     left_as: str = ""            # the kind of migrate's "What's left" item it is, where not its action's (KINDS)
+    status: str = STABLE         # a STATUSES word
+    note: str = ""               # deprecated or removed: why, and what to use instead
 
     @property
     def summary(self) -> str:
@@ -69,20 +83,47 @@ CODES: dict[str, Code] = {}
 _NAMES: set[str] = set()
 
 
-def _define(id: str, name: str, category: str, owner: str, fix: str, what: str, why: str = "",
-            example: tuple[str, ...] = (), left_as: str = "") -> Code:
-    if id in CODES or name in _NAMES:
+def _define(id: str, name: str, category: str, owner: str, fix: str, what: str, why: str = "",  # noqa: PLR0913
+            example: tuple[str, ...] = (), left_as: str = "", status: str = STABLE, note: str = "") -> Code:
+    if id in CODES or name in _NAMES or id in REDIRECTS:
         raise ValueError(f"duplicate code {id} {name}")
-    if owner not in OWNERS or fix not in FIXES or category not in CATEGORIES:
-        raise ValueError(f"{id}: unknown owner, fix or category ({owner}, {fix}, {category})")
-    CODES[id] = code = Code(id, name, category, owner, fix, what, why, tuple(example), left_as)
+    if owner not in OWNERS or fix not in FIXES or category not in CATEGORIES or status not in STATUSES:
+        raise ValueError(f"{id}: unknown owner, fix, category or status ({owner}, {fix}, {category}, {status})")
+    if status in (DEPRECATED, REMOVED) and not note:
+        raise ValueError(f"{id}: a {status} code says why, and what to use instead (note)")
+    CODES[id] = code = Code(id, name, category, owner, fix, what, why, tuple(example), left_as, status, note)
     _NAMES.add(name)
     return code
+
+
+# A renamed code's old id -> its id now (the old one keeps working in comments and settings).
+REDIRECTS: dict[str, str] = {}
+
+
+def _renamed(old: str, new: str) -> None:
+    if old in CODES or old in REDIRECTS or new not in CODES:
+        raise ValueError(f"redirect {old} -> {new}: {old} must be free and {new} a code")
+    REDIRECTS[old] = new
+
+
+def resolve(word: str) -> str:
+    """A code's id now: a renamed code's new id, anything else (a code, a prefix, a user rule's id) unchanged."""
+    return REDIRECTS.get(word, word)
 
 
 def lookup(id: str) -> Code:
     """The code with this id (KeyError for an unknown one)."""
     return CODES[id]
+
+
+def in_preview() -> frozenset[str]:
+    """The codes reported only with --preview."""
+    return frozenset(c.id for c in CODES.values() if c.status == PREVIEW)
+
+
+def removed() -> frozenset[str]:
+    """The codes never reported any more."""
+    return frozenset(c.id for c in CODES.values() if c.status == REMOVED)
 
 
 # Finding categories: the report group each belongs to ("" = not a touchpoint of the assessment).

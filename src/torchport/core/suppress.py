@@ -60,8 +60,8 @@ class FileState(Protocol):
 
 
 def known_prefix(word: str) -> bool:
-    """Is `word` a code of the catalogue or a prefix of one (`TP2`, `TP20`)?"""
-    return any(c.startswith(word) for c in codes.CODES)
+    """Is `word` a code of the catalogue or a prefix of one (`TP2`, `TP20`), or a renamed code's old id?"""
+    return word in codes.REDIRECTS or any(c.startswith(word) for c in codes.CODES)
 
 
 def did_you_mean(word: str) -> str:
@@ -76,19 +76,22 @@ def did_you_mean(word: str) -> str:
     return f" (did you mean {best}?)" if score(best)[1] >= 0.6 else ""
 
 
-def parse_codes(items: Union[str, Iterable[object]], where: str) -> tuple[str, ...]:
+def parse_codes(items: Union[str, Iterable[object]], where: str, selecting: bool = True) -> tuple[str, ...]:
     """Codes or prefixes, from a comma-separated string or a list of strings, upper-cased and checked against
-    the catalogue; ValueError naming `where` and the closest code for an unknown one."""
+    the catalogue (a renamed code's old id read as its new one); ValueError naming `where` and the closest code
+    for an unknown one, and for a removed code asked for (`selecting`; leaving one out is harmless)."""
     words = items.split(",") if isinstance(items, str) else list(items)
     out: list[str] = []
     for w in words:
         if not isinstance(w, str):
             raise ValueError(f"{where}: not a code: {w!r}")
-        w = w.strip().upper()
+        w = codes.resolve(w.strip().upper())
         if not w:
             continue
         if not known_prefix(w):
             raise ValueError(f"{where}: unknown code '{w}'{did_you_mean(w)}")
+        if selecting and w in codes.removed():
+            raise ValueError(f"{where}: {w} was removed: {codes.CODES[w].note}")
         out.append(w)
     return tuple(out)
 
@@ -102,6 +105,7 @@ class Selection:
     per_file: tuple[tuple[str, tuple[str, ...]], ...] = ()    # ((glob, (codes...)), ...)
     prefix: str = ""        # per-file globs are relative to the project: prepended to a finding's path...
     strip: str = ""         # ...or taken off its front (the project is a folder below the paths' base)
+    preview: bool = False   # report the codes in preview too (--preview): without it they are not even found
 
     def __bool__(self) -> bool:
         return bool(self.select or self.ignore or self.per_file)
@@ -153,7 +157,14 @@ def _codes_of(text: Optional[str], line: int, warn: list[tuple[int, str]], known
         word = word.strip().upper()
         if not word:
             continue
-        if known_prefix(word) or word in known:
+        if word in codes.REDIRECTS:
+            warn.append((line, f"'{word}' {COMMENT_NOTE} is {codes.REDIRECTS[word]} now (renamed): it still "
+                               "suppresses it; write the new code"))
+            found.add(codes.REDIRECTS[word])
+        elif word in codes.removed() and word not in known:
+            warn.append((line, f"{word} {COMMENT_NOTE} was removed ({codes.CODES[word].note}); it suppresses "
+                               "nothing"))
+        elif known_prefix(word) or word in known:
             found.add(word)
         else:
             warn.append((line, f"unknown code '{word}' {COMMENT_NOTE}{did_you_mean(word)}; it suppresses nothing"))
@@ -257,6 +268,13 @@ def take(ctx: FileState, table: Table, warnings: list[tuple[int, str]], selectio
     """Take the suppressed findings, and the edits of suppressed changes, out of a converter's file context
     (its `edits`, `findings`, `source`, `line_starts`, `path`), appending them to `suppressed` when given; an
     unknown code in a comment becomes a note (TP000, advice) at its line."""
+    preview_off = codes.in_preview() if not selection.preview else frozenset()
+    if preview_off:   # not asked for: taken out as if they had never been found (not counted as suppressed)
+        kept, _found, gone = partition(ctx.edits, [e.finding for e in ctx.edits if e.finding is not None]
+                                       + ctx.findings, lambda f: f.rule not in preview_off, ctx.source,
+                                       ctx.line_starts)
+        ids = {id(f) for f in gone}
+        ctx.edits, ctx.findings = kept, [f for f in ctx.findings if id(f) not in ids]
     if not table and not warnings and not selection:
         return
     for line, message in warnings:

@@ -1,0 +1,2 @@
+import torch
+cfg = {'name': 'cuda'}

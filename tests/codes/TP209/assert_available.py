@@ -1,0 +1,2 @@
+import torch
+assert torch.cuda.is_available()

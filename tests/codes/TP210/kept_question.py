@@ -1,0 +1,3 @@
+import torch
+if torch.cuda.is_available():
+    print(torch.cuda.get_arch_list())

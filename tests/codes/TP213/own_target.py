@@ -1,0 +1,3 @@
+import torch
+d = 'npu' if ok else 'cpu'
+x = torch.ones(1).cuda()

@@ -1,0 +1,4 @@
+import torch
+import torch.multiprocessing as mp
+n = 1
+mp.spawn(print, nprocs=n)

@@ -1,0 +1,4 @@
+import torch
+import torch.multiprocessing as mp
+n = torch.cuda.device_count()
+mp.spawn(print, nprocs=n)

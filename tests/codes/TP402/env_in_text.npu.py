@@ -1,0 +1,2 @@
+import torch
+print('set CUDA_VISIBLE_DEVICES first')

@@ -1,0 +1,2 @@
+import torch
+move = x.cuda

@@ -1,0 +1,3 @@
+import torch
+s = torch.cpu.Stream()
+pass

@@ -1,0 +1,3 @@
+import torch
+s = torch.cuda.Stream()
+x.record_stream(s)
