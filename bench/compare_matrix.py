@@ -17,10 +17,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-import torch  # noqa: E402
-from torch import nn  # noqa: E402
+import torch
+from torch import nn
 
-from torchport.debug import compare_runs, dump  # noqa: E402
+from torchport.debug import compare_runs, dump
 
 
 class MLP(nn.Module):

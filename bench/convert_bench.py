@@ -39,10 +39,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from pypi_cache import python_files, sdist  # noqa: E402
+from pypi_cache import python_files, sdist
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-from torchport.backends import available_targets  # noqa: E402
+from torchport.backends import available_targets
 
 TORCHPORT = [sys.executable, "-m", "torchport"]
 

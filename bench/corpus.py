@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-from collections import Counter
-from concurrent.futures import Future, ProcessPoolExecutor
 import csv
 import difflib
 import json
@@ -33,23 +31,25 @@ import shutil
 import sys
 import tempfile
 import time
+from collections import Counter
+from concurrent.futures import Future, ProcessPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-from port_checks import check_tree, decode, files_of  # noqa: E402
-from pypi_cache import sdist  # noqa: E402
+from port_checks import check_tree, decode, files_of
+from pypi_cache import sdist
 
-import torchport  # noqa: E402
-from torchport.api import analyze  # noqa: E402
-from torchport.backends import available_targets, load_target  # noqa: E402
-from torchport.core.files import _excluded  # noqa: E402
-from torchport.converter.guards import runs_only_with_device  # noqa: E402
-from torchport.core.parallel import default_jobs  # noqa: E402
-from torchport.api import port_ext as port  # noqa: E402
-from torchport.porting.api import DEFAULT_IGNORES  # noqa: E402
-from torchport.porting.engine import load_map  # noqa: E402
+import torchport
+from torchport.api import analyze
+from torchport.api import port_ext as port
+from torchport.backends import available_targets, load_target
+from torchport.converter.guards import runs_only_with_device
+from torchport.core.files import _excluded
+from torchport.core.parallel import default_jobs
+from torchport.porting.api import DEFAULT_IGNORES
+from torchport.porting.engine import load_map
 
 PROJECTS = [("yolox", "0.3.0"), ("ultralytics", "8.4.190"), ("timm", "1.0.31"), ("transformers", "4.46.3"),
             ("mmcv", "2.2.0")]

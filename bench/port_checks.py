@@ -120,7 +120,7 @@ def method_problem(rel: str, line: int, toks: list, i: int, new: str, methods: d
     return ""
 
 
-def token_problems(rel: str, old: str, new: str, explainer: Explainer, headers: dict, renamed,
+def token_problems(rel: str, old: str, new: str, explainer: Explainer, headers: dict, renamed,  # noqa: PLR0913
                    methods: dict = None, receivers: dict = None, reported=frozenset()) -> list:
     """`renamed(path)`: the include path a renamed project header gets (None when not one).  `methods`,
     `receivers`: the map's method mappings and receiver classes; `reported`: (file, line, name) of TP955."""

@@ -37,21 +37,20 @@ from typing import Callable
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from torchport import ckpt  # noqa: E402
 from torchport.analyze import api as analyze_api  # noqa: E402
 from torchport.analyze import deps  # noqa: E402
-from torchport.porting import callsites, native  # noqa: E402
 from torchport.check import sarif  # noqa: E402
 from torchport.converter import config, context, multicard, notebook, python, shell  # noqa: E402
-from torchport.converter.rules import api as rules_api  # noqa: E402
-from torchport.converter.rules import apex, devices, distributed, env, imports, messages, methods  # noqa: E402
 from torchport.converter import run as converter_run  # noqa: E402
-from torchport import ckpt  # noqa: E402
+from torchport.converter.rules import apex, devices, distributed, env, imports, messages, methods  # noqa: E402
+from torchport.converter.rules import api as rules_api  # noqa: E402
 from torchport.converter.run import Converter  # noqa: E402
 from torchport.core import command, textfile, words  # noqa: E402
 from torchport.doctor import checks, explain, families, shapes, stack, vendor_checks  # noqa: E402
 from torchport.kb import packages  # noqa: E402
 from torchport.porting import api as porting_api  # noqa: E402
-from torchport.porting import buildglue, engine, lexer  # noqa: E402
+from torchport.porting import buildglue, callsites, engine, lexer, native  # noqa: E402  # noqa: E402
 from torchport.report import html  # noqa: E402
 from torchport.report.html import migrate as html_migrate  # noqa: E402
 from torchport.runtime import devices as runtime_devices  # noqa: E402

@@ -14,8 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # the marks a test needs (subprocess, torch, sim, distributed, browser, soak) and the check that they are true
-from needs import (pytest_collection_modifyitems, pytest_ignore_collect, pytest_runtest_makereport,  # noqa: E402,F401
-                   pytest_runtest_setup)
+from needs import pytest_collection_modifyitems, pytest_ignore_collect, pytest_runtest_makereport, pytest_runtest_setup  # noqa: E402,F401
+
 # PyTorch's exit race: a C++ thread (gloo's workers, autograd's device threads) that takes the GIL while
 # the interpreter finalizes is ended by Python with pthread_exit, whose unwinding through a noexcept frame
 # aborts the process after its work is done (pytorch/pytorch#179291; about 1 in 200 training processes

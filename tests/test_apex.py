@@ -210,7 +210,7 @@ def test_the_corpus_invariant_accepts_exactly_the_rebinding():
 
 
 # ------------------------------------------------------------------ apex.optimizers (TP122)
-def apex_step(params, grads, state, kind, t, lr, wd, betas=(0.9, 0.999), eps=1e-8, momentum=0.9, nesterov=True):
+def apex_step(params, grads, state, kind, t, lr, wd, betas=(0.9, 0.999), eps=1e-8, momentum=0.9, nesterov=True):  # noqa: PLR0913
     """One step of apex's update as its kernels write it (NVIDIA/apex csrc/multi_tensor_adam.cu: ADAM_MODE_0 adds
     wd * p to the gradient, ADAM_MODE_1 to the update; csrc/multi_tensor_sgd_kernel.cu: weight decay before the
     momentum, the first step's momentum is the gradient; csrc/multi_tensor_adagrad.cu: ADAGRAD_MODE_0 adds wd * p

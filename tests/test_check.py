@@ -16,9 +16,11 @@ import pytest
 from conftest import ROOT, tree_digest
 
 import torchport
-from torchport.api import analyze
+from torchport.api import (
+    analyze,
+    check,  # the keyword form: torchport.check.api.CheckRequest.of
+)
 from torchport.backends import available_targets
-from torchport.api import check  # the keyword form: torchport.check.api.CheckRequest.of
 from torchport.check.sarif import to_sarif
 from torchport.core.codes import CODES
 from torchport.core.textfile import decode

@@ -1,8 +1,8 @@
 """Each code's folder of before/after cases (tests/codes/<CODE>/, see its README): every case converts to its
 expected text and reports its folder's code.  `pytest tests/test_code_cases.py -k TP206` runs one code."""
 import pytest
-
 from code_cases import ROOT, cases, converted
+
 from torchport.core.codes import CODES
 
 CASES = cases()

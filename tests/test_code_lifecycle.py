@@ -5,8 +5,7 @@ import json
 
 import pytest
 
-from torchport.cli import main
-from torchport.cli import settings
+from torchport.cli import main, settings
 from torchport.converter.run import Converter
 from torchport.core import codes, suppress
 from torchport.core.errors import UsageError

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+from code_cases import cases, converted
 
 import torchport
 from torchport.analyze.api import AnalyzeRequest
@@ -14,10 +15,9 @@ from torchport.converter.rules import builtin_checkers
 from torchport.converter.rules_doc import EXAMPLE_OPTIONS, convert_example, rule_text, rules_markdown
 from torchport.converter.run import Converter
 from torchport.core import codes
-from torchport.core.suppress import Selection
-from code_cases import cases, converted
 from torchport.core.codes import CODES
 from torchport.core.finding import CHANGES
+from torchport.core.suppress import Selection
 from torchport.porting import api as port_api
 
 

@@ -60,7 +60,7 @@ SNIPPETS = ["", "x", "(", ")", "]", "'", '"""', "\\\\\\n", "\\n", " ", "    ", "
             ", ", ":", "=", "f(", "torch.npu", '"npu:0"', "class D:\\n    pass\\n"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def sources() -> tuple:
     found = [TRICKY] + [p.read_text(encoding="utf-8") for p in sorted(FIXTURES.rglob("*.py"))[:40]]
     return tuple(s for s in found if compile_error(s) is None)

@@ -5,7 +5,7 @@ import sys
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))
-from corpus import check, defined_names, device_lines, line_map, torch_cuda_lines, unsupported_drift  # noqa: E402
+from corpus import check, defined_names, device_lines, line_map, torch_cuda_lines, unsupported_drift
 
 
 def test_torch_cuda_lines_follow_every_import_spelling():

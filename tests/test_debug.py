@@ -15,6 +15,7 @@ nn = torch.nn
 
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
+from torchport.backends import load_target  # noqa: E402
 from torchport.debug import (  # noqa: E402
     CompareFailure,
     NanInfTracker,
@@ -26,7 +27,6 @@ from torchport.debug import (  # noqa: E402
     write_comparison,
 )
 from torchport.debug.compare import run_on_reference  # noqa: E402
-from torchport.backends import load_target  # noqa: E402
 from torchport.kb.operators import check, load_ops_file  # noqa: E402
 
 ENV = dict(os.environ, PYTHONPATH=str(ROOT / "src"), PYTHONWARNINGS="ignore")

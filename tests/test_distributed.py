@@ -9,8 +9,8 @@ import textwrap
 import pytest
 from conftest import ROOT, run_program
 
-from torchport.backends import load_target
 from torchport.api import convert
+from torchport.backends import load_target
 from torchport.converter.multicard import Refusal, line_map, plan
 
 FIXTURE = ROOT / "tests" / "fixtures" / "distributed"

@@ -4,8 +4,8 @@ command; the traceback only with TORCHPORT_DEBUG=1), 130 interrupted."""
 import errno
 import json
 import os
-import stat
 import signal
+import stat
 import subprocess
 import sys
 import time

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from torchport.api import convert
+from torchport.api import port_ext as port
 from torchport.core import files, writes
 from torchport.core.errors import UsageError
-from torchport.api import port_ext as port
 
 ROOT = Path(__file__).resolve().parents[1]
 CUDA = b"import torch\nLR = 0.0001\nx = torch.zeros(2).cuda()\n"
@@ -495,7 +495,7 @@ def test_default_output_of_the_current_folder_is_beside_it(tmp_path):
 @pytest.mark.subprocess
 @pytest.mark.parametrize("source", ['["import torch\\n", 5]', '{"a": "import torch"}'])
 def test_a_notebook_cell_whose_source_is_not_text_is_that_files_error(tmp_path, source):
-    cell = '{"cells": [{"cell_type": "code", "source": %s}]}' % source
+    cell = '{"cells": [{"cell_type": "code", "source": ' + source + '}]}'
     src = make_project(tmp_path / "p", {"n.ipynb": cell.encode(), "a.py": CUDA})
     for args in (["check", str(src), "--to", "npu"], ["analyze", str(src), "-o", str(tmp_path / "an")],
                  ["convert", str(src), "--to", "npu", "--dry-run"]):

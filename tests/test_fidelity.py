@@ -11,7 +11,7 @@ import pytest
 from conftest import ROOT, shared_folder
 
 sys.path.insert(0, str(ROOT / "tests" / "fidelity"))
-import runner  # noqa: E402
+import runner
 
 ROWS = runner.load_rows()
 GROUPS: dict = {}

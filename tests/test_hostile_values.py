@@ -111,7 +111,7 @@ def test_bad_user_rule_is_one_line_exit_2(project, tmp_path, name, content, word
 
 
 def test_user_rule_with_a_bom_and_good_expressions_convert(project, tmp_path):
-    rules = write(tmp_path / "rules.toml", b"\xef\xbb\xbf" + '''
+    rules = write(tmp_path / "rules.toml", b"\xef\xbb\xbf" + b'''
 [[argument]]
 call = "f"
 keyword = "tag"
@@ -130,7 +130,7 @@ new = "lambda batch: {k: v for k, v in batch}"
 [[unsupported]]
 name = "mylib.old"
 tip = "on {title} use {namespace}.new ({{braces}} are fine)"
-'''.encode())
+''')
     (project / "m.py").write_text('import mylib\nf(1)\ng(0)\nh()\nmylib.old()\n')
     code, err = cli("convert", project, "--to", "npu", "-r", rules, "-o", tmp_path / "out")
     assert code == 0, err

@@ -9,9 +9,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 import torchport
-from conftest import ROOT
 from torchport.api import analyze
 from torchport.api import port_ext as port
 from torchport.report import FILES

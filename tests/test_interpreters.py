@@ -16,7 +16,6 @@ from torchport.cli.common import split_program
 from torchport.core.command import child_command, is_this_interpreter, require_this_interpreter
 from torchport.core.errors import UsageError
 
-
 ENV = dict(os.environ, PYTHONPATH=str(ROOT / "src"), PYTHONWARNINGS="ignore")
 TORCHPORT = [sys.executable, "-m", "torchport"]
 SCRIPT = """

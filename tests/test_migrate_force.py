@@ -7,7 +7,6 @@ import io
 import json
 import os
 
-
 from torchport.cli import main
 
 

@@ -2,13 +2,12 @@
 import subprocess
 import sys
 
+import needs
 import pytest
 from conftest import ROOT
 
-import needs
-
 sys.path.insert(0, str(ROOT / "bench"))
-import ci_budget  # noqa: E402
+import ci_budget
 
 
 @pytest.mark.parametrize("expression, marks, out", [

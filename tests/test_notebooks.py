@@ -5,8 +5,10 @@ import json
 import pytest
 
 import torchport
-from torchport.api import analyze
-from torchport.api import check  # the keyword form: torchport.check.api.CheckRequest.of
+from torchport.api import (
+    analyze,
+    check,  # the keyword form: torchport.check.api.CheckRequest.of
+)
 
 CELLS = [
     ("markdown", "# Train on CUDA\nuses `.cuda()`"),

@@ -18,8 +18,8 @@ from conftest import shared_folder
 torch = pytest.importorskip("torch")
 torchgen_gen = pytest.importorskip("torchgen.gen")
 
-from torchport.core.tomlfile import tomllib  # noqa: E402
 from torchport.cli import main  # noqa: E402
+from torchport.core.tomlfile import tomllib  # noqa: E402
 
 pytestmark = pytest.mark.torch
 

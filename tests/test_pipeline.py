@@ -1,7 +1,6 @@
 """The tree pipeline shared by convert, analyze, check and port-ext: a file torchport fails on is that file's
 internal error (named, with its traceback), never the user's input error, and never the end of the run."""
 import pytest
-
 from test_convert_safety import _patch_reference_checker
 
 import torchport

@@ -8,13 +8,13 @@ import pytest
 from conftest import ROOT, tree_digest
 from golden_support import PORT_EXAMPLE, PORT_EXPECTED, PORT_TARGETS, port_example
 
-from torchport.core.files import _excluded
 from torchport.api import port_ext as port
+from torchport.core.files import _excluded
 from torchport.porting.api import DEFAULT_IGNORES
 from torchport.porting.engine import load_map
 
 sys.path.insert(0, str(ROOT / "bench"))
-from port_checks import check_tree, files_of  # noqa: E402
+from port_checks import check_tree, files_of
 
 
 def run_cli(*args, cwd=None):

@@ -11,7 +11,7 @@ from torchport.porting.consistency import check_includes
 from torchport.porting.engine import load_map
 
 sys.path.insert(0, str(ROOT / "bench"))
-from port_checks import Explainer, check_tree  # noqa: E402
+from port_checks import Explainer, check_tree
 
 
 @pytest.fixture(scope="module")

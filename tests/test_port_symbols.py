@@ -14,7 +14,7 @@ Run as a script for the counts: python tests/test_port_symbols.py
 import importlib.util
 import re
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -45,13 +45,13 @@ INCLUDE = _torch_include()
 pytestmark = pytest.mark.skipif(INCLUDE is None, reason="no torch with include/ installed")
 
 
-@lru_cache(maxsize=None)
+@cache
 def headers() -> dict:
     return {p.relative_to(INCLUDE).as_posix(): p.read_text(encoding="utf-8", errors="replace")
             for p in INCLUDE.rglob("*") if p.suffix in (".h", ".hpp", ".cuh") and p.is_file()}
 
 
-@lru_cache(maxsize=None)
+@cache
 def code(rel: str) -> str:
     """A header without its comments."""
     return re.sub(r"//[^\n]*|/\*.*?\*/", " ", headers()[rel], flags=re.DOTALL)

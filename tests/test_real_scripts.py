@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 import pytest
 from conftest import ROOT, run_program, shared_folder
 
-
 SCRIPTS_DIR = ROOT / "tests" / "fixtures" / "real_scripts"
 ENV = dict(os.environ, PYTHONPATH=str(ROOT / "src"), PYTHONWARNINGS="ignore")
 ENV.pop("TORCHPORT_TARGET", None)

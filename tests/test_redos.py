@@ -10,16 +10,20 @@ import pytest
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))
-import redos_bench  # noqa: E402
+import redos_bench
 
-from torchport.porting import native  # noqa: E402
-from torchport.porting.callsites import call_site_pattern, call_sites, receiver_before  # noqa: E402
-from torchport.converter import config, notebook, shell  # noqa: E402
-from torchport.converter.rules import methods  # noqa: E402
-from torchport.converter.run import Converter  # noqa: E402
-from torchport.doctor import checks  # noqa: E402
-from torchport.doctor.explain import explain  # noqa: E402
-from torchport.porting import buildglue, engine, lexer  # noqa: E402
+from torchport.converter import config, notebook, shell
+from torchport.converter.rules import methods
+from torchport.converter.run import Converter
+from torchport.doctor import checks
+from torchport.doctor.explain import explain
+from torchport.porting import (
+    buildglue,
+    engine,
+    lexer,
+    native,
+)
+from torchport.porting.callsites import call_site_pattern, call_sites, receiver_before
 
 # The modules with regexes that run on user input (files, names, logs, command lines, user maps).
 MODULES = ["analyze.api", "analyze.deps", "analyze.scan", "porting.callsites", "check.sarif", "ckpt", "converter.config", "converter.run",

@@ -4,11 +4,11 @@ import io
 import json
 
 import pytest
+from conftest import ROOT
 
 import torchport
-from conftest import ROOT
-from torchport.core.finding import Finding
 from torchport.core.csvfile import safe_cell as csv_cell
+from torchport.core.finding import Finding
 from torchport.report import change_list_csv, md_cell, unsupported_csv
 
 

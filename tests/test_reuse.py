@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import tree_digest
+
 from torchport.api import convert
 from torchport.converter import reuse, run
 

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, run_program
 
-
 FIXTURES = ROOT / "tests" / "fixtures" / "runtime"
 ENV = dict(os.environ, PYTHONPATH=str(ROOT / "src"), PYTHONWARNINGS="ignore")
 ENV.pop("TORCHPORT_TARGET", None)

@@ -17,7 +17,6 @@ from conftest import ROOT, run_program, shared_value
 import torchport
 from torchport.core.command import interpreter_words
 
-
 VENDORS = ["npu", "mlu", "musa"]
 EXAMPLE = ROOT / "examples" / "cuda_project"
 FIXTURES = ROOT / "tests" / "fixtures"

@@ -4,8 +4,8 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import ROOT
+
 from torchport.backends import available_targets
 from torchport.converter.run import Converter
 from torchport.kb.apimap import UNSUPPORTED

@@ -5,10 +5,10 @@ from pathlib import Path
 import pytest
 
 from torchport.backends import available_targets, load_target
-from torchport.kb.apimap import MAP, ApiMap
 from torchport.converter.run import Converter
 from torchport.core.errors import UsageError
 from torchport.kb import catalog
+from torchport.kb.apimap import MAP, ApiMap
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "fancy" / "fancy.toml"
 BUILTIN = {"xpu", "mps", "cpu", "accelerator"}  # namespaces that exist in the installed torch
@@ -102,8 +102,7 @@ def test_vendor_rewrites_stay_inside_the_api_list(name):
 
 # ------------------------------------------------------------------ one schema, names, kinds, queries
 from torchport import backends  # noqa: E402
-from torchport.backends import (KERNEL_HANDLING, TARGET_KINDS, bundled_names, resolve_target_name,  # noqa: E402
-                                target_names)
+from torchport.backends import KERNEL_HANDLING, TARGET_KINDS, bundled_names, resolve_target_name, target_names  # noqa: E402
 
 
 @pytest.mark.parametrize("name", bundled_names())

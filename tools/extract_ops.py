@@ -138,7 +138,7 @@ def write(name: str, record: dict) -> None:
         print(f"{path}: {len(record['ops'])} ops")
 
 
-def version_record(vendor_version, torch_version, source, files, ops, custom_ops, *,
+def version_record(vendor_version, torch_version, source, files, ops, custom_ops, *,  # noqa: PLR0913
                    key_limited=None, cpu_fallback_ops=None, other_namespaces=None, note=None) -> dict:
     record = {
         "vendor_version": vendor_version, "torch_version": torch_version, "source": source,

@@ -14,12 +14,11 @@ import tempfile
 import warnings
 
 sys.path.insert(0, os.environ["TREE"])
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import torch  # noqa: E402
-
-from ctgan import CTGAN, TVAE  # noqa: E402
-from ctgan.synthesizers._utils import _set_device  # noqa: E402
+import numpy as np
+import pandas as pd
+import torch
+from ctgan import CTGAN, TVAE
+from ctgan.synthesizers._utils import _set_device
 
 warnings.filterwarnings("ignore")
 torch.set_num_threads(1)

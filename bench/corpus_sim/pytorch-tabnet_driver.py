@@ -12,13 +12,12 @@ import sys
 import warnings
 
 sys.path.insert(0, os.environ["TREE"])
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-
-from pytorch_tabnet.callbacks import Callback  # noqa: E402
-from pytorch_tabnet.pretraining import TabNetPretrainer  # noqa: E402
-from pytorch_tabnet.tab_model import TabNetClassifier, TabNetRegressor  # noqa: E402
-from pytorch_tabnet.utils import define_device  # noqa: E402
+import numpy as np
+import torch
+from pytorch_tabnet.callbacks import Callback
+from pytorch_tabnet.pretraining import TabNetPretrainer
+from pytorch_tabnet.tab_model import TabNetClassifier, TabNetRegressor
+from pytorch_tabnet.utils import define_device
 
 warnings.filterwarnings("ignore")
 torch.set_num_threads(1)

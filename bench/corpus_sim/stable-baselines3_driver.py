@@ -12,11 +12,10 @@ import tempfile
 import warnings
 
 sys.path.insert(0, os.environ["TREE"])
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-
-from stable_baselines3 import A2C, DQN, PPO  # noqa: E402
-from stable_baselines3.common.utils import get_device  # noqa: E402
+import numpy as np
+import torch
+from stable_baselines3 import A2C, DQN, PPO
+from stable_baselines3.common.utils import get_device
 
 warnings.filterwarnings("ignore")
 torch.set_num_threads(1)

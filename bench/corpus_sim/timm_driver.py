@@ -9,13 +9,12 @@ import sys
 import types
 
 sys.path.insert(0, os.environ["TREE"])
-import torch  # noqa: E402
-
-import timm  # noqa: E402
-from timm.loss import LabelSmoothingCrossEntropy  # noqa: E402
-from timm.optim import create_optimizer_v2  # noqa: E402
-from timm.utils import ModelEmaV3  # noqa: E402
-from timm.utils.distributed import init_distributed_device, reduce_tensor  # noqa: E402
+import timm
+import torch
+from timm.loss import LabelSmoothingCrossEntropy
+from timm.optim import create_optimizer_v2
+from timm.utils import ModelEmaV3
+from timm.utils.distributed import init_distributed_device, reduce_tensor
 
 MODELS = [("resnet18", {}), ("vit_tiny_patch16_224", {"img_size": 64}), ("convnext_atto", {}),
           ("mobilenetv3_small_100", {})]

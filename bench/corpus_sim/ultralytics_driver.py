@@ -15,7 +15,7 @@ import types
 
 sys.path.insert(0, os.environ["TREE"])
 os.environ.setdefault("YOLO_OFFLINE", "1")
-import torch  # noqa: E402
+import torch
 
 DEV = os.environ["DEV"]
 if DEV != "cpu":   # a converted entry script imports the vendor package; a driver does it itself

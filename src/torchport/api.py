@@ -10,7 +10,8 @@ def convert(path, target, output=None, **options):
     """Convert a file or directory for `target` and write the reports; see torchport.converter.api.convert.
     A single file without `output` (or in_place/diff/dry_run) is converted as a dry run, as the command line does:
     nothing is written beside it, and the converted text is the result's `files[0].new_text`."""
-    from .converter.api import ConvertRequest, convert as command
+    from .converter.api import ConvertRequest
+    from .converter.api import convert as command
     from .core import manifest
     from .report import write_all
 
@@ -28,7 +29,8 @@ def convert(path, target, output=None, **options):
 
 def analyze(path, targets=None, **options):
     """Assess a project for targets and write the reports; see torchport.analyze.api.analyze."""
-    from .analyze.api import AnalyzeRequest, analyze as command
+    from .analyze.api import AnalyzeRequest
+    from .analyze.api import analyze as command
     from .report.analysis import write_analysis
 
     result = command(AnalyzeRequest.of(path, targets, **options))
@@ -40,7 +42,8 @@ def analyze(path, targets=None, **options):
 def port_ext(path, target, output=None, **options):
     """Port CUDA C++ extension sources for `target` and write the reports; see torchport.porting.api.port."""
     from .core import manifest
-    from .porting.api import PortRequest, port as command
+    from .porting.api import PortRequest
+    from .porting.api import port as command
     from .report.port import write_port
 
     since = manifest.start()
@@ -56,7 +59,8 @@ def port_ext(path, target, output=None, **options):
 
 def check(inputs, target, **options):
     """What convert would still change in these files (writes nothing); see torchport.check.api.check."""
-    from .check.api import CheckRequest, check as command
+    from .check.api import CheckRequest
+    from .check.api import check as command
 
     return command(CheckRequest.of(inputs, target, **options))
 
@@ -66,7 +70,8 @@ def migrate(path, target, output=None, **options):
     `<output>/torchport-report/`; see torchport.migrate.migrate."""
     import shutil
 
-    from .migrate import MigrateRequest, migrate as command
+    from .migrate import MigrateRequest
+    from .migrate import migrate as command
     from .report.migrate import write_migrate
 
     result = command(MigrateRequest.of(path, target, output, **options))

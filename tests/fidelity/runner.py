@@ -8,9 +8,10 @@ import os
 import subprocess
 import sys
 import textwrap
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import tomllib
 
 FOLDER = Path(__file__).resolve().parent
 ROOT = FOLDER.parent.parent
@@ -132,7 +133,7 @@ def probe(row_id, source):
 
 def script(rows: list, folder: Path) -> str:
     """The probe program of one group: each row's probe in turn, each outcome a JSON line."""
-    from torchport.backends import load_target   # no torch: the target's data only
+    from torchport.backends import load_target  # no torch: the target's data only
 
     t = load_target(rows[0].target)
     text = PREAMBLE.format(register=t.register, device=t.device, ranks=rows[0].ranks, backend=t.backend,

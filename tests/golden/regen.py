@@ -4,7 +4,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
-from torchport.backends import available_targets  # noqa: E402
+from torchport.backends import available_targets
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))

@@ -41,7 +41,7 @@ import bisect
 import fnmatch
 import re
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cache, cached_property, lru_cache
 from typing import Optional
 
 from ..converter.context import resolve
@@ -175,7 +175,7 @@ def _check(entry: dict, known_targets) -> Rule:
                 tuple(entry.get("unless_mentioned", ())), entry.get("positive", ""), entry.get("negative", ""))
 
 
-@lru_cache(maxsize=None)
+@cache
 def rules() -> tuple:
     """Every rule of kb/advice.toml, checked (a bad rule is a torchport bug: ValueError)."""
     from ..backends import available_targets

@@ -26,21 +26,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
-from ..core import codes
-from ..core.codes import CATEGORIES
-from ..core.version import __version__
 from ..backends import available_targets, load_target
+from ..converter.project import Facts
+from ..converter.project import facts as project_facts
+from ..core import codes, parallel
 from ..core import files as tree
-from ..core import parallel
+from ..core.codes import CATEGORIES
 from ..core.errors import UsageError
 from ..core.finding import ADVICE, CHANGES, ERROR, OPTIONAL_IMPORT, UNSUPPORTED
+from ..core.version import __version__
 from ..kb.operators import op_list
 from ..kb.packages import packages
 from ..porting.native import NATIVE_SUFFIXES, NativeScan
 from .advice import COLUMNS as ADVICE_COLUMNS
 from .advice import project_rows
-from ..converter.project import Facts
-from ..converter.project import facts as project_facts
 from .libraries import LibraryScan, local_names
 from .libraries import scan as scan_libraries
 from .scan import guarded_scan, init_worker
@@ -294,7 +293,7 @@ class AnalyzeRequest:
     progress: Optional[Callable] = None   # progress(done, total)
 
     @classmethod
-    def of(cls, path, targets=None, **options) -> "AnalyzeRequest":
+    def of(cls, path, targets=None, **options) -> AnalyzeRequest:
         """A request from the keywords `torchport.analyze` takes: `targets` names, aliases or .toml paths, or a
         comma list of them (default: every target convert writes for), loaded here; the fields above."""
         src = Path(path)

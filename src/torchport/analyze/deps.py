@@ -12,9 +12,8 @@ import configparser
 import re
 
 from ..core import codes
-from ..core.tomlfile import tomllib
 from ..core.finding import ADVICE, Finding
-
+from ..core.tomlfile import tomllib
 
 _REQ_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _CUDA_TORCH = re.compile(r"\+cu\d+|download\.pytorch\.org/whl/cu\d+|/whl/nightly/cu\d+")

@@ -107,7 +107,7 @@ class Arguments:
     hidden: bool
 
     @classmethod
-    def of(cls, call: ast.Call) -> "Arguments":
+    def of(cls, call: ast.Call) -> Arguments:
         return cls(sum(1 for a in call.args if not isinstance(a, ast.Starred)),
                    frozenset(k.arg for k in call.keywords if k.arg),
                    any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords))

@@ -12,23 +12,24 @@ import ast
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
-from ..core import codes
-from ..core.pipeline import FileResult, guarded
 from ..converter import config
-from ..converter.python import SourceFile
 from ..converter.project import Facts
+from ..converter.python import SourceFile
 from ..converter.run import Converter, kind_of
+from ..core import codes
 from ..core import files as tree
 from ..core.finding import ADVICE, ERROR, OPTIONAL_IMPORT, Finding
+from ..core.pipeline import FileResult, guarded
 from ..core.textfile import decode
 from ..kb.packages import packages
-from . import advice as perf
-from .deps import dependency_findings, is_dependency_file
-from .libraries import imports_libraries, project_uses
-from ..porting.native import NATIVE_SUFFIXES, NativeScan, scan_native
+
 # the extension ops' call sites (TP907) are porting's, shared with port-ext; bench/redos_bench.py times the two
 # regexes under these names
 from ..porting.callsites import call_site_pattern, call_sites
+from ..porting.native import NATIVE_SUFFIXES, NativeScan, scan_native
+from . import advice as perf
+from .deps import dependency_findings, is_dependency_file
+from .libraries import imports_libraries, project_uses
 
 OPTIONAL = "optional: its module is imported under try/except ImportError, and the project runs without it"
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"}

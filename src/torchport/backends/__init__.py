@@ -435,7 +435,7 @@ def expression(value) -> ast.Expression:
     """A Python expression on one line that stays one call argument wherever it is pasted (`f(<it>)`,
     `f(k=<it>)`): no statement, comment or line break, no bare tuple or starred value changing the
     number of arguments, no yield/await.  Returns its tree."""
-    import ast   # only when a target file is checked, not when its checked form comes from the cache
+    import ast  # only when a target file is checked, not when its checked form comes from the cache
 
     text(value)
     if len(value) > MAX_CODE:

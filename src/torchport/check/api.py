@@ -21,27 +21,26 @@ import json
 import os
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional
 
-from ..core import codes
-from ..core.words import counted
-from ..core.version import __version__
 from ..analyze.scan import guarded_scan, init_worker
-from ..converter.project import facts
 from ..backends import Target, load_target
 from ..converter import config
-from ..converter.run import kind_of
+from ..converter.project import facts
 from ..converter.rules.api import CUDA_ONLY_ABOVE
 from ..converter.rules.host import KEPT_BRANCH
+from ..converter.run import kind_of
+from ..core import codes, parallel, writes
 from ..core import files as tree
-from ..core import writes
-from ..core.names import printable
-from ..core import parallel
 from ..core.errors import UsageError
 from ..core.finding import ADVICE, CHANGES, ERROR, UNSUPPORTED
+from ..core.names import printable
 from ..core.suppress import Selection
+from ..core.version import __version__
+from ..core.words import counted
 
 SCHEMA_VERSION = 1            # of `--format json`
 BASELINE_VERSION = 1          # of baseline files
@@ -327,7 +326,7 @@ class CheckRequest:
     progress: Optional[Callable] = None   # progress(done, total)
 
     @classmethod
-    def of(cls, inputs, target, **options) -> "CheckRequest":
+    def of(cls, inputs, target, **options) -> CheckRequest:
         """A request from one input or a list of them, a target by name, alias or .toml path (loaded here) or a
         Target, and the fields above as keywords."""
         inputs = tuple(str(p) for p in ([inputs] if isinstance(inputs, (str, os.PathLike)) else inputs))

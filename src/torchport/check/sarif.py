@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from ..core.version import __version__
 from ..core.codes import CODES
 from ..core.files import read_bytes
 from ..core.finding import CHANGES
 from ..core.textfile import decode
+from ..core.version import __version__
 from .api import CheckResult, describe, is_problem
 
 SARIF_VERSION = "2.1.0"

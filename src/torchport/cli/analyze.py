@@ -9,8 +9,7 @@ import sys
 from ..core.errors import UsageError
 from ..core.names import printable
 from ..core.words import counted
-from .common import jobs, print_errors, progress, target_list, output_path
-
+from .common import jobs, output_path, print_errors, progress, target_list
 
 FAIL_LEVELS = ("blocked", "manual", "review")
 

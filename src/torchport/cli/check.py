@@ -10,7 +10,7 @@ from ..core.files import same_file
 from ..core.names import printable
 from ..core.words import counted
 from . import settings
-from .common import target_name, jobs, progress, write_out, output_path
+from .common import jobs, output_path, progress, target_name, write_out
 
 
 def run(args) -> int:

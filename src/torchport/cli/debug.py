@@ -6,7 +6,7 @@ import sys
 
 from ..core.names import printable
 from ..core.words import counted
-from .common import add_amp_dtype, add_simulate, target_name, output_path
+from .common import add_amp_dtype, add_simulate, output_path, target_name
 
 
 def run_compare(args) -> int:

@@ -8,7 +8,7 @@ from collections import Counter
 
 from ..core.names import printable
 from ..core.words import counted
-from .common import target_name, installed_target
+from .common import installed_target, target_name
 
 
 def run(args) -> int:

@@ -9,7 +9,7 @@ from ..core.errors import UsageError
 from ..core.names import printable
 from ..core.words import counted
 from . import settings
-from .common import jobs, target_name, output_path
+from .common import jobs, output_path, target_name
 
 FAIL_ROWS = 5     # rows that would fail, named on the terminal
 

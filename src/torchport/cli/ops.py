@@ -7,7 +7,7 @@ from collections import Counter
 
 from ..core.names import printable
 from ..core.words import counted
-from .common import target_name, output_path
+from .common import output_path, target_name
 
 
 def run_check(args) -> int:

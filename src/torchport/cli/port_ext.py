@@ -9,7 +9,7 @@ import sys
 from ..core.errors import UsageError
 from ..core.names import printable
 from ..core.words import counted
-from .common import target_name, jobs, print_errors, progress, write_out, output_path
+from .common import jobs, output_path, print_errors, progress, target_name, write_out
 
 
 def run(args) -> int:

@@ -8,16 +8,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from ..core import codes
-from ..core.version import __version__
+from ..backends import Target
+from ..core import codes, writes
 from ..core import files as tree
-from ..core import writes
 from ..core.errors import UsageError
 from ..core.finding import ADVICE, CHANGES, ERROR, UNSUPPORTED
 from ..core.parallel import default_jobs
-from ..backends import Target
 from ..core.pipeline import Mode
 from ..core.suppress import Selection
+from ..core.version import __version__
 from . import reuse
 from .project import Facts
 from .project import facts as project_facts
@@ -186,7 +185,7 @@ class ConvertRequest:
     progress: Optional[Callable] = None   # progress(done, total)
 
     @classmethod
-    def of(cls, path, target, output=None, **options) -> "ConvertRequest":
+    def of(cls, path, target, output=None, **options) -> ConvertRequest:
         """A request from the keywords `torchport.convert` takes: the fields above, with `target` a name, alias or
         .toml path (loaded here), the mode as `in_place`/`diff`/`dry_run` switches, and --distributed as
         `distributed=True` with `main`, `model_var`, `loader_var`."""
@@ -329,8 +328,8 @@ class _Multicard:
         """Fold the plan into the main file's result (its findings in original lines) and write the launcher;
         returns the launcher's ConvertedFile."""
         from ..core.finding import INSERT, Finding
-        from .multicard import LAUNCHER, line_map
         from ..core.textfile import unified_diff
+        from .multicard import LAUNCHER, line_map
         from .run import ConvertedFile
 
         main = next(r for r in results if r.path == self.rel)

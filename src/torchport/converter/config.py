@@ -11,9 +11,8 @@ import bisect
 import re
 
 from ..backends import Target
-
-from ..core.finding import ADVICE, Finding
 from ..core import codes
+from ..core.finding import ADVICE, Finding
 from .checkers import Phase, checker
 
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".conf")

@@ -11,8 +11,9 @@ import bisect
 import io
 import re
 import tokenize
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Protocol, Union, cast
+from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol, Union, cast
 
 from ..core import edits as edit_ops
 from ..core.edits import Edit
@@ -58,7 +59,7 @@ class Binding:
     ambiguous: bool = False      # also bound to something else in the same scope: left to the user
     converted: bool = False      # every use rewritten by a rule of its own (apex.amp): nothing to report
 
-    def fresh(self) -> "Binding":
+    def fresh(self) -> Binding:
         """A copy with its own list of uses (the template is shared by every target's walk)."""
         return Binding(self.local, self.qualname, self.kind, self.stmt, self.scope, [], self.stmts, self.ambiguous)
 

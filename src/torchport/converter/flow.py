@@ -12,7 +12,8 @@ call results, other files): a name bound in a way not seen here just has fewer k
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional, Sequence, Union, cast
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Optional, Union, cast
 
 if TYPE_CHECKING:  # typing.TypeGuard is Python 3.10+; the annotation is never evaluated
     from typing import TypeGuard

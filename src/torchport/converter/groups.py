@@ -31,7 +31,7 @@ _FLOWING = (ast.IfExp, ast.BoolOp, ast.Tuple, ast.List, ast.Set, ast.Subscript, 
 class Groups:
     """The value groups of one file (built once, on first use, from one walk)."""
 
-    def __init__(self, tree: ast.Module, parents: Parents) -> None:
+    def __init__(self, tree: ast.Module, parents: Parents) -> None:  # noqa: C901
         self.parents = parents
         self.tree = tree
         self._up: dict[Key, Key] = {}          # union-find over keys

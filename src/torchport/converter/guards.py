@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, Optional, Sequence
+from collections.abc import Sequence
+from typing import Callable, Optional
 
 from .flow import Function, Parents, reaching_value, statement_lists
 

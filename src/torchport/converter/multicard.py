@@ -26,15 +26,15 @@ import sys
 from dataclasses import dataclass, field
 from typing import NoReturn, Optional, Union, cast
 
+from ..core import codes
 from ..core.edits import apply as apply_edits
-from ..core.textfile import Text
 from ..core.errors import UsageError
 from ..core.finding import ADVICE
+from ..core.textfile import Text
 from ..kb.apimap import ApiMap
+from .checkers import Phase, checker, found_in
 from .context import FileContext
 from .python import SourceFile
-from ..core import codes
-from .checkers import Phase, checker, found_in
 
 LAUNCHER = "run_distributed.sh"
 CATEGORY = "distributed-mode"

@@ -12,8 +12,9 @@ from __future__ import annotations
 import codecs
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 if TYPE_CHECKING:
     from ..core.finding import Finding

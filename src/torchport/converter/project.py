@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Union
+from typing import TYPE_CHECKING, Union
 
 if TYPE_CHECKING:
     from ..core.files import Entry
@@ -204,7 +205,7 @@ def python_texts(entries: Iterable[Entry]) -> list[tuple[str, str]]:
     return out
 
 
-def device_names(files: Iterable[tuple[str, str]]) -> tuple[frozenset[tuple[str, str]], frozenset[str]]:
+def device_names(files: Iterable[tuple[str, str]]) -> tuple[frozenset[tuple[str, str]], frozenset[str]]:  # noqa: C901
     """({(file, name)}: module-level names bound to a device string in `file` that another file of the project
     imports and uses as a device; {the files that use them so}: they need the target's registration import,
     changed or not).  `files`: (rel, text) of the project's Python files."""

@@ -10,17 +10,17 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Optional, TypeVar, Union, cast
+from typing import Any, Optional, TypeVar, Union, cast
 
-from ..core import codes
+from ..core import codes, suppress
 from ..core import edits as edit_ops
-from ..core import suppress
+from ..core.codes import Code
+from ..core.edits import Edit
 from ..core.finding import ERROR, FAILED, Finding
 from ..core.words import minimal_words, trie_pattern
 from ..kb.apimap import ApiMap
-from ..core.codes import Code
-from ..core.edits import Edit
 from .checkers import Checker, Phase
 from .context import Binding, FileContext, ImportStmt, Located
 from .flow import CHILD_FIELDS, child_fields
@@ -240,7 +240,7 @@ class PythonConverter:
                     table.setdefault(kind, []).append(r)
         return table
 
-    def convert(self, path: str, source: str, newline: str = "\n", launch: bool = False,
+    def convert(self, path: str, source: str, newline: str = "\n", launch: bool = False,  # noqa: PLR0913
                 src: Optional[SourceFile] = None, wanted: bool = False, device_env: str = "",
                 suppressed: Optional[list[Finding]] = None, shim: bool = False, facts: Optional[Facts] = None
                 ) -> tuple[str, list[Edit], list[Finding]]:
@@ -322,7 +322,7 @@ class PythonConverter:
                 scope = (node.lineno, cast(int, node.end_lineno))   # a parsed node has its end
             stack.extend((child, scope) for child in ast.iter_child_nodes(node))
 
-    def _walk(self, ctx: FileContext, src: "SourceFile", lines: list[int], dispatch: Dispatch) -> None:
+    def _walk(self, ctx: FileContext, src: SourceFile, lines: list[int], dispatch: Dispatch) -> None:
         refs = dispatch.get(Phase.REFERENCE, ())
         for node, parent, chain in src.walk_plan(lines):
             ctx.parent = parent

@@ -14,22 +14,22 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Optional, cast
 
-from ..core import codes
-from ..core.pipeline import FileResult
 from ..backends import CONVERTED_KINDS, TARGET_KINDS, Target, load_target
-from ..core.errors import UsageError
+from ..core import codes, edits, parallel, writes
 from ..core import files as tree
-from ..core import edits, parallel, writes
+from ..core.errors import UsageError
 from ..core.finding import ADVICE, ERROR, FAILED, Finding
+from ..core.pipeline import FileResult
 from ..core.pycheck import undefined_after
 from ..core.suppress import Selection
 from ..core.textfile import Text, decode, unified_diff
-from . import config, notebook
 from ..kb.apimap import ApiMap
-from .project import Facts
-from .reuse import Pack, entry as stored_result
-from .python import PythonConverter, SourceFile
+from . import config, notebook
 from .checkers import Phase
+from .project import Facts
+from .python import PythonConverter, SourceFile
+from .reuse import Pack
+from .reuse import entry as stored_result
 from .rules import builtin_checkers
 from .shell import SHELL_SUFFIXES, ShellConverter
 from .userrules import load_rule_files

@@ -1,18 +1,16 @@
 """Launch scripts (*.sh): environment variables, backend flags and nvidia-smi, outside comments."""
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Optional
 
-import re
-
+from ..core import codes, suppress
 from ..core import edits as edit_ops
-from ..core import suppress
 from ..core.edits import Edit
 from ..core.finding import ADVICE, Finding
 from ..kb.apimap import ApiMap
-from .context import FileContext
-from ..core import codes
 from .checkers import Checker, Phase, checker
+from .context import FileContext
 from .rules.env import ENV_NAME, env_decision
 
 if TYPE_CHECKING:

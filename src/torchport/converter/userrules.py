@@ -34,11 +34,24 @@ import re
 from pathlib import Path
 from typing import cast
 
-from ..backends import (NameDecision, checked, dotted_name, expression, identifier, integer, label, list_of,
-                        message, optional, parse_data, read_text, text)
+from ..backends import (
+    NameDecision,
+    checked,
+    dotted_name,
+    expression,
+    identifier,
+    integer,
+    label,
+    list_of,
+    message,
+    optional,
+    parse_data,
+    read_text,
+    text,
+)
+from ..core.codes import CONVERT, MAPPED, Code
 from ..core.errors import UsageError
 from ..core.words import minimal_words
-from ..core.codes import CONVERT, MAPPED, Code
 from .checkers import Checker, Phase
 
 MAX_INDEX = 999  # the highest positional argument index a rule may name

@@ -68,7 +68,7 @@ class Code:
         return self.what + (f"\n\n{self.why}" if self.why else "")
 
     @property
-    def family(self) -> "Family":
+    def family(self) -> Family:
         return next(f for f in FAMILIES if self.id.startswith(f.prefix))
 
 

@@ -15,8 +15,9 @@ import csv
 import io
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, Iterable, Union
+from typing import IO, Union
 
 from . import writes
 

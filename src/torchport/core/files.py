@@ -16,13 +16,14 @@ import functools
 import os
 import re
 import stat
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Optional, Union
+from typing import Optional, Union
 
+from . import writes
 from .errors import UsageError
 from .finding import ADVICE, ERROR, Finding
-from . import writes
 
 SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache"}
 REPORT_MARKER = ".torchport-report"

@@ -17,7 +17,8 @@ from __future__ import annotations
 import json
 import math
 import os
-from typing import Any, Iterator, Optional, Union, cast
+from collections.abc import Iterator
+from typing import Any, Optional, Union, cast
 
 from .errors import UsageError
 from .files import read_data
@@ -173,7 +174,7 @@ class Fields:
         values = self.array(key, default)
         return [as_count(v, f"{self.where}: field '{self.prefix}{key}'[{i}]") for i, v in enumerate(values)]
 
-    def obj(self, key: str) -> "Fields":
+    def obj(self, key: str) -> Fields:
         value, what = self._get(key, REQUIRED)
         if not isinstance(value, dict):
             raise UsageError(f"{what} must be an object, not {json_kind(value)}")

@@ -14,9 +14,10 @@ import contextlib
 import json
 import os
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Optional, Union
+from typing import Any, Optional, Union
 
 from . import writes
 from .files import inside

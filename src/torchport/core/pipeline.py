@@ -42,7 +42,7 @@ class Mode(_Words):
     DRY_RUN = "dry-run"        # findings only; nothing written
 
     @classmethod
-    def of(cls, in_place: bool = False, diff: bool = False, dry_run: bool = False) -> "Mode":
+    def of(cls, in_place: bool = False, diff: bool = False, dry_run: bool = False) -> Mode:
         """The mode the command-line switches ask for (at most one of them)."""
         from .errors import UsageError
 

@@ -23,14 +23,15 @@ import io
 import os
 import re
 import tokenize
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
-from typing import Callable, Collection, Iterable, Optional, Protocol, Union, cast
+from typing import Callable, Optional, Protocol, Union, cast
 
 from . import codes
 from .edits import Edit
 from .finding import ADVICE, CHANGES, Finding
 
-# `torchport: ignore` and an optional [codes] list, anywhere in a comment (`# noqa  # torchport: ignore[TP201]`)
+# `torchport: ignore` and an optional [codes] list, anywhere in a comment (`# torchport: ignore[TP201]`)
 _DIRECTIVE = re.compile(r"#.*?\btorchport:\s*ignore(?P<junk>[^\s\[\]]\S*)?(?:\s*\[(?P<codes>[^\]]*)\]|(?P<open>\s*\[))?",
                         re.IGNORECASE)
 MALFORMED = "a `# torchport: ignore[` whose list is never closed with `]`: it suppresses nothing"

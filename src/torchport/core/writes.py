@@ -13,8 +13,9 @@ import contextlib
 import errno
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Optional
 
 from .errors import UsageError
 

@@ -5,7 +5,8 @@ from RANK / LOCAL_RANK, an `enabled` switch, and the op categories skipped by de
 from __future__ import annotations
 
 import os
-from typing import Iterable, Optional
+from collections.abc import Iterable
+from typing import Optional
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode

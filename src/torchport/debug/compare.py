@@ -16,15 +16,16 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Optional, TextIO, cast
+from typing import Optional, TextIO, cast
 
 import torch
 from torch.utils._python_dispatch import _disable_current_modes
 
-from .base import ALLOCATION, OpMode, is_inplace_or_view, is_random, op_name, phase
 from ..core.words import counted
+from .base import ALLOCATION, OpMode, is_inplace_or_view, is_random, op_name, phase
 from .metrics import Metrics, nan_max, nan_min, tensor_metrics, tolerances, worst_first
 
 LOW_PRECISION = (torch.float16, torch.bfloat16)
@@ -114,7 +115,7 @@ def _flat(args, kwargs):
 
 
 class CompareWithReference(OpMode):
-    def __init__(self, model=None, *, reference: str = "cpu", atol: Optional[float] = None,
+    def __init__(self, model=None, *, reference: str = "cpu", atol: Optional[float] = None,  # noqa: PLR0913
                  rtol: Optional[float] = None, ops: Optional[Iterable[str]] = None,
                  skip_ops: Optional[Iterable[str]] = None, reference_dtype=None, log_dir=None, dump_dir=None,
                  fail_fast: bool = False, compare_random: bool = False, compare_inplace: bool = False,
@@ -176,7 +177,7 @@ class CompareWithReference(OpMode):
                 self._failed(func, name, i, m, args, kwargs, out, ref, upcast)
         return out
 
-    def _failed(self, func, name, index, m, args, kwargs, out, ref, upcast) -> None:
+    def _failed(self, func, name, index, m, args, kwargs, out, ref, upcast) -> None:  # noqa: PLR0913
         record = {"op": name, "output": index, "module": self.module or "(top)", "phase": phase(),
                   "step": self.step_index, "call": self.calls, "rank": self.rank, "upcast_reference": upcast,
                   "reference_dtype": str(self.reference_dtype).replace("torch.", "") if self.reference_dtype else None,

@@ -24,7 +24,6 @@ path, no link leading out), and every problem is one UsageError naming the file,
 from __future__ import annotations
 
 import collections
-
 import difflib
 import io
 import json
@@ -47,10 +46,18 @@ from ..core.files import is_within
 from ..core.jsonfile import Fields, read_json_lines, short
 from ..core.names import md_cell, md_code
 from .base import ALLOCATION, OpMode, is_random, op_name, phase
-from .modules import ROOT
 from .metrics import Metrics, worst_first
-from .verdict import (REDUCED_FLOAT32, SAME_DTYPE_TOLERANCES, entry_rms, least_precise, pair_precision, passes,
-                      statistic_errors, tensor_errors)
+from .modules import ROOT
+from .verdict import (
+    REDUCED_FLOAT32,
+    SAME_DTYPE_TOLERANCES,
+    entry_rms,
+    least_precise,
+    pair_precision,
+    passes,
+    statistic_errors,
+    tensor_errors,
+)
 
 CHUNK_BYTES = 64 << 20
 PARAMETER, GRADIENT = "param", "grad"   # the phase of a parameter's and a gradient's entries

@@ -244,7 +244,7 @@ def check_misconfigurations(probe: Probe, target) -> list:
 
 
 def run_checks(target, probe: Optional[Probe] = None) -> list:
-    from . import stack   # the vendor stack's versions, device nodes, shadowing modules
+    from . import stack  # the vendor stack's versions, device nodes, shadowing modules
 
     probe = probe or Probe()
     rows = [check_python(probe, target), check_torch(probe, target), check_vendor(probe, target)]

@@ -18,12 +18,12 @@ import difflib
 import math
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Optional
 
-from ..core.tomlfile import tomllib
 from ..core.errors import UsageError
+from ..core.tomlfile import tomllib
 
 KB = Path(__file__).resolve().parents[1] / "kb" / "errors.toml"
 _NEWLINE = re.compile(r"\n")
@@ -63,12 +63,12 @@ class KnownError:
         return _compiled(self.patterns)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _compiled(patterns: tuple) -> tuple:
     return tuple(re.compile(p, re.IGNORECASE) for p in patterns)
 
 
-@lru_cache(maxsize=None)
+@cache
 def known_errors(path: Optional[str] = None) -> tuple:
     data = tomllib.loads(Path(path or KB).read_text(encoding="utf-8"))
     return tuple(KnownError(e["id"], e.get("target", "any"), tuple(e["patterns"]), e["title"], e["cause"], e["fix"],
@@ -191,7 +191,7 @@ def _words(text: str) -> set:
     return set(_WORD.findall(kept)) - _GENERIC
 
 
-@lru_cache(maxsize=None)
+@cache
 def _target_words() -> dict:
     """Words that name a target in an error text (npu, torch_npu, hccl, npu-smi, ascend...), from its file."""
     from ..backends import available_targets, load_target
@@ -204,7 +204,7 @@ def _target_words() -> dict:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def _entry_words() -> dict:
     """Each entry's words (from its example and title) and each word's weight: log(1 + N / df), N the
     number of entries and df how many of them use the word; a word no entry uses weighs most."""

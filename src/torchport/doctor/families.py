@@ -8,10 +8,11 @@ kb/errors.toml.
 from __future__ import annotations
 
 import re
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from dataclasses import dataclass
-from typing import AbstractSet, Any, Optional
+from typing import Any, Optional
 
 from ..core.tomlfile import tomllib
 
@@ -107,7 +108,7 @@ def _cann_codes() -> dict:
     return json.loads(CANN_CODES.read_text(encoding="utf-8"))
 
 
-def _error(id_: str, target: str, title: str, cause: str, fix: str, source: str, example: str,
+def _error(id_: str, target: str, title: str, cause: str, fix: str, source: str, example: str,  # noqa: PLR0913
            confidence: str = "documented", defers: bool = False) -> dict:
     return {"id": id_, "target": target, "title": title, "cause": cause, "fix": fix, "source": source,
             "example": example, "confidence": confidence, "defers": defers}
@@ -365,7 +366,7 @@ def _what_failed(line: str, log: Log) -> str:
     return f" What failed, as torch_npu says it: \"{said[:300]}\"." if said else ""
 
 
-def _explain_line(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
+def _explain_line(line: str, vendors: AbstractSet[str], log: Log) -> Optional[dict]:
     """The first family that reads `line` (READERS, in order), or None."""
     for reader in READERS:
         error = reader(line, vendors, log)
@@ -374,7 +375,7 @@ def _explain_line(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[
     return None
 
 
-def _not_linked_xpu(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
+def _not_linked_xpu(line: str, vendors: AbstractSet[str], log: Log) -> Optional[dict]:
     m = _NOT_LINKED.search(line)
     if not (m and m.group(1).lower() == "xpu"):
         return None
@@ -386,7 +387,7 @@ def _not_linked_xpu(line: str, vendors: AbstractSet[str], log: "Log") -> Optiona
                   "torch's message (c10: 'PyTorch is not linked with support for xpu devices')", line.strip())
 
 
-def _backend_autoload(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
+def _backend_autoload(line: str, vendors: AbstractSet[str], log: Log) -> Optional[dict]:
     m = _AUTOLOAD.search(line)
     if not m:
         return None
@@ -403,7 +404,7 @@ def _backend_autoload(line: str, vendors: AbstractSet[str], log: "Log") -> Optio
                   "can disable extension auto-loading with TORCH_DEVICE_BACKEND_AUTOLOAD=0.\")", line.strip())
 
 
-def _cann_torch_npu_pair(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
+def _cann_torch_npu_pair(line: str, vendors: AbstractSet[str], log: Log) -> Optional[dict]:
     m = _CANN_PAIR.search(line)
     if not m:
         return None
@@ -417,7 +418,7 @@ def _cann_torch_npu_pair(line: str, vendors: AbstractSet[str], log: "Log") -> Op
                   line.strip())
 
 
-def _vendor_torch_version(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
+def _vendor_torch_version(line: str, vendors: AbstractSet[str], log: Log) -> Optional[dict]:
     m = _VENDOR_PACKAGE.search(line)
     if not (m and _TORCH_VERSION_CHECK.search(line)):
         return None
@@ -431,7 +432,7 @@ def _vendor_torch_version(line: str, vendors: AbstractSet[str], log: "Log") -> O
                   "vendor's release table pairs one torch with one package release", line.strip())
 
 
-def _ipex_torch_version(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
+def _ipex_torch_version(line: str, vendors: AbstractSet[str], log: Log) -> Optional[dict]:
     m = _IPEX_VERSION.search(line)
     if not m:
         return None
@@ -443,7 +444,7 @@ def _ipex_torch_version(line: str, vendors: AbstractSet[str], log: "Log") -> Opt
                   "pairs them).", "intel_extension_for_pytorch's own version check message", line.strip())
 
 
-def _cpu_fallback(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
+def _cpu_fallback(line: str, vendors: AbstractSet[str], log: Log) -> Optional[dict]:
     m = _CPU_FALLBACK.search(line)
     if not m:
         return None
@@ -457,7 +458,7 @@ def _cpu_fallback(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[
                   "torch's CPU fallback warning for a PrivateUse1 backend", line.strip(), confidence="documented")
 
 
-def _hccl_code(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
+def _hccl_code(line: str, vendors: AbstractSet[str], log: Log) -> Optional[dict]:
     m = _HCCL_CODE.search(line)
     if not (m and m.group(1) in _data()["hccl_codes"]):
         return None
@@ -472,7 +473,7 @@ def _hccl_code(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dic
                   _data()["hccl_codes"]["source"], line.strip())
 
 
-def _acl_return_code(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
+def _acl_return_code(line: str, vendors: AbstractSet[str], log: Log) -> Optional[dict]:
     code = _acl_code(line) if vendors <= {"npu"} else None
     if code is None:
         return None
@@ -487,7 +488,7 @@ def _acl_return_code(line: str, vendors: AbstractSet[str], log: "Log") -> Option
                   _acl_codes()["source"], line.strip())
 
 
-def _library_status(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
+def _library_status(line: str, vendors: AbstractSet[str], log: Log) -> Optional[dict]:
     for pattern, status in _statuses():
         m = pattern.search(line)
         if m and (not vendors or status["vendor"] in vendors):
@@ -495,30 +496,30 @@ def _library_status(line: str, vendors: AbstractSet[str], log: "Log") -> Optiona
     return None
 
 
-def _could_not_run(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
+def _could_not_run(line: str, vendors: AbstractSet[str], log: Log) -> Optional[dict]:
     m = _COULD_NOT_RUN.search(line)
     return _no_kernel(m.group(1), m.group(2), vendors, line) if m else None
 
 
-def _not_implemented_for(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
+def _not_implemented_for(line: str, vendors: AbstractSet[str], log: Log) -> Optional[dict]:
     m = _NO_DTYPE.search(line)
     if m and (vendors or "cpu" not in m.group(1).lower()):
         return _no_dtype(m.group(1), m.group(2), vendors, line)
     return None
 
 
-def _cann_code(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
+def _cann_code(line: str, vendors: AbstractSet[str], log: Log) -> Optional[dict]:
     m = _CANN_CODE.search(line)
     hit = next((c for c in log.cann if m and c[1] == m.group(1)), None)
     return _cann_error(*hit, line) if hit is not None else None
 
 
-def _pta_code(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
+def _pta_code(line: str, vendors: AbstractSet[str], log: Log) -> Optional[dict]:
     m = _PTA_CODE.search(line)
     return _pta_error(m.group(1), m.group(2), line, log) if m and vendors <= {"npu"} else None
 
 
-def _dcmi_code(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
+def _dcmi_code(line: str, vendors: AbstractSet[str], log: Log) -> Optional[dict]:
     m = _DCMI.search(line)
     name = _cann_codes()["dcmi"]["codes"].get(m.group(1)) if m and vendors <= {"npu"} else None
     if name is None:
@@ -531,7 +532,7 @@ def _dcmi_code(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dic
                   _cann_codes()["dcmi"]["source"], line.strip())
 
 
-def _missing_library(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
+def _missing_library(line: str, vendors: AbstractSet[str], log: Log) -> Optional[dict]:
     if not _MISSING_WORDS.search(line) or _SYMBOL_VERSION.search(line):   # a runtime too old is no missing library
         return None
     for lib in _LIBRARY.findall(line):
@@ -606,7 +607,7 @@ def _cann_error(n: int, code: str, rest: str, line: str) -> dict:
                   + _data()["cann"]["source"], line.strip())
 
 
-def _pta_error(module: str, number: str, line: str, log: "Log") -> dict:
+def _pta_error(module: str, number: str, line: str, log: Log) -> dict:
     pta = _acl_codes()["pta"]
     sub = pta["submodules"].get(module, {"words": f"module {module}"})["words"]
     meaning = pta["codes"].get(number, {"words": f"code {number}"})["words"]
@@ -703,7 +704,7 @@ def _owner_of(symbol: str) -> Optional[dict]:
     return None
 
 
-def _undefined_symbol_alone(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
+def _undefined_symbol_alone(line: str, vendors: AbstractSet[str], log: Log) -> Optional[dict]:
     """"undefined symbol: S" with no library named on the line (a tool or a Go/C program that loads the SDK itself)."""
     if _LIBRARY.search(line):
         return None   # _missing_library answers it with the library
@@ -718,7 +719,7 @@ def _undefined_symbol_alone(line: str, vendors: AbstractSet[str], log: "Log") ->
                   "than the one it was built with).", owner["fix"], owner["source"], line.strip())
 
 
-def _undefined_reference(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
+def _undefined_reference(line: str, vendors: AbstractSet[str], log: Log) -> Optional[dict]:
     m = _LINK_UNDEFINED.search(line)
     owner = _owner_of(m.group(1).split("(")[0]) if m else None
     if owner is None:
@@ -743,7 +744,7 @@ def _undefined_symbol(lib: str, entry: dict, symbol: tuple, vendors: AbstractSet
                   owner["fix"], f"{owner['source']}; {entry['source']}", line.strip())
 
 
-def _no_module(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
+def _no_module(line: str, vendors: AbstractSet[str], log: Log) -> Optional[dict]:
     m = _NO_MODULE.search(line)
     if not m:
         return None
@@ -763,7 +764,7 @@ def _no_module(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dic
                   entry["fix"], entry["source"], line.strip())
 
 
-def _vendor_api_missing(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
+def _vendor_api_missing(line: str, vendors: AbstractSet[str], log: Log) -> Optional[dict]:
     m = _NO_ATTRIBUTE.search(line)
     if not m:
         return None
@@ -791,7 +792,7 @@ def _vendor_api_missing(line: str, vendors: AbstractSet[str], log: "Log") -> Opt
                   line.strip())
 
 
-def _missing_header(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
+def _missing_header(line: str, vendors: AbstractSet[str], log: Log) -> Optional[dict]:
     m = _NO_HEADER.search(line)
     if not m:
         return None
@@ -809,7 +810,7 @@ def _missing_header(line: str, vendors: AbstractSet[str], log: "Log") -> Optiona
                   entry["source"], line.strip())
 
 
-def _compile_failed(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
+def _compile_failed(line: str, vendors: AbstractSet[str], log: Log) -> Optional[dict]:
     m = _DYNAMO.search(line)
     if not m:
         return None
@@ -829,7 +830,7 @@ def _compile_failed(line: str, vendors: AbstractSet[str], log: "Log") -> Optiona
                   line.strip())
 
 
-def _port_taken(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
+def _port_taken(line: str, vendors: AbstractSet[str], log: Log) -> Optional[dict]:
     m = _PORT_TAKEN.search(line)
     if not m:
         return None
@@ -845,7 +846,7 @@ def _port_taken(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[di
                   "report it; CANN's HCCL_IF_BASE_PORT variable", line.strip())
 
 
-def _store_timeout(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
+def _store_timeout(line: str, vendors: AbstractSet[str], log: Log) -> Optional[dict]:
     m = _STORE_TIMEOUT.search(line)
     if not m:
         return None
@@ -861,7 +862,7 @@ def _store_timeout(line: str, vendors: AbstractSet[str], log: "Log") -> Optional
                   line.strip())
 
 
-def _generator_device(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
+def _generator_device(line: str, vendors: AbstractSet[str], log: Log) -> Optional[dict]:
     m = _GENERATOR_DEVICE.search(line)
     if not m:
         return None
@@ -877,7 +878,7 @@ def _generator_device(line: str, vendors: AbstractSet[str], log: "Log") -> Optio
                   "'<device>'\", ATen's check_generator)", line.strip())
 
 
-def _unsupported_soc(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
+def _unsupported_soc(line: str, vendors: AbstractSet[str], log: Log) -> Optional[dict]:
     m = _SOC.search(line)
     if not m or not (vendors & {"npu"} or m.group(1) is not None):
         return None
@@ -892,7 +893,7 @@ def _unsupported_soc(line: str, vendors: AbstractSet[str], log: "Log") -> Option
                   "version); the chip tables of the adapters (vllm-ascend utils)", line.strip())
 
 
-def _ds_accelerator(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
+def _ds_accelerator(line: str, vendors: AbstractSet[str], log: Log) -> Optional[dict]:
     m = _DS_ACCELERATOR.search(line)
     vendor = next(iter(sorted(vendors - {"cuda"})), None) if len(vendors) == 1 else None
     if not m or vendor is None:
@@ -907,7 +908,7 @@ def _ds_accelerator(line: str, vendors: AbstractSet[str], log: "Log") -> Optiona
                   "accelerators in accelerator/)", line.strip())
 
 
-def _cambricon_log(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
+def _cambricon_log(line: str, vendors: AbstractSet[str], log: Log) -> Optional[dict]:
     m = _VENDOR_LOG.search(line)
     if not m:
         return None
@@ -926,7 +927,7 @@ def _cambricon_log(line: str, vendors: AbstractSet[str], log: "Log") -> Optional
                   "Cambricon/mlu-ops core/logging.h (the [<LIB>] [Error]:[<api>] log lines)", line.strip())
 
 
-def _mudnn_log(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
+def _mudnn_log(line: str, vendors: AbstractSet[str], log: Log) -> Optional[dict]:
     m = _MUDNN_LOG.search(line)
     if not m or not ("mudnn" in line.lower() or vendors & {"musa"}):
         return None
@@ -948,7 +949,7 @@ def _mudnn_log(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dic
                   "users see it; MooreThreads/torch_musa MUSAException.h (CHECK_MUDNN_STATUS)", line.strip())
 
 
-def _windows_dll(line: str, vendors: AbstractSet[str], log: "Log") -> Optional[dict]:
+def _windows_dll(line: str, vendors: AbstractSet[str], log: Log) -> Optional[dict]:
     if not _WIN_DLL.search(line):
         return None
     named = _DLL_NAME.search(line)

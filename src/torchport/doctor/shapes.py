@@ -8,9 +8,10 @@ documented answers and says it is torchport's reading of the words.
 from __future__ import annotations
 
 import re
+from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from pathlib import Path
-from typing import AbstractSet, Optional
+from typing import Optional
 
 from ..core.tomlfile import tomllib
 from .families import message_of, vendor_facts

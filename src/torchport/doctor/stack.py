@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from functools import lru_cache
+from functools import cache
 from typing import Optional
 
 from .probe import FAIL, OK, SKIP, WARN, Check, Probe
@@ -23,7 +23,7 @@ _VAR = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
 _SUFFIX = re.compile(r"(?<=\d)[._-]?(rc|post|dev|a|b|c)[._-]?(?=\d)")
 
 
-@lru_cache(maxsize=None)
+@cache
 def compatibility() -> dict:
     """kb/vendor_versions.toml: target -> {package, toolkit, on_mismatch, source, releases}."""
     from ..kb import bundled_data

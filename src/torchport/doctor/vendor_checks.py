@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from pathlib import Path
-from typing import AbstractSet
 
 from .families import message_of, vendor_facts
 

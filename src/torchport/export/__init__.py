@@ -137,7 +137,7 @@ class ExportRequest:
     seed: int = 0
 
     @classmethod
-    def of(cls, model: str, output, shapes, **options) -> "ExportRequest":
+    def of(cls, model: str, output, shapes, **options) -> ExportRequest:
         """A request from the keywords the fields above name (lists or tuples)."""
         for key in ("dtypes", "input_names", "output_names", "dynamic_axes", "allow", "trust"):
             if key in options:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from ..backends import NameDecision
@@ -45,7 +45,7 @@ class Catalog:
     cuda_modules: dict       # torch.cuda submodule -> frozenset of names
 
 
-@lru_cache(maxsize=None)
+@cache
 def catalog() -> Catalog:
     data = bundled_data("cuda_names.toml")
     names = {}

@@ -13,13 +13,13 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Optional
 
-from ..core.tomlfile import tomllib
 from ..core.errors import UsageError
 from ..core.jsonfile import Fields, as_count, as_text, json_kind, read_json, short
+from ..core.tomlfile import tomllib
 
 HERE = Path(__file__).resolve().parent / "ops"
 BUNDLED_NAME = re.compile(r"[A-Za-z0-9_-]+")   # kb/ops/<name>.json
@@ -59,18 +59,18 @@ def _version_key(v: str) -> tuple:
     return tuple(out + [0] * (4 - len(out)))   # 2.13 sorts as 2.13.0
 
 
-@lru_cache(maxsize=None)
+@cache
 def aten() -> dict:
     return json.loads((HERE / "aten.json").read_text(encoding="utf-8"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def vendor(name: str) -> Optional[dict]:
     path = HERE / f"{name}.json"
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
-@lru_cache(maxsize=None)
+@cache
 def kernels() -> dict:
     """kb/op_kernels.toml: always_cpu (by dispatch key), picked (kernel -> ops it serves), uses."""
     return tomllib.loads((HERE.parent / "op_kernels.toml").read_text(encoding="utf-8"))
@@ -147,7 +147,7 @@ class OpStatus:
     detail: str = ""
     asked: str = ""      # for a kernel torch picked on the recording device: the op(s) the model called
 
-    def _replace_op(self, op: str, why: str) -> "OpStatus":
+    def _replace_op(self, op: str, why: str) -> OpStatus:
         return OpStatus(op, self.status, "; ".join(x for x in (why, self.detail) if x), self.asked)
 
 
@@ -160,7 +160,7 @@ def _overloads(names: frozenset) -> dict:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def _aten_overloads() -> dict:
     return _overloads(frozenset(aten()["ops"]))
 

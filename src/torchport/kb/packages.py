@@ -8,10 +8,9 @@ from __future__ import annotations
 import fnmatch
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Optional
-
 
 HERE = Path(__file__).resolve().parent
 
@@ -78,7 +77,7 @@ class Packages:
         return sorted(self._imports)
 
 
-@lru_cache(maxsize=None)
+@cache
 def packages() -> Packages:
     from . import bundled_data
 

@@ -8,7 +8,7 @@ makes the swap (TP123).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from . import bundled_data
 
@@ -23,7 +23,7 @@ class Similar:
     max_args: int = -1   # >= 0: only calls with at most this many positional arguments and no keywords
 
 
-@lru_cache(maxsize=None)
+@cache
 def similar_apis() -> tuple:
     """Every entry of kb/similar.toml, in file order."""
     return tuple(Similar(e["name"], tuple(e["targets"]), e["new"], " ".join(e["change"].split()),

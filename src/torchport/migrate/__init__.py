@@ -31,8 +31,8 @@ from ..backends import Target
 from ..core import codes
 from ..core import files as tree
 from ..core.errors import UsageError
-from ..core.suppress import Selection
 from ..core.finding import ADVICE, CHANGES, CUDA_ONLY_PATH, ERROR, KEPT_BRANCH, OPTIONAL_IMPORT, UNSUPPORTED
+from ..core.suppress import Selection
 from ..core.words import counted
 from ..porting.native import NATIVE_SUFFIXES
 
@@ -322,7 +322,7 @@ class MigrateRequest:
     cache: bool = True                # convert takes unchanged files' results from its last run (reuse.py)
 
     @classmethod
-    def of(cls, path, target, output=None, **options) -> "MigrateRequest":
+    def of(cls, path, target, output=None, **options) -> MigrateRequest:
         """A request from the keywords `torchport.migrate` takes (the fields above)."""
         from ..backends import load_target
 
@@ -679,7 +679,7 @@ def _known_errors(t, output: str) -> list:
             for m in matches]
 
 
-def _item(kind: str, t, file: str, line: int, item: str, rule: str, source: str, *, message: str = "",
+def _item(kind: str, t, file: str, line: int, item: str, rule: str, source: str, *, message: str = "",  # noqa: PLR0913
           change: str = "", name: str = "", action: str = "", cite: str = "", input_line: int = 0,
           what: str = "") -> Item:
     _, _, why, fix = KINDS[kind]
@@ -769,8 +769,8 @@ def _ported(left: _Left) -> None:
 
 def _assessed(left: _Left, checked_files: dict) -> None:
     """analyze's target-independent findings: packages and dependencies, and (when nothing was ported) the C++."""
-    from ..kb.packages import packages
     from ..analyze.api import package_of
+    from ..kb.packages import packages
 
     result, t = left.result, left.t
     native_rows = result.port is None or result.port.mode == "inventory"

@@ -16,17 +16,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, cast
 
-from ..core import codes
-from ..core.pipeline import FileResult, guarded
-from . import native
-from .callsites import call_site_pattern, call_sites
 from ..backends import TARGET_KINDS, PortGlue, Target, load_target, resolve_target_name, target_names
+from ..core import codes, parallel, writes
 from ..core import files as tree
-from ..core import parallel, writes
 from ..core.errors import UsageError
 from ..core.finding import ADVICE, ERROR, Finding
+from ..core.pipeline import FileResult, guarded
 from ..core.textfile import Text, decode, unified_diff
+from . import native
 from .buildglue import is_build_file, port_build_file
+from .callsites import call_site_pattern, call_sites
 from .consistency import check_includes, quoted_includes
 from .engine import IncludeResolver, PortMap, load_map, new_name, port_text
 
@@ -307,7 +306,7 @@ class PortRequest:
     progress: Optional[Callable] = None   # progress(done, total)
 
     @classmethod
-    def of(cls, path, target, output=None, **options) -> "PortRequest":
+    def of(cls, path, target, output=None, **options) -> PortRequest:
         """A request from the keywords `torchport.port_ext` takes: the fields above, with `target` a name or alias
         (loaded here) or a Target."""
         if isinstance(target, str):

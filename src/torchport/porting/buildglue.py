@@ -13,11 +13,10 @@ import posixpath
 import re
 
 from ..core import codes
-from .native import line_finder
 from ..core import edits as edit_ops
 from ..core.finding import ADVICE, ERROR, MODIFY, Finding
 from ..core.pycheck import undefined_after
-
+from .native import line_finder
 
 CPP_EXTENSION = "torch.utils.cpp_extension"
 # `project(x LANGUAGES CXX CUDA)`: the language list does not run on past another `LANGUAGES` (each one of a
@@ -106,7 +105,7 @@ def _shadowed_names(tree, names: set) -> set:
     return out
 
 
-def _python(rel, text, port, suffixes, exists):
+def _python(rel, text, port, suffixes, exists):  # noqa: C901
     line_of = line_finder(text)
     try:
         tree = ast.parse(text)

@@ -15,16 +15,16 @@ import posixpath
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Optional, cast
 
 from ..core import codes
-from . import native
-from ..core.words import trie_pattern
 from ..core import edits as edit_ops
 from ..core.errors import UsageError
 from ..core.finding import ADVICE, MODIFY, UNSUPPORTED, Finding
+from ..core.words import trie_pattern
+from . import native
 from .lexer import include_path, scan
 
 KB_PORT = Path(__file__).resolve().parents[1] / "kb" / "port"
@@ -76,7 +76,7 @@ class PortMap:
         new = self.headers.get(name) if head else None
         return f"{head}/{new}" if new and "/" not in name else None
 
-    def compile(self) -> "PortMap":
+    def compile(self) -> PortMap:
         keys = sorted(set(self.identifiers) | set(self.unsupported) | set(self.review) | set(self.methods))
         self.pattern = re.compile(r"(?<![\w])(?:" + trie_pattern(keys) + r")(?![\w])") if keys else None
         return self
@@ -92,7 +92,7 @@ def _read_map(path: Path) -> dict:
     return data
 
 
-@lru_cache(maxsize=None)
+@cache
 def _bundled(name: str) -> dict:
     path = KB_PORT / f"{name}.json"
     if not path.is_file():
@@ -100,7 +100,7 @@ def _bundled(name: str) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _toml(name: str) -> dict:
     """kb/port/<target>.pytorch.toml: curated PyTorch C++ names the vendor tables lack, `methods` (renamed
     only on receivers whose class has the new method) and `kept`: patterns of CUDA-looking names that are

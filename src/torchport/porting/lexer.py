@@ -8,8 +8,8 @@ outside comments, literals and include lines, where identifiers may be rewritten
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 # The path between <> holds no `<`: a line of unclosed `#include <` is then scanned once, not once per `#`.
 _INCLUDE = r"\#[ \t]*include[ \t]*(?:<[^<>\n]*>|\"[^\"\n]*\")"

@@ -186,7 +186,7 @@ class Profiler:
         write_outputs(self.result, self.folder)
 
 
-def summarize(prof, p: "Profiler") -> dict:
+def summarize(prof, p: Profiler) -> dict:
     shapes: dict = {}
     for e in prof.key_averages(group_by_input_shape=True):
         if e.input_shapes:

@@ -11,7 +11,7 @@ from ..core.command import require_this_interpreter
 from ..core.errors import UsageError
 
 
-def profile_script(command: list, output, *, target: Optional[str] = None, steps: int = 3, wait: int = 1,
+def profile_script(command: list, output, *, target: Optional[str] = None, steps: int = 3, wait: int = 1,  # noqa: PLR0913
                    warmup: int = 1, step_fn: Optional[str] = None, window: Optional[float] = None,
                    amp_dtype: Optional[str] = None, simulate: bool = False) -> tuple:
     """(exit code, Profiler).  With a target, the run-time patches of `torchport run --to T` are

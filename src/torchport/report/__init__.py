@@ -17,11 +17,11 @@ from pathlib import Path
 
 from ..core import writes
 from ..core.csvfile import csv_text
-from ..core.names import md_cell, md_code, printable
-from ..core.words import counted
 from ..core.files import REPORT_MARKER
 from ..core.finding import ADVICE, CHANGES, DELETE, ERROR, INSERT, MODIFY, UNSUPPORTED
+from ..core.names import md_cell, md_code, printable
 from ..core.pipeline import ConvertedTree
+from ..core.words import counted
 from .wording import describe
 
 FILES = ("report.md", "change_list.csv", "unsupported_api.csv", "report.json", "torchport.log", "report.html")

@@ -18,12 +18,11 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from ..core import codes
-from ..core import writes
-from ..core.pipeline import AssessedTree
+from ..core import codes, writes
 from ..core.files import REPORT_MARKER
-from ..kb.packages import packages
 from ..core.names import md_code, printable
+from ..core.pipeline import AssessedTree
+from ..kb.packages import packages
 from . import _csv, _table
 from .assessment import READINESS_HEADER, TOUCHPOINT_GROUPS, readiness_rows, touchpoint_group
 

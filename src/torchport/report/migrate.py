@@ -25,7 +25,6 @@ from ..core.words import counted
 from . import _table, write_all
 from .port import write_port
 
-
 # What a migrate run writes in its report folder: these files, and the two folders of the steps' own reports.
 OWN_FILES = ("migrate.json", "migrate.md", "migrate.html", "verify.log")
 OWN_DIRS = ("convert", "port-ext")

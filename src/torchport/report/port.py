@@ -12,11 +12,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..core import codes
-from ..core.pipeline import PortedTree
-from ..core import writes
+from ..core import codes, writes
 from ..core.files import REPORT_MARKER
 from ..core.names import md_code, printable
+from ..core.pipeline import PortedTree
 from . import _csv, _table
 
 

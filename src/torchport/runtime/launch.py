@@ -11,8 +11,8 @@ script: `torchport ops record` and `torchport profile` use it.
 """
 from __future__ import annotations
 
-import json
 import contextlib
+import json
 import os
 import runpy
 import shutil

@@ -17,8 +17,8 @@ import sys
 import types
 from typing import cast
 
-from ..kb.apimap import ADAPT, MAP, UNSUPPORTED, ApiMap
 from ..kb import catalog
+from ..kb.apimap import ADAPT, MAP, UNSUPPORTED, ApiMap
 from . import standins
 from .callers import kind_of_file, redirects, tells_target
 from .session import Session, TorchportMissing

@@ -56,7 +56,7 @@ ENV = {"target": "TORCHPORT_SIM_TARGET", "devices": "TORCHPORT_SIM_DEVICES", "cp
        "rng": "TORCHPORT_SIM_RNG", "report": "TORCHPORT_SIM_REPORT", "torch_version": "TORCHPORT_SIM_TORCH_VERSION",
        "chip": "TORCHPORT_SIM_CHIP"}
 _LOCK = threading.Lock()
-_ACTIVE: Optional["Simulator"] = None
+_ACTIVE: Optional[Simulator] = None
 
 
 def simulated_targets() -> list:

@@ -10,7 +10,7 @@ torch lacks are skipped and counted.
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parents[1] / "kb" / "sim" / "autocast"
@@ -18,7 +18,7 @@ DATA = Path(__file__).resolve().parents[1] / "kb" / "sim" / "autocast"
 POLICIES = ("lower_precision_fp", "fp32", "fp32_set_opt_dtype", "fp32_append_dtype", "promote", "banned")
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(target: str) -> dict:
     """The target's autocast data (kb/sim/autocast/<target>.json)."""
     data = json.loads((DATA / f"{target}.json").read_text(encoding="utf-8"))

@@ -201,9 +201,8 @@ def _load(verbose: bool):
 
 
 def _build(folder: Path, ident: dict, record: Path, verbose: bool):
-    from torch.utils import cpp_extension
-
     import torch
+    from torch.utils import cpp_extension
 
     _say(f"building the simulated device for torch {torch.__version__} (once; about a minute on 2 cores), "
          f"cached in {folder}")

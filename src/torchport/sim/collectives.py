@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import torch
@@ -53,7 +53,7 @@ class VendorRules:
     implements: dict    # method -> {at}
 
 
-@lru_cache(maxsize=None)
+@cache
 def vendor_rules(backend: str) -> VendorRules:
     from ..core.tomlfile import tomllib
 

@@ -24,6 +24,7 @@ from ..core.errors import UsageError
 from ..core.words import counted
 from . import ENV, RNG_MODES, package_path, simulated_targets
 
+
 def environment(target: str, *, devices: int = 1, cpu_fallback: bool = False, strict_ops: bool = False,
                 rng: str = "host", torch_version: Optional[str] = None, report_dir: Optional[str] = None,
                 chip: Optional[str] = None) -> dict:
@@ -80,7 +81,7 @@ def resolve_command(argv: list) -> list:
     return list(argv)
 
 
-def run(target: str, argv: list, *, devices: int = 1, cpu_fallback: bool = False, strict_ops: bool = False,
+def run(target: str, argv: list, *, devices: int = 1, cpu_fallback: bool = False, strict_ops: bool = False,  # noqa: PLR0913
         rng: str = "host", torch_version: Optional[str] = None, report: Optional[str] = None,
         chip: Optional[str] = None) -> int:
     """Run `argv` with the simulated `target`; its exit code.  Prints one summary line on stderr."""

@@ -153,7 +153,7 @@ def accept_legacy_default_types(index) -> None:
     torch.set_default_tensor_type = set_default_tensor_type
 
 
-def build(target, ext, rng_per_device: bool, chip) -> VendorModule:
+def build(target, ext, rng_per_device: bool, chip) -> VendorModule:  # noqa: C901
     """The torch.<device> module for `target`, backed by the extension `ext`, presenting `chip` (chips.Device)."""
     device_type = target.device
     api_list = _api_list(target)

@@ -5,4 +5,4 @@ that this machine has, so the real projects' imports of torchvision cannot be sa
 package provides, in plain torch, only what the corpus projects import: ops.nms, ops.batched_nms,
 ops.box_iou and ops.misc.FrozenBatchNorm2d.
 """
-from . import ops  # noqa: E402,F401  (as the real package does)
+from . import ops  # noqa: F401  (as the real package does)

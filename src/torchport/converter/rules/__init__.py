@@ -14,8 +14,8 @@ def builtin_checkers(distributed: bool = True) -> list[Checker]:
     """Every built-in checker, in the order they run; `distributed=False` leaves out `convert --distributed`'s
     (converter/multicard.py, not imported then)."""
     from .. import config, shell
-    from . import api, apex, devices, distributed as backends, env, host, imports, messages, methods, profiler, reported
-    from . import onnx
+    from . import apex, api, devices, env, host, imports, messages, methods, onnx, profiler, reported
+    from . import distributed as backends
 
     found = found_in(onnx, api, methods, devices, backends, messages, host, env, profiler, reported, apex, imports,
                      shell, config)

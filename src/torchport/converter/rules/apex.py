@@ -27,10 +27,9 @@ import names both conversions leave unused go last, in one edit per import state
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
-
 import ast
 import re
+from typing import TYPE_CHECKING, Optional
 
 from ...core import codes
 from ...core.finding import ADVICE

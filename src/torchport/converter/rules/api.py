@@ -9,13 +9,13 @@ the file can follow, so a file never mixes both meanings of one name.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union, cast
-
 import ast
 import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union, cast
 
-from ...core.finding import ADVICE, CUDA_ONLY_PATH, UNSUPPORTED
 from ...core import codes
+from ...core.finding import ADVICE, CUDA_ONLY_PATH, UNSUPPORTED
 from ...kb.apimap import ADAPT, KEEP, MAP
 from ...kb.packages import packages
 from ..checkers import Phase, checker

@@ -10,19 +10,18 @@ other text are never touched.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional, cast
-
 import ast
 import re
 import string
 from functools import lru_cache
+from typing import TYPE_CHECKING, Optional, cast
 
-from ...core.finding import ADVICE
-from ..flow import Function, ScopeNode, dotted, lookups, loop_slot, reads, scope_of, sources, use_site
 from ...backends import device_types
 from ...core import codes
-from ..checkers import checker
+from ...core.finding import ADVICE
 from .. import groups
+from ..checkers import checker
+from ..flow import Function, ScopeNode, dotted, lookups, loop_slot, reads, scope_of, sources, use_site
 from .api import device_argument, in_branch_of, in_fstring
 
 if TYPE_CHECKING:

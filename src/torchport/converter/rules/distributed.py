@@ -1,15 +1,14 @@
 """Collective backends: "nccl" -> the target's backend, in backend positions only."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional, cast
-
 import ast
 import re
+from typing import TYPE_CHECKING, Any, Optional, cast
 
-from ...core.finding import ADVICE
-from ..flow import ScopeNode, lookups, loop_slot, reads, scope_of, sources, use_site
 from ...core import codes
+from ...core.finding import ADVICE
 from ..checkers import checker
+from ..flow import ScopeNode, lookups, loop_slot, reads, scope_of, sources, use_site
 from .api import guard_value
 from .devices import last_name, option_name, param_defaults
 
@@ -112,7 +111,7 @@ def _is_backend_valued(node: ast.expr) -> bool:
 
 @checker(codes.TP301, nodes=(ast.Call, ast.Compare, ast.Assign, ast.AnnAssign, ast.FunctionDef, ast.AsyncFunctionDef, ast.Dict,
              ast.IfExp, ast.For), triggers=("nccl",))
-def backend_strings(
+def backend_strings(  # noqa: C901
         node: ast.Call | ast.Compare | ast.Assign | ast.AnnAssign | ast.FunctionDef | ast.AsyncFunctionDef | ast.Dict | ast.IfExp | ast.For, ctx: FileContext) -> None:
     r = codes.TP301
     if isinstance(node, ast.Call):

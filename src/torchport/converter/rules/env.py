@@ -1,18 +1,17 @@
 """Environment variables: CUDA_VISIBLE_DEVICES & co. -> the target's variables, in env positions."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional, cast
-
 import ast
 import re
+from typing import TYPE_CHECKING, Optional, cast
 
-from ...core.finding import ADVICE
 from ...core import codes
+from ...core.finding import ADVICE
 from ..checkers import checker
 from .devices import last_name
 
 if TYPE_CHECKING:
-    from typing import TypeGuard   # Python 3.10+
+    from typing import TypeGuard  # Python 3.10+
 
     from ...core.codes import Code
     from ..context import FileContext

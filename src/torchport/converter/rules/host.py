@@ -8,21 +8,20 @@ converted program does runs there (yolox's distributed worker, on gloo).
 """
 from __future__ import annotations
 
-from dataclasses import replace
-from functools import lru_cache
-from typing import TYPE_CHECKING, Optional, Sequence, Union, cast
-
 import ast
 import re
+from collections.abc import Sequence
+from dataclasses import replace
+from functools import lru_cache
+from typing import TYPE_CHECKING, Optional, Union, cast
 
-from ...core import finding
+from ...core import codes, finding
 from ...core.finding import ADVICE, UNSUPPORTED
-from ...core import codes
-from ..checkers import Phase, checker
-from .api import REFERENCE_CODES
 from ...kb.packages import packages
+from ..checkers import Phase, checker
 from ..flow import enclosing_class, is_self_attribute, sources, statement_lists
 from ..guards import cuda_build_probe, exits
+from .api import REFERENCE_CODES
 from .devices import PLAIN_DEVICE, asks_for_cuda, is_device_valued
 
 if TYPE_CHECKING:

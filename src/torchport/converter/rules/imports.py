@@ -6,17 +6,29 @@ import can change depends on every use of the names it binds.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional, cast
-
 import ast
 import re
+from typing import TYPE_CHECKING, Optional, cast
 
 from ...core import codes
 from ...core.finding import ADVICE, UNSUPPORTED
-from ...kb.apimap import ADAPT, KEEP, MAP, UNSUPPORTED as RES_UNSUPPORTED
+from ...kb.apimap import ADAPT, KEEP, MAP
+from ...kb.apimap import UNSUPPORTED as RES_UNSUPPORTED
 from ..checkers import Phase, checker
-from .api import (REFERENCE_CODES, TYPE_TEST_SAFE, adapt_call, can_adapt, guard_device_call, guard_name,
-                  imported_for_type_tests, needs_guard, rename_chain, report_unconverted, rule_for, type_tested)
+from .api import (
+    REFERENCE_CODES,
+    TYPE_TEST_SAFE,
+    adapt_call,
+    can_adapt,
+    guard_device_call,
+    guard_name,
+    imported_for_type_tests,
+    needs_guard,
+    rename_chain,
+    report_unconverted,
+    rule_for,
+    type_tested,
+)
 
 if TYPE_CHECKING:
     from ...core.codes import Code
@@ -35,7 +47,7 @@ def _follows(bres: Resolution, ref: Ref, res: Resolution) -> bool:
 
 
 @checker(*REFERENCE_CODES, phase=Phase.FILE)
-def finalize_bindings(tree: ast.Module, ctx: FileContext) -> None:
+def finalize_bindings(tree: ast.Module, ctx: FileContext) -> None:  # noqa: C901
     """Rewrite imports from CUDA modules when every use of the name can follow (see the TP1 family)."""
     plans: dict[int, tuple[ImportStmt, dict[str, Resolution]]] = {}   # id(stmt) -> (stmt, {local: resolution})
     for b in ctx.all_bindings():

@@ -2,10 +2,9 @@
 message has, so recovery code (retry on out-of-memory) keeps working."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import ast
 import re
+from typing import TYPE_CHECKING
 
 from ...core import codes
 from ..checkers import checker

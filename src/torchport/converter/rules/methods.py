@@ -1,13 +1,12 @@
 """Tensor and Module methods: `.cuda(...)` and `.is_cuda`."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 import ast
 import re
+from typing import TYPE_CHECKING, Any
 
-from ...core.finding import ADVICE
 from ...core import codes
+from ...core.finding import ADVICE
 from ..checkers import checker
 from .api import device_argument, device_guard, guard_statement, statement_alone
 

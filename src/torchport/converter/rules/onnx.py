@@ -15,12 +15,12 @@ torch.device("cpu")`, the guide's own line) moves nothing and is left alone.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator, Optional
-
 import ast
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, Optional
 
-from ...core.finding import ADVICE
 from ...core import codes
+from ...core.finding import ADVICE
 from ..checkers import checker
 from ..flow import SCOPES, Parents
 from .devices import PLAIN_DEVICE

@@ -1,9 +1,8 @@
 """Profiler arguments: `use_cuda=True`, `sort_by="cuda_time_total"`."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import ast
+from typing import TYPE_CHECKING
 
 from ...core import codes
 from ..checkers import checker

@@ -1,12 +1,11 @@
 """Things converted by hand: reported with advice, never rewritten."""
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING, Optional, Union
 
-import ast
-
-from ...core.finding import ADVICE, UNSUPPORTED
 from ...core import codes
+from ...core.finding import ADVICE, UNSUPPORTED
 from ..checkers import Phase, checker
 from ..flow import reaching_value
 from .devices import other_device_type

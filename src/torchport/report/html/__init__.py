@@ -13,7 +13,7 @@ code and the tests use.
 """
 from .analyze import analysis_html
 from .convert import convert_html
-from .diff import CONTEXT, _TOKEN, _from_hunks, align, collapse, excerpts, inline_diff, lines_of
+from .diff import _TOKEN, CONTEXT, _from_hunks, align, collapse, excerpts, inline_diff, lines_of
 from .findings import GROUP, GROUPS, group_of
 from .layout import NAME, assets, csp_hash, document, escape, write
 from .migrate import _URL, MIGRATE_NAME, migrate_html

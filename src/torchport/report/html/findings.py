@@ -40,7 +40,7 @@ def filters(findings, category_of) -> str:
     return "".join(out)
 
 
-def finding_list(sid: str, title: str, note: str, findings: list, columns, files, category_of,
+def finding_list(sid: str, title: str, note: str, findings: list, columns, files, category_of,  # noqa: PLR0913
                  side=lambda f: "o", attrs=lambda f: {}) -> str:
     """A filterable list: rows tr.finding with data-action (change|unsupported|advice|error) and data-category;
     columns: (header, f -> escaped cell HTML); the location cell links to the finding's line (files: a Files)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from ...core import writes
@@ -40,7 +40,7 @@ def inline(name: str) -> str:
     return "\n" + (ASSETS / name).read_text(encoding="utf-8")
 
 
-@lru_cache(maxsize=None)
+@cache
 def assets() -> tuple:
     """(style, script, Content-Security-Policy) of every page, read and hashed once per process."""
     style, script = inline("report.css"), inline("report.js")

@@ -8,6 +8,7 @@ import re
 from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Callable
 
 from ...core.version import __version__
 from ...core.words import counted
@@ -22,22 +23,23 @@ _URL = re.compile(r"https?://[^\s;,)]+")
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")   # a `command` or `name` in a suggested fix's words
 
 
-def _linked(text: str) -> str:
-    """Escaped text whose URLs are links."""
+def _marked(text: str, pattern: re.Pattern[str], render: Callable[[re.Match[str]], str]) -> str:
+    """Escaped text whose matches of `pattern` are `render(match)` (HTML)."""
     out, at = [], 0
-    for m in _URL.finditer(text):
-        out += [_e(text[at:m.start()]), f'<a href="{_e(m.group())}" rel="noreferrer">{_e(m.group())}</a>']
+    for m in pattern.finditer(text):
+        out += [_e(text[at:m.start()]), render(m)]
         at = m.end()
     return "".join(out) + _e(text[at:])
+
+
+def _linked(text: str) -> str:
+    """Escaped text whose URLs are links."""
+    return _marked(text, _URL, lambda m: f'<a href="{_e(m.group())}" rel="noreferrer">{_e(m.group())}</a>')
 
 
 def _coded(text: str) -> str:
     """Escaped text whose `backquoted` spans are <code> (a fix's words name commands and options that way)."""
-    out, at = [], 0
-    for m in _CODE_SPAN.finditer(text):
-        out += [_e(text[at:m.start()]), f"<code>{_e(m.group(1))}</code>"]
-        at = m.end()
-    return "".join(out) + _e(text[at:])
+    return _marked(text, _CODE_SPAN, lambda m: f"<code>{_e(m.group(1))}</code>")
 
 
 def migrate_html(result) -> str:

@@ -1,7 +1,6 @@
 """nms, batched_nms and box_iou in plain torch (harness stand-in, see ../__init__.py; nms and box_iou
 from ../plain_nms.py)."""
 import torch
-
 from plain_nms import box_iou, nms  # noqa: F401
 
 from .misc import FrozenBatchNorm2d  # noqa: F401
