@@ -13,11 +13,12 @@ from .common import add_amp_dtype, add_simulate, output_path, target_name
 def run(args) -> int:
     if not args.output:
         raise UsageError("profile needs -o DIR")
-    from ..profile import profile_script
+    from ..profile import ProfileRequest, profile_script
 
-    code, profiler = profile_script(args.program, args.output, target=args.to, steps=args.steps, wait=args.wait,
-                                    warmup=args.warmup, step_fn=args.step_fn, window=args.window,
-                                    amp_dtype=args.amp_dtype, simulate=args.simulate)
+    code, profiler = profile_script(ProfileRequest(tuple(args.program), args.output, target=args.to, steps=args.steps,
+                                                   wait=args.wait, warmup=args.warmup, step_fn=args.step_fn,
+                                                   window=args.window, amp_dtype=args.amp_dtype,
+                                                   simulate=args.simulate))
     r = profiler.result
     if r is None:
         print(f"torchport profile: no step was profiled: {printable(profiler.why_empty)}", file=sys.stderr)

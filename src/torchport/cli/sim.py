@@ -12,9 +12,9 @@ def run(args) -> int:
         return launch.build(verbose=args.verbose)
     if not args.to:
         raise UsageError("sim needs --to TARGET (npu, mlu or musa)")
-    return launch.run(args.to, args.program, devices=args.devices, cpu_fallback=args.cpu_fallback,
-                      strict_ops=args.strict_ops, rng=args.rng,
-                      torch_version=args.torch_version, report=args.report, chip=args.chip)
+    options = launch.SimOptions(devices=args.devices, cpu_fallback=args.cpu_fallback, strict_ops=args.strict_ops,
+                                rng=args.rng, torch_version=args.torch_version, chip=args.chip)
+    return launch.run(args.to, args.program, options, report=args.report)
 
 
 def add(sub) -> None:

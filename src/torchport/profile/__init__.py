@@ -4,6 +4,6 @@ step of that run is: an optimizer.step(), a call of --step-fn, a wall-clock wind
 `torchport profile diff A B` (two profiles per op and per step, with a chart).  Imports torch.
 """
 from .profiler import Profiler
-from .script import profile_script
+from .script import ProfileRequest, profile_script
 
-__all__ = ["Profiler", "profile_script"]
+__all__ = ["ProfileRequest", "Profiler", "profile_script"]

@@ -5,18 +5,39 @@ Any spelling of this interpreter may start the command; another Python is refuse
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional
 
 from ..core.command import require_this_interpreter
 from ..core.errors import UsageError
 
 
-def profile_script(command: list, output, *, target: Optional[str] = None, steps: int = 3, wait: int = 1,  # noqa: PLR0913
-                   warmup: int = 1, step_fn: Optional[str] = None, window: Optional[float] = None,
-                   amp_dtype: Optional[str] = None, simulate: bool = False) -> tuple:
+@dataclass(frozen=True)
+class ProfileRequest:
+    """One profiled run: `command` (python script.py ARGS) with the run-time patches of `target` (None: as it
+    is), its first `wait` + `warmup` + `steps` steps profiled into the folder `output`; a step is an
+    optimizer.step(), a call of `step_fn`, or a `window` of seconds (steps.StepClock); `amp_dtype` and
+    `simulate` as `torchport run` takes them."""
+
+    command: tuple
+    output: str
+    target: Optional[str] = None
+    steps: int = 3
+    wait: int = 1
+    warmup: int = 1
+    step_fn: Optional[str] = None
+    window: Optional[float] = None
+    amp_dtype: Optional[str] = None
+    simulate: bool = False
+
+
+def profile_script(request: ProfileRequest) -> tuple:
     """(exit code, Profiler).  With a target, the run-time patches of `torchport run --to T` are
     applied first and the target's device activity is profiled.  When nothing was profiled,
     `profiler.result` is None and `profiler.why_empty` says why."""
+    command, output, target, steps = list(request.command), request.output, request.target, request.steps
+    wait, warmup, step_fn, window = request.wait, request.warmup, request.step_fn, request.window
+    amp_dtype, simulate = request.amp_dtype, request.simulate
     if steps < 1 or wait < 0 or warmup < 0:
         raise UsageError("--steps must be at least 1, --wait and --warmup at least 0")
     require_this_interpreter(command, "profile")

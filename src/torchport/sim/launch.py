@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -81,13 +82,25 @@ def resolve_command(argv: list) -> list:
     return list(argv)
 
 
-def run(target: str, argv: list, *, devices: int = 1, cpu_fallback: bool = False, strict_ops: bool = False,  # noqa: PLR0913
-        rng: str = "host", torch_version: Optional[str] = None, report: Optional[str] = None,
-        chip: Optional[str] = None) -> int:
-    """Run `argv` with the simulated `target`; its exit code.  Prints one summary line on stderr."""
+@dataclass(frozen=True)
+class SimOptions:
+    """How a simulated device behaves (`torchport sim`'s options; see environment())."""
+
+    devices: int = 1
+    cpu_fallback: bool = False
+    strict_ops: bool = False
+    rng: str = "host"
+    torch_version: Optional[str] = None
+    chip: Optional[str] = None
+
+
+def run(target: str, argv: list, options: SimOptions = SimOptions(), report: Optional[str] = None) -> int:
+    """Run `argv` with the simulated `target`; its exit code.  Prints one summary line on stderr; `report`: a
+    file for the run's report."""
     command = resolve_command(argv)
-    env = environment(target, devices=devices, cpu_fallback=cpu_fallback, strict_ops=strict_ops, rng=rng,
-                      torch_version=torch_version, chip=chip)   # checks the options before anything starts
+    env = environment(target, devices=options.devices, cpu_fallback=options.cpu_fallback,
+                      strict_ops=options.strict_ops, rng=options.rng, torch_version=options.torch_version,
+                      chip=options.chip)   # checks the options before anything starts
     files.check_report_path(report, argv)
     folder = tempfile.mkdtemp(prefix="torchport-sim-")
     try:
