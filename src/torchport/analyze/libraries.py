@@ -346,23 +346,32 @@ def imports_libraries(text: str, own: set, skip=FRAMEWORK) -> bool:
 def project_uses(rel: str, tree: ast.Module, own: set, skip=FRAMEWORK) -> list:
     """The uses, in one project file, of names imported from packages that are not the project's own, the
     standard library's or in `skip`."""
+    imports: list = []
+    calls: dict = {}
+    names: list = []
+    for node in ast.walk(tree):   # one walk: the imports, the calls and the names, each in the walk's order
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            imports.append(node)
+        elif isinstance(node, ast.Call):
+            calls[id(node.func)] = node
+        elif isinstance(node, (ast.Attribute, ast.Name)):
+            names.append(node)
     bound: dict = {}
-    for node in ast.walk(tree):
+    for node in imports:
         if isinstance(node, ast.Import):
             for a in node.names:
                 bound[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+        elif node.level == 0 and node.module:
             for a in node.names:
                 if a.name != "*":
                     bound[a.asname or a.name] = f"{node.module}.{a.name}"
     bound = {k: v for k, v in bound.items() if _library(v.split(".")[0], own, skip)}
     if not bound:
         return []
-    calls = {id(n.func): n for n in ast.walk(tree) if isinstance(n, ast.Call)}
     inner = set()
     uses = []
-    for node in ast.walk(tree):
-        if id(node) in inner or not isinstance(node, (ast.Attribute, ast.Name)):
+    for node in names:
+        if id(node) in inner:
             continue
         dotted = _dotted(node)
         if not dotted or isinstance(getattr(node, "ctx", None), (ast.Store, ast.Del)):
