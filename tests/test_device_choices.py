@@ -224,3 +224,16 @@ def test_a_cuda_amp_callable_bound_by_partial_gets_the_device(line, expected):
     assert text.endswith(expected), text
     assert not [f for f in findings if f.action == "unsupported"], findings
     compile(text, "m.py", "exec")
+
+
+@pytest.mark.parametrize("form", [
+    'd = "cuda"\nclass A(torch.nn.Module, foo=d):\n    pass\nx = torch.ones(1, device=d)\n',
+    'class A(torch.nn.Module, choices=["cpu", "cuda"], default="cuda"):\n    pass\n',
+    'class B(torch.nn.Module, device="cuda"):\n    pass\n',
+])
+def test_a_class_statements_keywords_are_not_taken_for_a_calls(form):
+    """A keyword of a class statement (a metaclass's arguments) is no call's: reading it as one crashed the rule
+    and the file was copied unconverted (found by typing rules/devices.py for mypy --strict)."""
+    new, findings, _ = Converter("npu").convert_text("m.py", ("import torch\n" + form).encode(), "python")
+    assert not [f for f in findings if f.rule == "TP000"], [f.message for f in findings]
+    ast.parse(new or b"")

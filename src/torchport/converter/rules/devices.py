@@ -14,7 +14,7 @@ import ast
 import re
 import string
 from functools import lru_cache
-from typing import TYPE_CHECKING, Optional, cast
+from typing import TYPE_CHECKING, Optional, Union, cast
 
 from ...backends import device_types
 from ...core import codes
@@ -25,6 +25,9 @@ from ..flow import Function, ScopeNode, dotted, lookups, loop_slot, reads, scope
 from .api import device_argument, in_branch_of, in_fstring
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ...core.codes import Code
     from ..context import FileContext
 
 # "cuda", "cuda:0", index templates "cuda:{}", "cuda:{0}", "cuda:{rank}", "cuda:%d", "cuda:%s",
@@ -39,7 +42,7 @@ TORCH_DEVICES = frozenset({"cpu", "cuda", "meta", "hpu", "xla", "mps", "xpu"})
 
 
 @lru_cache(maxsize=1)
-def other_devices() -> frozenset:
+def other_devices() -> frozenset[str]:
     """Device type words: torch's and every bundled target's (read once, when a rule first needs them)."""
     return TORCH_DEVICES | device_types()
 # callee -> (positional index, keyword) of its device argument
@@ -96,7 +99,7 @@ def option_name(call: ast.Call) -> str:
     return str(dest or longest.lstrip("-").replace("-", "_"))
 
 
-def _literal_parts(ctx, node):
+def _literal_parts(ctx: FileContext, node: ast.expr) -> Optional[tuple[int, str, str]]:
     """(start of the string's content, prefix, quote) of a single string literal, or None."""
     start, end = ctx.span(node)
     m = _QUOTE.match(ctx.source, start)
@@ -105,7 +108,7 @@ def _literal_parts(ctx, node):
     return m.end(), m.group(1), m.group(2)
 
 
-def _rewrite_literal(ctx, node, r, template: str = "") -> bool:
+def _rewrite_literal(ctx: FileContext, node: ast.expr, r: Code, template: str = "") -> bool:
     """Rewrite the leading 'cuda' of a string literal; `template` says how it is used."""
     parts = _literal_parts(ctx, node)
     if parts is None:
@@ -137,12 +140,13 @@ def _rewrite_literal(ctx, node, r, template: str = "") -> bool:
     return True
 
 
-def _rewrite_format(ctx, call, r) -> bool:
-    receiver = call.func.value
+def _rewrite_format(ctx: FileContext, call: ast.Call, r: Code) -> bool:
+    receiver = cast(ast.Constant, cast(ast.Attribute, call.func).value)   # _rewrite_leaf's "cuda...".format(...)
     if ctx.target.device:
         return _rewrite_literal(ctx, receiver, r, "format")
     parts = _literal_parts(ctx, receiver)
-    if parts is None or "{}" not in receiver.value or _NAMED_FIELD.search(receiver.value):
+    template = cast(str, receiver.value)   # a string: _rewrite_leaf matched it
+    if parts is None or "{}" not in template or _NAMED_FIELD.search(template):
         return False
     content = parts[0]
     if ctx.source[content:content + 4] != "cuda":
@@ -154,7 +158,7 @@ def _rewrite_format(ctx, call, r) -> bool:
     return True
 
 
-def _without_index(ctx, node, template, r) -> bool:
+def _without_index(ctx: FileContext, node: ast.expr, template: Optional[ast.expr], r: Code) -> bool:
     """Targets addressed without an index (cpu): `"cuda:1"`, `f"cuda:{r}"` -> `"cpu"`."""
     if template is None:
         return False
@@ -165,7 +169,7 @@ def _without_index(ctx, node, template, r) -> bool:
     return True
 
 
-def _indexed_template(node):
+def _indexed_template(node: ast.AST) -> Optional[ast.expr]:
     """The string literal of an indexed device expression ("cuda:0", "cuda:{}".format(i), ...), or None."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("cuda:") \
             and DEVICE_STRING.match(node.value):
@@ -182,7 +186,7 @@ def _indexed_template(node):
     return None
 
 
-def rewrite_device(ctx, node, r) -> bool:
+def rewrite_device(ctx: FileContext, node: Optional[ast.expr], r: Code) -> bool:
     """Rewrite the device strings an expression can take its value from (through local names,
     conditionals, `or`, sequences and dict lookups); returns whether there was one."""
     done = False
@@ -191,7 +195,7 @@ def rewrite_device(ctx, node, r) -> bool:
     return done
 
 
-def _rewrite_leaf(ctx, node, r) -> bool:
+def _rewrite_leaf(ctx: FileContext, node: Optional[ast.expr], r: Code) -> bool:
     if node is None or id(node) in ctx.handled:
         return False
     ctx.handled.add(id(node))
@@ -222,7 +226,7 @@ def _rewrite_leaf(ctx, node, r) -> bool:
     return False
 
 
-def holds_device_string(node) -> bool:
+def holds_device_string(node: ast.AST) -> bool:
     """Would rewrite_device change this expression?"""
     if isinstance(node, ast.Constant):
         return isinstance(node.value, str) and bool(DEVICE_STRING.match(node.value))
@@ -252,7 +256,7 @@ def is_device_valued(node: ast.AST) -> bool:
     return False
 
 
-def lookup_default(call):
+def lookup_default(call: ast.Call) -> Optional[ast.expr]:
     """The default of a lookup by a device-named key: `getattr(args, "device", D)`,
     `cfg.get("device", D)`, `kwargs.pop("device", D)`, `os.environ.get("DEVICE", D)` -> D (else None)."""
     func = call.func
@@ -269,7 +273,7 @@ def lookup_default(call):
 PARTIALS = {"functools.partial"}   # partial(torch.autocast, "cuda", ...): the wrapped callable's arguments, shifted
 
 
-def device_spec(ctx, call):
+def device_spec(ctx: FileContext, call: ast.Call) -> Optional[tuple[int, str]]:
     """(positional index, keyword) of a call's device argument, or None."""
     if call.args and ctx.qualname(call.func) in PARTIALS and not isinstance(call.args[0], ast.Starred):
         inner = device_spec(ctx, ast.Call(func=call.args[0], args=[], keywords=[]))
@@ -285,7 +289,7 @@ def device_spec(ctx, call):
     return spec
 
 
-def device_slot(ctx, expr) -> str:
+def device_slot(ctx: FileContext, expr: ast.AST) -> str:
     """DEVICE where `expr`'s value is used as a device, QUERY where it is compared with or searched
     in a device value, "" elsewhere (see flow.use_site for what it looks through)."""
     parents = ctx.parents()
@@ -295,6 +299,8 @@ def device_slot(ctx, expr) -> str:
         return looped
     if isinstance(parent, ast.keyword):
         call = parents.get(id(parent))
+        if not isinstance(call, ast.Call):   # a class statement's keyword (`class A(Base, device=d)`): its name
+            return DEVICE if parent.arg and DEVICE_NAME.search(parent.arg) else ""
         spec = device_spec(ctx, call)
         option = option_name(call)
         if parent.arg and DEVICE_NAME.search(parent.arg) or spec and parent.arg == spec[1] \
@@ -326,14 +332,14 @@ def device_slot(ctx, expr) -> str:
     return ""
 
 
-def _beside_a_cpu_device(ctx, call) -> bool:
+def _beside_a_cpu_device(ctx: FileContext, call: ast.Call) -> bool:
     """Is `torch.device("cuda")` an element of a list, tuple or set that also holds the CPU
     (`devices = [torch.device("cpu"), torch.device("cuda")]`, torchsde's tests)?"""
     literal = ctx.parents().get(id(call))
     if not isinstance(literal, (ast.List, ast.Tuple, ast.Set)):
         return False
 
-    def cpu(e):
+    def cpu(e: ast.expr) -> bool:
         value = e.args[0] if isinstance(e, ast.Call) and ctx.qualname(e.func) == "torch.device" and e.args else e
         return isinstance(value, ast.Constant) and value.value == "cpu"
     return any(cpu(e) for e in literal.elts if e is not call)
@@ -457,7 +463,7 @@ def device_comparisons(node: ast.Compare | ast.Call, ctx: FileContext) -> None:
             rewrite_device(ctx, other, codes.TP204)
 
 
-def _lists_target(ctx, other) -> bool:
+def _lists_target(ctx: FileContext, other: ast.expr) -> bool:
     """Is `other` a list, tuple or set of device types that already names the target's (ultralytics'
     `device.type not in {"cpu", "cuda", "npu", "xpu"}` on npu)?  Its "cuda" is left: the test reads the same
     on the target, where rewriting it would list the target twice."""
@@ -475,14 +481,14 @@ def _device_word(word: str) -> bool:
     return word.lower() not in ACCELERATOR_NAMES
 
 
-def value_role(ctx, literal) -> str:
+def value_role(ctx: FileContext, literal: ast.AST) -> str:
     """How the value group of a "cuda" literal uses it (converter/groups.py): "device", "name" (an accelerator or
     registry name: its group is never used as a device and holds words that are no device type) or ""."""
     return groups.role(ctx, literal, lambda read: device_slot(ctx, read) == DEVICE, _device_word,
                        lambda name: bool(DEVICE_NAME.search(name.removeprefix("self."))))
 
 
-def keep_name(ctx, literal) -> None:
+def keep_name(ctx: FileContext, literal: ast.AST) -> None:
     """Keep a "cuda" that names an accelerator, and say so (once per group: at its first such literal)."""
     ctx.handled.add(id(literal))
     g = groups.groups(ctx)
@@ -491,7 +497,8 @@ def keep_name(ctx, literal) -> None:
     if root in said:
         return
     said.add(root)
-    literal = min((n for n in ast.walk(ctx.tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    literal = min((n for n in ast.walk(cast(ast.Module, ctx.tree)) if   # node rules run on a parsed tree
+                    isinstance(n, ast.Constant) and isinstance(n.value, str)
                    and PLAIN_DEVICE.match(n.value) and id(n) in g.literals and g.find(g.literals[id(n)]) == root),
                   key=lambda n: (n.lineno, n.col_offset))   # said at the group's first "cuda"
     others = sorted(w for w in g.words_of(literal) if not _device_word(w))
@@ -501,9 +508,9 @@ def keep_name(ctx, literal) -> None:
                f"a CUDA device, map {device_argument(ctx)} too")
 
 
-def _device_choice(node) -> bool:
-    """`"cuda" if cond else "cpu"`: both branches device strings."""
-    def device_like(e):
+def _device_choice(node: ast.IfExp) -> Union[bool, Optional[re.Match[str]]]:
+    """`"cuda" if cond else "cpu"`: both branches device strings (truthy: True or a match)."""
+    def device_like(e: ast.expr) -> Union[bool, Optional[re.Match[str]]]:
         return isinstance(e, ast.Constant) and isinstance(e.value, str) and \
             (DEVICE_STRING.match(e.value) or e.value.split(":")[0] in other_devices())
     return device_like(node.body) and device_like(node.orelse)
@@ -514,7 +521,7 @@ def _name_char(text: str) -> bool:
     return text.isalnum() or text == "_"
 
 
-def name_part(ctx, node) -> bool:
+def name_part(ctx: FileContext, node: ast.AST) -> bool:
     """Is `node`'s string glued to more name characters, so that it builds another name, not a device
     (`f"{'cuda' if c else 'cpu'}_time_total"` is a profiler column, `"cuda" + "_mem"` a key)?"""
     parent = ctx.parents().get(id(node))
@@ -586,8 +593,8 @@ def device_templates(node: ast.Call | ast.BinOp | ast.JoinedStr | ast.IfExp, ctx
 @checker(codes.TP207, nodes=(ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor), triggers=("cuda",))
 def device_data_flow(
         node: ast.Assign | ast.AnnAssign | ast.NamedExpr | ast.For | ast.AsyncFor, ctx: FileContext) -> None:
-    targets: list
-    bound: list
+    targets: list[ast.expr]
+    bound: Sequence[Optional[ast.expr]]
     if isinstance(node, (ast.For, ast.AsyncFor)):
         targets = [node.target]
         bound = node.iter.elts if isinstance(node.iter, (ast.Tuple, ast.List, ast.Set)) else []
@@ -617,7 +624,7 @@ def asks_for_cuda(ctx: FileContext, test: ast.AST) -> bool:
     return any(isinstance(n, (ast.Attribute, ast.Name)) and ctx.qualname(n) in CUDA_PRESENCE for n in ast.walk(test))
 
 
-def under_cuda_question(ctx, node) -> bool:
+def under_cuda_question(ctx: FileContext, node: ast.AST) -> bool:
     """Is `node` in a branch of an `if` that asks whether CUDA is there (within its function)?
     `if torch.cuda.is_available(): return "cuda"` (yolov5's select_device family)."""
     return in_branch_of(ctx, node, lambda test: asks_for_cuda(ctx, test))
@@ -627,7 +634,7 @@ DEVICE_WORD = re.compile(r"([a-z]+)(?::\d+)?\Z")
 PARAMETERS = ("pytest.param",)  # a parametrize value with marks or an id: pytest.param(value, ..., marks=...)
 
 
-def _choice_value(ctx, element):
+def _choice_value(ctx: FileContext, element: ast.expr) -> ast.expr:
     """The value an element of a list of choices stands for: `pytest.param("cuda", marks=...)` -> its first
     argument."""
     if isinstance(element, ast.Call) and element.args and ctx.qualname(element.func) in PARAMETERS:
@@ -641,7 +648,7 @@ def other_device_type(value: object) -> str:
     return m.group(1) if m and m.group(1) != "cuda" and m.group(1) in other_devices() else ""
 
 
-def _among_devices(ctx, node, literal) -> bool:
+def _among_devices(ctx: FileContext, node: ast.AST, literal: Optional[ast.AST]) -> bool:
     """Is `node` an element (or pytest.param of one) of `literal`, another element of which is another device
     type's string, none of them the target's own (`["cpu", "mps", "cuda"]` on mps would hold "mps" twice)?"""
     if not isinstance(literal, (ast.List, ast.Tuple, ast.Set)):
@@ -653,19 +660,19 @@ def _among_devices(ctx, node, literal) -> bool:
     return bool(others) and ctx.target.device not in others
 
 
-def _path_parts(ctx, literal) -> bool:
+def _path_parts(ctx: FileContext, literal: ast.AST) -> bool:
     """Is `literal` looped over by a variable that names a path component (`for sub in ("cpu", "cuda"):
     os.path.join(root, sub)`): folder names, not devices."""
     parents = ctx.parents()
 
-    def in_path(use):
+    def in_path(use: ast.Name) -> str:
         call = parents.get(id(use))
         return "path" if isinstance(call, ast.Call) and \
             getattr(call.func, "attr", getattr(call.func, "id", "")) in PATH_CALLS else ""
     return loop_slot(parents, literal, parents.get(id(literal)), in_path, ("path",)) == "path"
 
 
-def device_choice(ctx, node) -> bool:
+def device_choice(ctx: FileContext, node: ast.Constant) -> bool:
     """Is a "cuda" string one of several device choices: an element of a list, tuple or set literal that also
     holds another device's string (`parametrize("device", ["cpu", "cuda"])`, `for d in ("cpu", "cuda")`,
     `choices=["cpu", "cuda"]`), the default of an add_argument with such choices, or a value of a
@@ -678,17 +685,20 @@ def device_choice(ctx, node) -> bool:
             return True
         literal = parents.get(id(literal))
     if _among_devices(ctx, node, literal):
-        return not _path_parts(ctx, literal)
+        return not _path_parts(ctx, cast(ast.AST, literal))   # _among_devices: a list, tuple or set
     if not (isinstance(literal, ast.keyword) and literal.arg in ("default", "const")):
         return False
-    call = parents.get(id(literal))  # add_argument(..., choices=["cpu", "cuda"], default="cuda")
+    # add_argument(..., choices=["cpu", "cuda"], default="cuda"); a class statement's keyword is no option
+    call = parents.get(id(literal))
+    if not isinstance(call, ast.Call):
+        return False
     choices = next((k.value for k in call.keywords if k.arg == "choices"), None) if option_name(call) else None
     same = [v for v in (_choice_value(ctx, e) for e in getattr(choices, "elts", ()))
             if isinstance(v, ast.Constant) and v.value == node.value]
     return bool(same) and _among_devices(ctx, same[0], choices)
 
 
-def asked_beside(ctx, node) -> bool:
+def asked_beside(ctx: FileContext, node: ast.AST) -> bool:
     """Is a "cuda" string compared in an `and`/`or` that also asks whether CUDA is there
     (`request.param == "cuda" and not torch.cuda.is_available()`): the question is rewritten, so is the answer."""
     parents = ctx.parents()
