@@ -1,26 +1,30 @@
 """`torchport.convert(...)`: the Python API behind `torchport convert`, returning a ConvertResult."""
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union, cast
 
 from ..backends import Target
 from ..core import codes, writes
 from ..core import files as tree
 from ..core.errors import UsageError
-from ..core.finding import ADVICE, CHANGES, ERROR, UNSUPPORTED
+from ..core.finding import ADVICE, CHANGES, ERROR, FAILED, UNSUPPORTED, Finding
 from ..core.parallel import default_jobs
-from ..core.pipeline import Mode
+from ..core.pipeline import FileResult, Mode
 from ..core.suppress import Selection
 from ..core.version import __version__
 from . import reuse
 from .project import Facts
 from .project import facts as project_facts
-from .run import FAILED, Converter, Options, run_jobs, timer
+from .run import ConvertedFile, Converter, Options, RuleFile, run_jobs, timer
+
+if TYPE_CHECKING:
+    from .multicard import Plan
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # convert -s: what --device-env may name
 
@@ -36,19 +40,19 @@ class ConvertResult:
     output: Optional[str]
     report_dir: Optional[str]
     mode: str                         # write | in-place | diff | dry-run
-    files: list = field(default_factory=list)   # [ConvertedFile]
+    files: list[ConvertedFile] = field(default_factory=list)
     elapsed: float = 0.0
     backup: Optional[str] = None
-    rule_files: list = field(default_factory=list)
+    rule_files: list[str] = field(default_factory=list)
     started: str = ""
     reused: int = 0                   # files whose results came from an earlier run (reuse.py); not in reports
 
     @property
-    def findings(self) -> list:
+    def findings(self) -> list[Finding]:
         return [f for r in self.files for f in r.findings]
 
     @property
-    def suppressed(self) -> list:
+    def suppressed(self) -> list[Finding]:
         """Findings `# torchport: ignore` comments or rule selection left out (their changes not made)."""
         return [f for r in self.files for f in getattr(r, "suppressed", ())]
 
@@ -56,7 +60,7 @@ class ConvertResult:
     def diff(self) -> str:
         return "".join(r.diff for r in self.files)
 
-    def texts(self, r) -> Optional[tuple]:
+    def texts(self, r: FileResult) -> Optional[tuple[str, str]]:
         """(original text, converted text) of one file of this run, or None when they cannot be read back.
 
         Read from where the run left them, one file at a time: the input, the converted tree, the backup
@@ -68,7 +72,7 @@ class ConvertResult:
         single = not src.is_dir()
         base = src.parent if single else src
 
-        def read(path) -> Optional[str]:
+        def read(path: Path) -> Optional[str]:
             try:
                 text = decode(tree.read_bytes(path))
             except OSError:
@@ -93,12 +97,12 @@ class ConvertResult:
                 new = "".join(line[1:] for line in r.diff.splitlines(True)[3:] if line.startswith("+"))
         return None if old is None or new is None else (old, new)
 
-    def failed(self) -> list:
+    def failed(self) -> list[Finding]:
         """Findings that say torchport itself failed on a file (its output would not parse, a rule crashed):
         the run fails (exit 1)."""
         return [f for f in self.findings if f.category == FAILED]
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         files = Counter(r.status for r in self.files)
         actions = Counter(f.action for f in self.findings)
         return {
@@ -117,7 +121,7 @@ class ConvertResult:
             "elapsed_seconds": round(self.elapsed, 3),
         }
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "schema_version": SCHEMA_VERSION,
             "tool": {"name": "torchport", "version": __version__},
@@ -169,8 +173,8 @@ class ConvertRequest:
     target: Target
     output: Optional[Path] = None
     mode: Mode = Mode.WRITE
-    rules: tuple = ()                 # user rule files
-    exclude: tuple = ()               # globs copied unchanged
+    rules: tuple[RuleFile, ...] = ()  # user rule files
+    exclude: tuple[str, ...] = ()     # globs copied unchanged
     launch: Optional[str] = None      # the entry script: it always gets the registration import
     jobs: Optional[int] = None        # worker processes (None: the CPU count)
     force: bool = False
@@ -182,10 +186,11 @@ class ConvertRequest:
     similar: bool = False
     runtime_shim: bool = False
     cache: bool = True
-    progress: Optional[Callable] = None   # progress(done, total)
+    progress: Optional[Callable[[int, int], object]] = None   # progress(done, total)
 
     @classmethod
-    def of(cls, path, target, output=None, **options) -> ConvertRequest:
+    def of(cls, path: Union[str, os.PathLike[str]], target: Union[str, Target],
+           output: Union[str, os.PathLike[str], None] = None, **options: Any) -> ConvertRequest:
         """A request from the keywords `torchport.convert` takes: the fields above, with `target` a name, alias or
         .toml path (loaded here), the mode as `in_place`/`diff`/`dry_run` switches, and --distributed as
         `distributed=True` with `main`, `model_var`, `loader_var`."""
@@ -256,7 +261,8 @@ def convert(request: ConvertRequest) -> ConvertResult:
         return _convert(request, user.paths, out, reports, multi, options)
 
 
-def _convert(request: ConvertRequest, rule_paths, out, reports, multi, options: Options) -> ConvertResult:
+def _convert(request: ConvertRequest, rule_paths: list[str], out: Optional[Path], reports: Optional[Path],
+             multi: Optional[_Multicard], options: Options) -> ConvertResult:
     src, target, mode, force = Path(request.input), request.target, request.mode, request.force
     target_name = target.name
     clock = timer()
@@ -269,10 +275,11 @@ def _convert(request: ConvertRequest, rule_paths, out, reports, multi, options: 
             out.rmdir()   # made by this run, empty
         raise UsageError(f"every file of {src} ({len(files_)}) is excluded (`exclude` in [tool.torchport] or -e): "
                          "nothing would be converted")
-    if mode == "write" and not src.is_dir() and (out.is_symlink() or out.exists()):  # looked at again, locked
+    written = cast(Path, out)   # read only in the write mode, which always has an output (convert)
+    if mode == "write" and not src.is_dir() and (written.is_symlink() or written.exists()):  # looked at again, locked
         if not force:
             raise UsageError(f"output {out} already exists (use --force to write into it)")
-        if out.is_dir() and not out.is_symlink():
+        if written.is_dir() and not written.is_symlink():
             raise UsageError(f"output {out} is a folder")
     backup = tree.backup_dir(src) if mode == "in-place" else None
     jobs_list = []
@@ -320,17 +327,16 @@ class _Multicard:
     rel: str
     original: str
     source: bytes
-    plan: Any                         # converter.multicard's plan of the main script
+    plan: Plan                        # converter.multicard's plan of the main script
     launcher: str
     launcher_path: Optional[Path]     # None: --diff / --dry-run write nothing
 
-    def finish(self, results: list, mode: str):
+    def finish(self, results: list[ConvertedFile], mode: str) -> ConvertedFile:
         """Fold the plan into the main file's result (its findings in original lines) and write the launcher;
         returns the launcher's ConvertedFile."""
         from ..core.finding import INSERT, Finding
         from ..core.textfile import unified_diff
         from .multicard import LAUNCHER, line_map
-        from .run import ConvertedFile
 
         main = next(r for r in results if r.path == self.rel)
         lines = line_map(self.original, self.plan.text)
@@ -351,7 +357,7 @@ class _Multicard:
         return result
 
 
-def _multicard(src: Path, main: Optional[str], target, model_var: str, loader_var: Optional[str],
+def _multicard(src: Path, main: Optional[str], target: Target, model_var: str, loader_var: Optional[str],
                root: Optional[Path], force: bool) -> _Multicard:
     """Plan the main script (a Refusal stops the run before anything is written); root is where the
     converted tree goes (the output, or the input itself in place), None when nothing is written."""

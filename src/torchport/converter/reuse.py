@@ -27,14 +27,28 @@ import os
 import stat
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Optional, Union, cast
 
 from ..core.cache import cache_root
 from ..core.finding import Finding
 from ..core.version import __version__
 
+if TYPE_CHECKING:
+    from ..backends import Target
+    from ..core.files import Entry
+    from .project import Facts
+
 PACK_VERSION = 1
 PACKAGE = Path(__file__).resolve().parents[1]   # src/torchport: its files are part of every key
+
+Hunk = tuple[int, int, int, int]   # core.edits.line_hunks: (old first, old last, new first, new last)
+Stored = tuple[Any, ...]           # an entry as the pack keeps it: (new, findings, lines, hunks, suppressed), plain data
+Stamp = tuple[int, int, bytes]     # (size, mtime_ns, key) of a file whose result was stored
+# (new bytes or None, findings, line count, changed lines or None, suppressed findings): a stored result
+Reused = tuple[Optional[bytes], list[Finding], int, Optional[list[Hunk]], list[Finding]]
+# a job of run.py: (entry, destination or None, backup or None, source bytes to convert instead, or None)
+Job = tuple["Entry", Optional[Path], Optional[Path], Optional[bytes]]
+# run.Options and run.ConvertedFile are Any here: run imports this module (tests/test_layers.py: no cycles)
 
 
 def enabled(no_cache: bool = False) -> bool:
@@ -55,14 +69,14 @@ def _package_stamp() -> bytes:
     return "\n".join(parts).encode("utf-8", "surrogateescape")
 
 
-def _file_bytes(path) -> bytes:
+def _file_bytes(path: Union[str, os.PathLike[str]]) -> bytes:
     try:
         return Path(path).read_bytes()
     except OSError:
         return b"<unreadable>"
 
 
-def run_key(target, options) -> bytes:
+def run_key(target: Target, options: Any) -> bytes:
     """What every file's key shares: torchport, Python, the target, the rule files and the run's options
     (all but the project facts, which go into each file's key)."""
     h = hashlib.blake2b(digest_size=20)
@@ -76,7 +90,7 @@ def run_key(target, options) -> bytes:
     return h.digest()
 
 
-def file_key(run: bytes, rel: str, kind: str, data: bytes, facts) -> bytes:
+def file_key(run: bytes, rel: str, kind: str, data: bytes, facts: Facts) -> bytes:
     h = hashlib.blake2b(run, digest_size=20)
     context = (rel, kind, sorted(facts.names_of(rel)), rel in facts.device_users, sorted(facts.params_of(rel).items()))
     h.update(repr(context).encode("utf-8", "surrogateescape") + b"\0")
@@ -84,7 +98,7 @@ def file_key(run: bytes, rel: str, kind: str, data: bytes, facts) -> bytes:
     return h.digest()
 
 
-def pack_path(src: Path, target) -> Path:
+def pack_path(src: Path, target: Target) -> Path:
     py = f"{sys.version_info.major}{sys.version_info.minor}"
     name = hashlib.blake2b(f"{src.resolve()}\0{target.name}\0{target.path}".encode("utf-8", "surrogateescape"),
                            digest_size=16).hexdigest()
@@ -97,7 +111,7 @@ def _ours(path: Path) -> bool:
     return info.st_uid == os.getuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
-def load(path: Path, run: bytes) -> tuple:
+def load(path: Path, run: bytes) -> tuple[dict[bytes, Stored], dict[str, Stamp]]:
     """(entries {key: entry}, stamps {rel: (size, mtime_ns, key)}) of a pack written with the run key `run`;
     empty when it cannot be used (another torchport, target, rule file or option: no key of it would match)."""
     try:
@@ -112,7 +126,7 @@ def load(path: Path, run: bytes) -> tuple:
     return {}, {}
 
 
-def save(path: Path, run: bytes, entries: dict, stamps: dict) -> None:
+def save(path: Path, run: bytes, entries: dict[bytes, Stored], stamps: dict[str, Stamp]) -> None:
     """Write the pack (a temporary file, then a rename); a cache that cannot be written is no cache."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}")
     try:
@@ -146,23 +160,25 @@ def prune(folder: Path) -> None:
         pass
 
 
-def _finding_tuple(f: Finding) -> tuple:
+def _finding_tuple(f: Finding) -> tuple[Any, ...]:
     return (f.file, f.line, f.end_line, f.rule, f.category, f.action, f.old, f.new, f.message, f.col, f.reasons)
 
 
-def entry(new: Optional[bytes], findings: list, lines: int, hunks: Optional[list], suppressed: list) -> tuple:
+def entry(new: Optional[bytes], findings: list[Finding], lines: int, hunks: Optional[list[Hunk]],
+          suppressed: list[Finding]) -> Stored:
     """A result as plain data."""
     return (new, tuple(_finding_tuple(f) for f in findings), lines,
             None if hunks is None else tuple(tuple(h) for h in hunks), tuple(_finding_tuple(f) for f in suppressed))
 
 
-def result(value: tuple) -> Optional[tuple]:
+def result(value: Stored) -> Optional[Reused]:
     """(new, findings, lines, hunks, suppressed) from an entry; None when it is not one (an old or damaged pack)."""
     try:
         new, findings, lines, hunks, suppressed = value
         if not (new is None or isinstance(new, bytes)) or not isinstance(lines, int):
             return None
-        return (new, [Finding(*f) for f in findings], lines, None if hunks is None else [tuple(h) for h in hunks],
+        return (new, [Finding(*f) for f in findings], lines,
+                None if hunks is None else cast("list[Hunk]", [tuple(h) for h in hunks]),  # entry()'s line_hunks
                 [Finding(*f) for f in suppressed])
     except (TypeError, ValueError):
         return None
@@ -171,7 +187,7 @@ def result(value: tuple) -> Optional[tuple]:
 class Pack:
     """The earlier results of one input and target, and this run's key for them."""
 
-    def __init__(self, src: Path, target, options) -> None:
+    def __init__(self, src: Path, target: Target, options: Any) -> None:
         self.path = pack_path(src, target)
         self.run = run_key(target, options)
         self.facts = options.project
@@ -180,18 +196,22 @@ class Pack:
     def key(self, rel: str, kind: str, data: bytes) -> bytes:
         return file_key(self.run, rel, kind, data, self.facts)
 
-    def get(self, key: bytes) -> Optional[tuple]:
+    def get(self, key: bytes) -> Optional[Reused]:
         value = self.entries.get(key)
         return None if value is None else result(value)
 
-    def expects_hit(self, entry) -> bool:
+    def expects_hit(self, entry: Entry) -> bool:
         """A guess, for sharing out work: the file looks as it did when its result was stored."""
         stamp = self.stamps.get(entry.rel)
-        return bool(stamp) and stamp[:2] == (entry.size, entry.mtime_ns) and stamp[2] in self.entries
+        if not stamp:
+            return False
+        return stamp[:2] == (entry.size, entry.mtime_ns) and stamp[2] in self.entries
 
-    def save(self, jobs: list, results: list) -> int:
+    def save(self, jobs: list[Job], results: list[Any]) -> int:
         """Store this run's results (jobs and results in the same order); the number taken from the pack."""
-        entries, stamps, reused = {}, {}, 0
+        entries: dict[bytes, Stored] = {}
+        stamps: dict[str, Stamp] = {}
+        reused = 0
         for job, r in zip(jobs, results):
             if r.reuse is None:
                 continue

@@ -11,13 +11,16 @@ import os
 import re
 import time
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Optional, cast
+from pathlib import Path
+from typing import Any, Callable, Optional, Union, cast
 
 from ..backends import CONVERTED_KINDS, TARGET_KINDS, Target, load_target
 from ..core import codes, edits, parallel, writes
 from ..core import files as tree
 from ..core.errors import UsageError
+from ..core.files import Entry
 from ..core.finding import ADVICE, ERROR, FAILED, Finding
 from ..core.pipeline import FileResult
 from ..core.pycheck import undefined_after
@@ -25,16 +28,20 @@ from ..core.suppress import Selection
 from ..core.textfile import Text, decode, unified_diff
 from ..kb.apimap import ApiMap
 from . import config, notebook
-from .checkers import Phase
+from .checkers import Checker, Phase
 from .project import Facts
 from .python import PythonConverter, SourceFile
-from .reuse import Pack
+from .reuse import Hunk, Job, Pack, Stored
 from .reuse import entry as stored_result
 from .rules import builtin_checkers
 from .shell import SHELL_SUFFIXES, ShellConverter
-from .userrules import load_rule_files
+from .userrules import UserRules, load_rule_files
 
 PY_SUFFIXES = (".py", ".pyw", ".pyi")
+
+RuleFile = Union[str, "os.PathLike[str]"]   # a user rule file's path (-r)
+Roots = tuple[Optional[Path], Optional[Path], Optional[Path]]   # (input root, output root, backup root)
+Converted = tuple[Optional[bytes], list[Finding], int]   # (new bytes or None if unchanged, findings, line count)
 
 
 @dataclass
@@ -46,18 +53,18 @@ class ConvertedFile(FileResult):
     new_text: Optional[str] = None    # diff / dry-run: the converted text (nothing is written; report.html shows it)
     mentions_cuda: bool = False       # a file copied unscanned that mentions CUDA (counted in the summary)
     mention_line: int = 0             # ... the line of its first mention
-    hunks: Optional[list] = None      # the changed lines (core.edits.line_hunks), for reports; None: diff the texts
-    suppressed: list = field(default_factory=list)  # findings `# torchport: ignore` or --select/--ignore left out
-    reuse: Optional[tuple] = None     # (key, stored result, or None when it came from the pack): see reuse.py
+    hunks: Optional[list[Hunk]] = None  # the changed lines (core.edits.line_hunks), for reports; None: diff the texts
+    suppressed: list[Finding] = field(default_factory=list)  # findings `# torchport: ignore` or --select/--ignore left out
+    reuse: Optional[tuple[bytes, Optional[Stored]]] = None  # (key, stored result, or None when it came from the pack): see reuse.py
 
 
 @dataclass(frozen=True)
 class Options:
     """How a run converts every file, beyond its target: one value, built once and handed to each worker."""
 
-    rule_files: tuple = ()                   # user rule files (-r)
+    rule_files: tuple[RuleFile, ...] = ()    # user rule files (-r)
     launch: Optional[str] = None             # the launch script (input-relative): it gets the device set-up
-    own_packages: tuple = ()                 # the project's own top-level packages: never taken for CUDA ones
+    own_packages: tuple[str, ...] = ()       # the project's own top-level packages: never taken for CUDA ones
     device_env: str = ""                     # convert -s: the launch script's device index comes from this variable
     selection: Optional[Selection] = None    # --select/--ignore, [tool.torchport] (core/suppress.py)
     similar: bool = False                    # --similar: unsupported APIs swapped for similar ones (TP123)
@@ -68,7 +75,8 @@ class Options:
 class Converter:
     """Everything one run needs to convert one file, built once per process."""
 
-    def __init__(self, target, rule_files=(), *, options: Optional[Options] = None, **fields):
+    def __init__(self, target: Union[str, Target], rule_files: Iterable[RuleFile] = (), *,
+                 options: Optional[Options] = None, **fields: Any) -> None:
         """options: an Options, or its fields as keywords (`Converter("npu", ["rules.toml"], similar=True)`)."""
         self.options = o = options if options is not None else Options(tuple(rule_files), **fields)
         self.target, self.user = self.inputs(target, o.rule_files)
@@ -87,7 +95,7 @@ class Converter:
             self.python.selection = self.shell.selection = o.selection
 
     @staticmethod
-    def inputs(target, rule_files=()):
+    def inputs(target: Union[str, Target], rule_files: Iterable[RuleFile] = ()) -> tuple[Target, UserRules]:
         """(Target, user rules): loaded (`target` a Target, or a name or .toml path) and checked, a UsageError when
         they cannot be used for convert."""
         loaded = target if isinstance(target, Target) else load_target(target)
@@ -96,12 +104,13 @@ class Converter:
                              f"(C++ extensions: torchport port-ext --to {loaded.name})")
         return loaded, load_rule_files(rule_files, loaded.name)
 
-    def convert_text(self, rel: str, data: bytes, kind: str):
+    def convert_text(self, rel: str, data: bytes, kind: str) -> Converted:
         """(new bytes or None if unchanged, findings, line count); raises on syntax errors."""
         new, findings, lines, _hunks = self.convert_file(rel, data, kind)
         return new, findings, lines
 
-    def convert_file(self, rel: str, data: bytes, kind: str, suppressed: Optional[list] = None):
+    def convert_file(self, rel: str, data: bytes, kind: str, suppressed: Optional[list[Finding]] = None
+                     ) -> tuple[Optional[bytes], list[Finding], int, Optional[list[Hunk]]]:
         """convert_text's answer and the changed lines (core.edits.line_hunks; None for a notebook); the
         findings suppressed (core/suppress.py) are appended to `suppressed` when given."""
         if kind == "notebook":
@@ -138,12 +147,14 @@ class Converter:
                     "please report it (with the rule file, if one was given)")))
         return text.encode(new), findings, lines, edits.line_hunks(text.text, kept)
 
-    def convert_notebook(self, rel: str, data: bytes, suppressed: Optional[list] = None):
+    def convert_notebook(self, rel: str, data: bytes, suppressed: Optional[list[Finding]] = None
+                         ) -> tuple[Any, list[Finding], int]:   # Converted; Any: analyze/scan.py's `_new` is a str too
         """convert_text for a notebook: its code cells, joined, are converted as one Python source (see
         notebook.py); a cell that does not parse is left and reported, one that would stop parsing fails
         the file."""
         nb, cells = notebook.load(data)
-        findings, good = [], []
+        findings: list[Finding] = []
+        good: list[notebook.Cell] = []
         for cell in cells:
             try:
                 ast.parse(cell.source)
@@ -158,7 +169,7 @@ class Converter:
         if not good:
             return None, findings, lines
         source, starts = notebook.join(good)
-        left: list = []
+        left: list[Finding] = []
         new, _kept, found = self.python.convert(rel, source, suppressed=left)
         findings += notebook.place(found, starts)
         if suppressed is not None:
@@ -178,7 +189,7 @@ class Converter:
         return notebook.dump(nb, like=data), findings, lines
 
 
-def _with_triggers(r, words):
+def _with_triggers(r: Checker, words: Iterable[str]) -> Checker:
     from dataclasses import replace
 
     return replace(r, triggers=tuple(sorted(set(r.triggers) | set(words))),
@@ -217,17 +228,18 @@ def kind_of(rel: str) -> str:
 
 
 # ------------------------------------------------------------------ worker
-_WORKER: dict = {}
+_WORKER: dict[str, Any] = {}
 
 
-def _init_worker(target, options: Options, mode, roots=(None, None, None), pack: Optional[Pack] = None):
+def _init_worker(target: Target, options: Options, mode: str, roots: Roots = (None, None, None),
+                 pack: Optional[Pack] = None) -> None:
     _WORKER["conv"] = Converter(target, options=options)
     _WORKER["mode"] = mode
     _WORKER["roots"] = roots  # (input root, output root, backup root): where links point, writes may go
     _WORKER["pack"] = pack    # earlier results (reuse.py), or None: every file is converted
 
 
-def process(job) -> ConvertedFile:
+def process(job: Job) -> ConvertedFile:
     """Convert or copy one entry; job = (entry, dst path or None, backup path or None, source bytes to
     convert instead of the file's, or None).  Reading or writing failing is this file's error."""
     entry, dst, backup, pre = job
@@ -243,7 +255,7 @@ def process(job) -> ConvertedFile:
                              codes.TP000.id, "output", ERROR, message=what)], message=what)
 
 
-def _process(entry, dst, backup, pre) -> ConvertedFile:
+def _process(entry: Entry, dst: Optional[Path], backup: Optional[Path], pre: Optional[bytes]) -> ConvertedFile:
     mode = _WORKER["mode"]
     src_root, out_root, _backup_root = _WORKER["roots"]
     rel = entry.rel
@@ -256,21 +268,22 @@ def _process(entry, dst, backup, pre) -> ConvertedFile:
         return ConvertedFile(rel, "skipped", kind=kind,
                              message="symlink to outside the input: not followed, not copied")
     if mode == "write":
+        dst = cast(Path, dst)   # the write mode gives every job its destination
         writes.make_dirs(out_root, dst.parent)
     if entry.kind == "link":
         if mode == "write":
-            tree.copy_link(entry, dst, src_root, out_root)
+            tree.copy_link(entry, cast(Path, dst), src_root, out_root)   # write mode: a destination
         return ConvertedFile(rel, "copied", kind=kind, message="symlink recreated")
     if kind == "other" or entry.excluded:
         return _copied(entry, dst, kind)
     return _source(entry, dst, backup, pre, kind)
 
 
-def _copied(entry, dst, kind: str) -> ConvertedFile:
+def _copied(entry: Entry, dst: Optional[Path], kind: str) -> ConvertedFile:
     """A file convert copies as it is: excluded, or not a kind it converts (its config values reported)."""
     conv, mode, rel = _WORKER["conv"], _WORKER["mode"], entry.rel
     if mode == "write":
-        writes.copy_file(entry.src, dst)
+        writes.copy_file(entry.src, cast(Path, dst))   # write mode: a destination
     if entry.excluded:
         return ConvertedFile(rel, "excluded", kind=kind)
     result = other_file(rel, entry.src, conv.target)
@@ -281,7 +294,7 @@ def _copied(entry, dst, kind: str) -> ConvertedFile:
     return result
 
 
-def _source(entry, dst, backup, pre, kind: str) -> ConvertedFile:
+def _source(entry: Entry, dst: Optional[Path], backup: Optional[Path], pre: Optional[bytes], kind: str) -> ConvertedFile:
     """A Python file, notebook or shell script: converted (or its result taken from the last run, reuse.py) and
     delivered as the mode says; a file torchport cannot convert is copied unchanged and is this file's error."""
     conv, mode, rel = _WORKER["conv"], _WORKER["mode"], entry.rel
@@ -291,17 +304,17 @@ def _source(entry, dst, backup, pre, kind: str) -> ConvertedFile:
     except OSError as e:
         raise writes.Unreadable(e.errno, e.strerror, str(entry.src)) from None
 
-    def copied_unchanged(finding, what, trace=""):
+    def copied_unchanged(finding: Union[Finding, list[Finding]], what: str, trace: str = "") -> ConvertedFile:
         if mode == "write":
-            writes.write_file(dst, data, info)
+            writes.write_file(cast(Path, dst), data, info)   # write mode: a destination
         found = finding if isinstance(finding, list) else [finding]
         return ConvertedFile(rel, "error", kind=kind, findings=found, lines=data.count(b"\n") + 1, message=what,
                              trace=trace)
 
-    pack = _WORKER["pack"] if pre is None else None
+    pack: Optional[Pack] = _WORKER["pack"] if pre is None else None
     key = pack.key(rel, kind, data) if pack is not None else None
     hit = pack.get(key) if pack is not None and key is not None else None
-    suppressed: list = []
+    suppressed: list[Finding] = []
     try:
         if hit is not None:
             new, findings, lines, hunks, suppressed = hit
@@ -327,7 +340,7 @@ def _source(entry, dst, backup, pre, kind: str) -> ConvertedFile:
                                       stored_result(new, findings, lines, hunks, suppressed))
     if new is None:
         if mode == "write":
-            writes.write_file(dst, data, info, keep_same=True)
+            writes.write_file(cast(Path, dst), data, info, keep_same=True)   # write mode: a destination
         return ConvertedFile(rel, "unchanged", kind=kind, findings=findings, lines=lines, suppressed=suppressed,
                              reuse=reuse)
     result = ConvertedFile(rel, "converted", kind=kind, findings=findings, lines=lines, hunks=hunks,
@@ -336,14 +349,15 @@ def _source(entry, dst, backup, pre, kind: str) -> ConvertedFile:
     return result
 
 
-def _deliver(entry, dst, backup, data: bytes, info: os.stat_result, new: bytes, result: ConvertedFile) -> None:
+def _deliver(entry: Entry, dst: Optional[Path], backup: Optional[Path], data: bytes, info: os.stat_result, new: bytes,
+             result: ConvertedFile) -> None:
     """A converted file's new bytes, as the mode says: the mirror, the input itself (its bytes backed up), or
     kept in the result (--diff, --dry-run)."""
     mode, rel = _WORKER["mode"], entry.rel
     if mode == "write":
-        writes.write_file(dst, new, info, keep_same=True)
+        writes.write_file(cast(Path, dst), new, info, keep_same=True)   # write mode: a destination
     elif mode == "in-place":
-        writes.rewrite(entry.src, data, info, new, backup, _WORKER["roots"][2])
+        writes.rewrite(entry.src, data, info, new, cast(Path, backup), _WORKER["roots"][2])   # in place: a backup
         if info.st_nlink > 1:
             result.findings.append(Finding(rel, 1, 1, codes.TP000.id, "output", ADVICE, message=(
                 f"had {info.st_nlink - 1} other hard link(s): written as a new file, the other names keep "
@@ -354,14 +368,14 @@ def _deliver(entry, dst, backup, data: bytes, info: os.stat_result, new: bytes, 
             result.diff = unified_diff(cast(Text, decode(data)).text, result.new_text, f"a/{rel}", f"b/{rel}")
 
 
-def other_file(rel: str, path, target) -> ConvertedFile:
+def other_file(rel: str, path: Path, target: Target) -> ConvertedFile:
     """A file convert copies unchanged: config settings reported (config.py), a mention of CUDA in a text file
     counted (a binary file's "cuda", such as a checkpoint's storage tags, is not a line to edit: `torchport ckpt`)."""
     try:
         data = tree.read_bytes(path, config.MENTION_BYTES)
     except OSError:
         return ConvertedFile(rel, "copied", kind="other")
-    findings: list = []
+    findings: list[Finding] = []
     lowered = data.lower()
     if config.is_config(rel) and (b"cuda" in lowered or b"nccl" in lowered):
         text = decode(data)
@@ -380,7 +394,7 @@ _CUDA_MENTION = re.compile(rb"(?<!barra)cuda")
 _PACKAGE_METADATA = re.compile(r"(?:^|/)[^/]+\.(?:egg|dist)-info/")
 
 
-def compile_error(text: str, first_line: int = 1):
+def compile_error(text: Union[str, bytes], first_line: int = 1) -> Optional[str]:
     """Why `text` does not compile as Python (None when it does).  Compiling, not only parsing: `yield` or
     `await` outside a function parse, and fail at import.  Lines count from `first_line`."""
     try:
@@ -392,9 +406,9 @@ def compile_error(text: str, first_line: int = 1):
     return None
 
 
-def broken_python(new: bytes, old: bytes):
+def broken_python(new: bytes, old: bytes) -> Optional[str]:
     """Why `new` does not compile when `old` did (None when it does, or when neither did)."""
-    def error(data):
+    def error(data: bytes) -> Optional[str]:
         text = decode(data)
         return compile_error(text.text if text is not None else data)
 
@@ -405,7 +419,7 @@ def broken_python(new: bytes, old: bytes):
 _CONTEXTUAL = re.compile(r"__future__|\bglobal\b")  # statements whose validity depends on earlier ones
 
 
-def broken_spans(old: str, new: str, spans: list):
+def broken_spans(old: str, new: str, spans: list[tuple[tuple[int, int], tuple[int, int]]]) -> Optional[str]:
     """broken_python, looking first at the changed spans only (core.edits.changed_spans): when every span's
     new text compiles, so does the file (a top-level statement compiles alone as in its module), at a
     fraction of the cost.  The file decides when a span does not compile (an inserted decorator or indented
@@ -416,26 +430,27 @@ def broken_spans(old: str, new: str, spans: list):
     return broken_python(new.encode("utf-8"), old.encode("utf-8")) if whole else None
 
 
-def _process_chunk(jobs):
+def _process_chunk(jobs: list[Job]) -> list[ConvertedFile]:
     return [process(job) for job in jobs]
 
 
 # ------------------------------------------------------------------ run
-def _weight(job) -> int:
+def _weight(job: Job) -> int:
     entry = job[0]
     return 0 if entry.kind != "file" or kind_of(entry.rel) == "other" else entry.size
 
 
-def run_jobs(jobs: list, target, options: Options, mode, n_jobs: int, progress=None,
-             roots=(None, None, None), pack: Optional[Pack] = None) -> list:
+def run_jobs(jobs: list[Job], target: Target, options: Options, mode: str, n_jobs: int,
+             progress: Optional[Callable[[int, int], object]] = None, roots: Roots = (None, None, None),
+             pack: Optional[Pack] = None) -> list[ConvertedFile]:
     """Process all jobs, in worker processes when there is enough Python to pay for them; roots: (input,
     output, backup) folders (see _init_worker); pack: earlier results to use again (reuse.py)."""
-    def weight(job) -> int:  # a file expected from the pack costs a read and a write, not a conversion
+    def weight(job: Job) -> int:  # a file expected from the pack costs a read and a write, not a conversion
         return 0 if pack is not None and pack.expects_hit(job[0]) else _weight(job)
 
     return parallel.run(jobs, _init_worker, (target, options, mode, roots, pack), process, n_jobs, weight, progress)
 
 
-def timer():
+def timer() -> Callable[[], float]:
     start = time.perf_counter()
     return lambda: time.perf_counter() - start

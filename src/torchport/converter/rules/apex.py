@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional, Union, cast
 
 from ...core import codes
 from ...core.finding import ADVICE
@@ -37,23 +37,27 @@ from ...kb import bundled_data
 from ..checkers import Phase, checker
 
 if TYPE_CHECKING:
-    from ..context import FileContext
+    from ...core.codes import Code
+    from ..context import Binding, FileContext, ImportStmt, Located
 
 SCALER = "amp_scaler"
 FORWARD = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)
 NOT_FORWARD = re.compile(r"\.(?:zero_grad|step|backward)\s*\(")
 
+Chain = tuple[ast.AST, ...]   # a node's parents, outermost first
+Function = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 
-def _amp_binding(ctx):
+
+def _amp_binding(ctx: FileContext) -> Optional[Binding]:
     """The import binding of apex.amp (`from apex import amp`, `import apex.amp as amp`), or None."""
     found = [b for b in ctx.all_bindings() if b.qualname == "apex.amp" and b.kind in ("from", "module")]
     return found[0] if len(found) == 1 and not found[0].ambiguous else None
 
 
-def _uses(tree, local: str) -> list:
+def _uses(tree: ast.AST, local: str) -> list[tuple[ast.Name, Chain]]:
     """[(Name node, parent chain)] of every read of `local` in the file."""
     out = []
-    stack: list = [(tree, ())]
+    stack: list[tuple[ast.AST, Chain]] = [(tree, ())]
     while stack:
         node, chain = stack.pop()
         if isinstance(node, ast.Name) and node.id == local:
@@ -63,20 +67,22 @@ def _uses(tree, local: str) -> list:
     return out
 
 
-def _function_of(chain) -> Optional[ast.AST]:
+def _function_of(chain: Chain) -> Optional[Function]:
     return next((n for n in reversed(chain) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
 
 
 class Plan:
     def __init__(self) -> None:
-        self.initialize: list = []       # (Assign statement, Call, enclosing function or None)
-        self.scale_loss: list = []       # (With statement, loss expr, optimizer expr, enclosing function, chain)
-        self.state: list = []            # (Call, method name)
-        self.master: list = []           # (Call, chain): amp.master_params(optimizer)
-        self.refusals: list = []         # (node, why)
+        # (Assign statement, Call, enclosing function or None)
+        self.initialize: list[tuple[ast.Assign, ast.Call, Optional[Function]]] = []
+        # (With statement, loss expr, optimizer expr, enclosing function, chain)
+        self.scale_loss: list[tuple[ast.With, ast.expr, ast.expr, Optional[Function], Chain]] = []
+        self.state: list[tuple[ast.Call, str]] = []       # (Call, method name)
+        self.master: list[tuple[ast.Call, Chain]] = []    # (Call, chain): amp.master_params(optimizer)
+        self.refusals: list[tuple[Located, str]] = []     # (node, why)
 
 
-def _plan(tree, local: str) -> Plan:
+def _plan(tree: ast.AST, local: str) -> Plan:
     plan = Plan()
     for name, chain in _uses(tree, local):
         parent = chain[-1] if chain else None
@@ -102,7 +108,8 @@ def _plan(tree, local: str) -> Plan:
                 and isinstance(item.optional_vars, ast.Name) and len(call.args) >= 2 and not call.keywords \
                 and all(_backward_of(s, item.optional_vars.id) for s in stmt.body)
             if ok:
-                plan.scale_loss.append((stmt, call.args[0], call.args[1], _function_of(chain), chain[:-4]))
+                plan.scale_loss.append((cast(ast.With, stmt), call.args[0], call.args[1], _function_of(chain),  # ok
+                                        chain[:-4]))
             else:
                 plan.refusals.append((call, f"`with {local}.scale_loss(loss, optimizer) as s:` whose body is not "
                                             "only `s.backward(...)`"))
@@ -115,14 +122,14 @@ def _plan(tree, local: str) -> Plan:
     return plan
 
 
-def _backward_of(stmt, name: str) -> bool:
+def _backward_of(stmt: ast.AST, name: str) -> bool:
     """`<name>.backward(...)` as a statement."""
     return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
         and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == "backward" \
         and isinstance(stmt.value.func.value, ast.Name) and stmt.value.func.value.id == name
 
 
-def _keyword(call, name: str):
+def _keyword(call: ast.Call, name: str) -> Optional[ast.expr]:
     return next((k.value for k in call.keywords if k.arg == name), None)
 
 
@@ -134,6 +141,7 @@ def apex_amp(tree: ast.Module, ctx: FileContext) -> None:
     plan = _plan(tree, binding.local)
     if not (plan.initialize or plan.scale_loss or plan.state or plan.master):
         return
+    stmt: ast.stmt   # each loop's own kind of statement
     for stmt, _loss, optimizer, function, _chain in plan.scale_loss:
         if not _steps(ctx, function, optimizer):  # scaled gradients must be stepped by the scaler: all or nothing
             plan.refusals.append((stmt, f"`{ctx.text(optimizer)}.step()` is not in the function of its scale_loss"))
@@ -164,14 +172,14 @@ def apex_amp(tree: ast.Module, ctx: FileContext) -> None:
     binding.converted = True
 
 
-def _scaler(ctx, device: str, enabled: str) -> str:
+def _scaler(ctx: FileContext, device: str, enabled: str) -> str:
     t = ctx.target
     if t.amp == "namespace":
         return f"{ctx.spell(t.namespace + '.amp.GradScaler')}(enabled={enabled})"
     return f"{ctx.spell('torch.amp.GradScaler')}({device}, enabled={enabled})"
 
 
-def _module_scaler(ctx, tree, binding, device: str, r):
+def _module_scaler(ctx: FileContext, tree: ast.Module, binding: Binding, device: str, r: Code) -> Optional[ImportStmt]:
     """`amp_scaler = <disabled GradScaler>` at module level: where apex.amp was imported there (that statement is
     returned), else after the module's imports."""
     line = f"{SCALER} = {_scaler(ctx, device, 'False')}  # made by amp.initialize's replacement"
@@ -188,7 +196,7 @@ def _module_scaler(ctx, tree, binding, device: str, r):
     return None
 
 
-def _convert_master_params(ctx, call, chain, r) -> None:
+def _convert_master_params(ctx: FileContext, call: ast.Call, chain: Chain, r: Code) -> None:
     """amp.master_params(opt) -> opt's parameters; in a clip_grad_norm_/clip_grad_value_ statement, unscale first."""
     opt = ctx.text(call.args[0])
     ctx.replace(call, f'[p for group in {opt}.param_groups for p in group["params"]]', r,
@@ -201,7 +209,8 @@ def _convert_master_params(ctx, call, chain, r) -> None:
                    "gradients are clipped unscaled: the scaler unscales them first")
 
 
-def _convert_initialize(ctx, stmt, call, function, device: str, r) -> None:
+def _convert_initialize(ctx: FileContext, stmt: ast.Assign, call: ast.Call, function: Optional[Function], device: str,
+                        r: Code) -> None:
     t = ctx.target
     opt_level = _keyword(call, "opt_level")
     level = opt_level.value if isinstance(opt_level, ast.Constant) else None
@@ -245,20 +254,21 @@ def _convert_initialize(ctx, stmt, call, function, device: str, r) -> None:
     ctx.replace(stmt, (ctx.newline + indent).join(lines), r, message)
 
 
-def _declares_global(function) -> bool:
+def _declares_global(function: ast.AST) -> bool:
     return any(isinstance(n, ast.Global) and SCALER in n.names for n in ast.walk(function))
 
 
-def _indent(ctx, stmt) -> str:
+def _indent(ctx: FileContext, stmt: ast.stmt) -> str:
     start = ctx.line_starts[stmt.lineno - 1]
     return ctx.source[start:ctx.span(stmt)[0]]
 
 
-def _convert_scale_loss(ctx, stmt, loss, optimizer, function, chain, device: str, r) -> None:
+def _convert_scale_loss(ctx: FileContext, stmt: ast.With, loss: ast.expr, optimizer: ast.expr,
+                        function: Optional[Function], chain: Chain, device: str, r: Code) -> None:
     loss_text = ctx.text(loss)
     calls = []
     for s in stmt.body:
-        call = s.value
+        call = cast(ast.Call, cast(ast.Expr, s).value)   # _plan took only `s.backward(...)` statements
         inner = ctx.source[ctx.span(call.func)[1]:ctx.span(call)[1]]  # "(...)" of backward
         calls.append(f"{SCALER}.scale({loss_text}).backward{inner}")
     ctx.replace(stmt, (ctx.newline + _indent(ctx, stmt)).join(calls), r, "amp.scale_loss -> GradScaler.scale")
@@ -274,19 +284,19 @@ def _convert_scale_loss(ctx, stmt, loss, optimizer, function, chain, device: str
     _wrap_forward(ctx, found[0], found[1], device, r)
 
 
-def _steps(ctx, function, optimizer) -> list:
+def _steps(ctx: FileContext, function: Optional[Function], optimizer: ast.expr) -> list[ast.Expr]:
     """The `<optimizer>.step()` statements in the function holding a scale_loss (or the module): the optimizer
     a plain name or attribute chain (`self.optimizer`), matched by its text."""
     if not isinstance(optimizer, (ast.Name, ast.Attribute)):
         return []
     text = ctx.text(optimizer)
-    return [node for node in ast.walk(function if function is not None else ctx.tree)
+    return [node for node in ast.walk(function if function is not None else cast(ast.Module, ctx.tree))  # a FILE rule
             if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and not node.value.args
             and not node.value.keywords and isinstance(node.value.func, ast.Attribute)
             and node.value.func.attr == "step" and ctx.text(node.value.func.value) == text]
 
 
-def _block_of(parent, stmt) -> Optional[list]:
+def _block_of(parent: ast.AST, stmt: ast.AST) -> Optional[list[ast.stmt]]:
     """The statement list of `parent` holding `stmt`."""
     for field in ("body", "orelse", "finalbody"):
         block = getattr(parent, field, None)
@@ -295,10 +305,10 @@ def _block_of(parent, stmt) -> Optional[list]:
     return None
 
 
-def _loss_assignment(chain, stmt, loss: str) -> Optional[tuple]:
+def _loss_assignment(chain: Chain, stmt: ast.stmt, loss: str) -> Optional[tuple[list[ast.stmt], int]]:
     """(block, index) of the last assignment of `loss` before `stmt` in its block or, going out, in the blocks
     holding it (`if args.fp16: with amp.scale_loss(...)` after the forward), within its function."""
-    inner = stmt
+    inner: ast.AST = stmt
     for parent in reversed(chain):
         block = _block_of(parent, inner)
         if block is None:
@@ -313,7 +323,7 @@ def _loss_assignment(chain, stmt, loss: str) -> Optional[tuple]:
     return None
 
 
-def _wrap_forward(ctx, block: list, end: int, device: str, r) -> None:
+def _wrap_forward(ctx: FileContext, block: list[ast.stmt], end: int, device: str, r: Code) -> None:
     """Indent the run of simple statements ending with block[end] (the loss) under `with torch.autocast(...)`."""
     start = end
     while start > 0 and isinstance(block[start - 1], FORWARD) and not NOT_FORWARD.search(ctx.text(block[start - 1])) \
@@ -331,31 +341,32 @@ def _wrap_forward(ctx, block: list, end: int, device: str, r) -> None:
     head = f"{indent}with {ctx.spell('torch.autocast')}({device}, enabled={SCALER}.is_enabled()):{ctx.newline}"
     ctx.insert(begin, head, r, "apex O1's half precision -> torch.autocast around the forward and the loss",
                anchor=ctx.span(first)[0])
-    for line in range(first.lineno, last.end_lineno + 1):  # insertions only: other rules' edits inside stay
+    # insertions only: other rules' edits inside stay (end_lineno: set on every parsed node)
+    for line in range(first.lineno, cast(int, last.end_lineno) + 1):
         start = ctx.line_starts[line - 1]
         end = ctx.line_starts[line] if line < len(ctx.line_starts) else len(ctx.source)
         if ctx.source[start:end].strip():
             ctx.insert(start, unit, r, quiet=True)
 
 
-def _initializes(stmt) -> bool:
+def _initializes(stmt: ast.AST) -> bool:
     """Does the statement call `<x>.initialize(...)`?  (amp.initialize makes the scaler: never in the forward.)"""
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "initialize"
                for n in ast.walk(stmt))
 
 
-def _assigns(stmt, name: str) -> bool:
+def _assigns(stmt: ast.AST, name: str) -> bool:
     targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] \
         if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) else []
     return any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t))
 
 
-def _unused_import(ctx, stmt, local: str, r) -> None:
+def _unused_import(ctx: FileContext, stmt: ImportStmt, local: str, r: Code) -> None:
     """Say that `local` is no longer used; apex_imports removes it from `stmt` with the others."""
     ctx.memo.setdefault("apex-unused", {}).setdefault(id(stmt), (stmt, set(), r))[1].add(local)
 
 
-def _drop_import(ctx, stmt, gone: set, r) -> None:
+def _drop_import(ctx: FileContext, stmt: ImportStmt, gone: set[str], r: Code) -> None:
     """Remove the names `gone` from their import statement: the names it also imports stay; a statement left
     with none goes with its line, or becomes `pass` where it was its block's only statement."""
     names = stmt.names
@@ -370,7 +381,8 @@ def _drop_import(ctx, stmt, gone: set, r) -> None:
                   if isinstance(b, list) and any(x is stmt for x in b)), [])
     start, end = ctx.span(stmt)
     line_start = ctx.line_starts[stmt.lineno - 1]
-    line_end = ctx.line_starts[stmt.end_lineno] if stmt.end_lineno < len(ctx.line_starts) else len(ctx.source)
+    last = cast(int, stmt.end_lineno)   # set on every parsed node
+    line_end = ctx.line_starts[last] if last < len(ctx.line_starts) else len(ctx.source)
     alone = not ctx.source[line_start:start].strip() and not ctx.source[end:line_end].strip()
     if len(block) > 1 and alone:
         ctx.replace((line_start, line_end), "", r, quiet=True)
@@ -391,7 +403,7 @@ def apex_optimizers(tree: ast.Module, ctx: FileContext) -> None:
     if not any(name.rsplit(".", 1)[1] in ctx.source for table in ("optimizers", "reported", "aliases")
                for name in data[table]):
         return  # no apex optimizer class is named in the file (a cheap test before walking the tree)
-    converted: set = ctx.memo.setdefault("apex-optimizer-calls", set())
+    converted: set[int] = ctx.memo.setdefault("apex-optimizer-calls", set())
     parents = ctx.parents()
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
@@ -409,28 +421,28 @@ def apex_optimizers(tree: ast.Module, ctx: FileContext) -> None:
                                                       "`torchport rules TP122`)")
 
 
-def _optimizer(ctx, func, data) -> Optional[str]:
+def _optimizer(ctx: FileContext, func: ast.expr, data: Any) -> Optional[str]:
     """The canonical apex.optimizers class a callee names through the file's imports, or None."""
     q = ctx.qualname(func) if isinstance(func, (ast.Name, ast.Attribute)) else None
     if q is None or not q.startswith(OPTIMIZERS + "."):
         return None
-    return data["aliases"].get(q, q)
+    return cast(str, data["aliases"].get(q, q))   # kb/apex.toml's aliases: class name -> class name
 
 
-def _root(node) -> ast.AST:
+def _root(node: ast.AST) -> ast.AST:
     while isinstance(node, ast.Attribute):
         node = node.value
     return node
 
 
-def _literal(node):
+def _literal(node: ast.AST) -> tuple[bool, Any]:
     """(True, value) of a literal True/False/number/None, else (False, None)."""
     if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, (bool, int, float))):
         return True, node.value
     return False, None
 
 
-def _convert_optimizer(ctx, call: ast.Call, name: str, data) -> bool:
+def _convert_optimizer(ctx: FileContext, call: ast.Call, name: str, data: Any) -> bool:
     r, short = codes.TP122, name.rsplit(".", 1)[1]
     spec = data["optimizers"].get(name)
     if spec is None:
@@ -466,7 +478,7 @@ def _convert_optimizer(ctx, call: ast.Call, name: str, data) -> bool:
     if problems:
         ctx.report(call, r, ADVICE, f"apex {short} not converted: " + "; ".join(problems))
         return False
-    arguments = sorted([*call.args, *call.keywords], key=lambda n: ctx.span(n)[0])
+    arguments: list[Union[ast.expr, ast.keyword]] = sorted([*call.args, *call.keywords], key=lambda n: ctx.span(n)[0])
     if arguments and any(arguments[0] is k for k in dropped):
         ctx.report(call, r, ADVICE, f"apex {short} not converted: pass the parameters first")
         return False
@@ -477,9 +489,9 @@ def _convert_optimizer(ctx, call: ast.Call, name: str, data) -> bool:
              ] if mode == "adam_w_mode" else []
     notes += [f"{k.arg} dropped: {data['why'][k.arg]}" for k in dropped if k.arg != mode]
     added = []
-    given = {k.arg for k in call.keywords} | set(spec["positional"][:len(call.args)])
+    passed = {k.arg for k in call.keywords} | set(spec["positional"][:len(call.args)])
     for key, value in spec.get("defaults", {}).get(choice, {}).items():
-        if key not in given:
+        if key not in passed:
             added.append(f"{key}={value}")
             notes.append(f"{key}={value} passed: apex's default, which {new.rsplit('.', 1)[1]} does not share")
     if vendor is None and ctx.target.device in data["fused"]["devices"]:
@@ -494,7 +506,8 @@ def _convert_optimizer(ctx, call: ast.Call, name: str, data) -> bool:
     return True
 
 
-def _edit_arguments(ctx, call, arguments: list, dropped: list, added: list, r) -> None:
+def _edit_arguments(ctx: FileContext, call: ast.Call, arguments: list[Union[ast.expr, ast.keyword]],
+                    dropped: list[ast.keyword], added: list[str], r: Code) -> None:
     """Remove the `dropped` keywords (never the first argument) and add `added` at the end: a dropped argument
     goes up to the next one's start; the run of dropped ones at the end is replaced by the added ones."""
     gone = {id(k) for k in dropped}
