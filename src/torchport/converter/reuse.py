@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union, cast
 
-from ..core.cache import cache_root
+from ..core.cache import cache_root, save_marshal
 from ..core.finding import Finding
 from ..core.version import __version__
 
@@ -127,20 +127,8 @@ def load(path: Path, run: bytes) -> tuple[dict[bytes, Stored], dict[str, Stamp]]
 
 
 def save(path: Path, run: bytes, entries: dict[bytes, Stored], stamps: dict[str, Stamp]) -> None:
-    """Write the pack (a temporary file, then a rename); a cache that cannot be written is no cache."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    try:
-        data = marshal.dumps((PACK_VERSION, run, entries, stamps))
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except (OSError, ValueError):
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
+    """Write the pack, for this user only; a cache that cannot be written is no cache."""
+    save_marshal(path, (PACK_VERSION, run, entries, stamps), private=True)
 
 
 KEEP_DAYS = 30   # a pack no run has written for this long (a project converted once, long ago) is removed

@@ -77,17 +77,20 @@ def cached_data(path: Path, read: Callable[[Path], object], also: tuple[Path, ..
     except (OSError, ValueError, EOFError, TypeError):
         pass   # no entry yet, or a corrupt one: read anew
     data = read(path)
-    _save(entry, (key, stamp, data))   # not plain data, or no cache folder: the next call reads the file again
+    save_marshal(entry, (key, stamp, data))   # not plain data, or no cache folder: the next call reads anew
     return data
 
 
-def _save(target: Path, value: tuple[Any, ...]) -> bool:
-    """Write one entry (a temporary file, then a rename); False when that failed."""
+def save_marshal(target: Path, value: tuple[Any, ...], private: bool = False) -> bool:
+    """Write one cache file as `marshal` data (a temporary file, then a rename); False when that failed.
+    `private`: readable and writable by this user only (a new folder too)."""
     tmp = target.with_name(f".{target.name}.{os.getpid()}")
     try:
         data = marshal.dumps(value)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(data)
+        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700 if private else 0o777)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if private else 0o666)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
         os.replace(tmp, target)
         return True
     except (OSError, ValueError):
