@@ -65,6 +65,14 @@ def shared_value(tmp_path_factory, name: str, compute):
     return json.loads((shared_folder(tmp_path_factory, name, make) / "value.json").read_text())
 
 
+def analyze(path, targets=None, **options):
+    """torchport.analyze.api.analyze from keywords (AnalyzeRequest.of)."""
+    from torchport.analyze.api import AnalyzeRequest
+    from torchport.analyze.api import analyze as analyze_request
+
+    return analyze_request(AnalyzeRequest.of(path, targets, **options))
+
+
 def tree_digest(root: Path) -> dict:
     """path -> (sha256, mode) of every file under root (symlinks by their target text)."""
     out = {}

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 from code_cases import cases, converted
+from conftest import analyze  # the keyword form: torchport.analyze.api.AnalyzeRequest.of
 
 import torchport
-from torchport.analyze.api import AnalyzeRequest
-from torchport.analyze.api import analyze as analyze_request
 from torchport.converter.rules import builtin_checkers
 from torchport.converter.rules_doc import EXAMPLE_OPTIONS, convert_example, rule_text, rules_markdown
 from torchport.converter.run import Converter
@@ -19,11 +18,6 @@ from torchport.core.codes import CODES
 from torchport.core.finding import CHANGES
 from torchport.core.suppress import Selection
 from torchport.porting import api as port_api
-
-
-def analyze(path, targets=None, **options):
-    return analyze_request(AnalyzeRequest.of(path, targets, **options))
-
 
 SRC = Path(torchport.__file__).resolve().parent
 

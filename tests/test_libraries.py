@@ -11,16 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import analyze  # the keyword form: torchport.analyze.api.AnalyzeRequest.of
 
 from torchport.analyze import libraries
-from torchport.analyze.api import AnalyzeRequest
-from torchport.analyze.api import analyze as analyze_request
 from torchport.cli import main
-
-
-def analyze(path, targets=None, **options):
-    return analyze_request(AnalyzeRequest.of(path, targets, **options))
-
 
 MIXING = '''\
 import torch

@@ -1,23 +1,17 @@
 """The tree pipeline shared by convert, analyze, check and port-ext: a file torchport fails on is that file's
 internal error (named, with its traceback), never the user's input error, and never the end of the run."""
 import pytest
+from conftest import analyze  # the keyword form: torchport.analyze.api.AnalyzeRequest.of
 from test_convert_safety import _patch_reference_checker
 
 import torchport
 import torchport.api
-from torchport.analyze.api import AnalyzeRequest
-from torchport.analyze.api import analyze as analyze_request
 from torchport.api import check  # the keyword form: torchport.check.api.CheckRequest.of
 from torchport.core import codes
 from torchport.core.errors import UsageError
 from torchport.core.finding import FAILED
 from torchport.core.pipeline import Mode, Outcome
 from torchport.porting import api as port_api
-
-
-def analyze(path, targets=None, **options):
-    return analyze_request(AnalyzeRequest.of(path, targets, **options))
-
 
 CUDA = "import torch\ntorch.cuda.synchronize()\n"
 

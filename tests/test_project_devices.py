@@ -9,18 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import analyze  # the keyword form: torchport.analyze.api.AnalyzeRequest.of
 
 import torchport
-from torchport.analyze.api import AnalyzeRequest
-from torchport.analyze.api import analyze as analyze_request
 from torchport.api import check  # the keyword form: torchport.check.api.CheckRequest.of
 from torchport.cli import main
 from torchport.converter.project import called_with_cuda, device_names, device_parameters, module_names
-
-
-def analyze(path, targets=None, **options):
-    return analyze_request(AnalyzeRequest.of(path, targets, **options))
-
 
 FILES = {
     "config.py": 'BACKEND = "cuda"\nNAMES = ("cuda", "tpu")  # accelerator names: no device\nLABEL = "cuda"\n',
