@@ -45,10 +45,10 @@ import torchport
 from torchport.api import analyze
 from torchport.api import port_ext as port
 from torchport.backends import available_targets, load_target
+from torchport.commands.port import DEFAULT_IGNORES
 from torchport.converter.guards import runs_only_with_device
 from torchport.core.files import _excluded
 from torchport.core.parallel import default_jobs
-from torchport.porting.api import DEFAULT_IGNORES
 from torchport.porting.engine import load_map
 
 PROJECTS = [("yolox", "0.3.0"), ("ultralytics", "8.4.190"), ("timm", "1.0.31"), ("transformers", "4.46.3"),

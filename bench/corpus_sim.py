@@ -15,7 +15,7 @@ device and DDP) and ultralytics' (train(device="0,1") starting its own DDP comma
 project's own launcher (see DISTRIBUTED).  pytorch-tabnet (define_device("auto"), its fit loop with
 pin_memory), stable-baselines3 (get_device("auto"), PPO/A2C/DQN, save/load) and ctgan (enable_gpu=True and
 the deprecated cuda=True, save/load) were added as projects this repository had never used (issue 30).
-A run that fails is read back (torchport.migrate.trace): the migrated lines its traceback went through, and
+A run that fails is read back (torchport.commands.migrate.trace): the migrated lines its traceback went through, and
 the origins of the names they read; when "What's left" names none of them the failure is silent, and the
 silent failures are counted per project and target (the target is 0).  PyPI's torchvision builds do not load their C ops against this
 machine's CPU torch: yolox gets bench/corpus_sim/shims/ (nms and friends in plain torch), timm and
@@ -118,7 +118,7 @@ def run_driver(project: str, tree: Path, target: str, launcher: str = "") -> tup
 def silent(tree: Path, launcher: str, items: list) -> str:
     """For a failed run: "" when What's left names a line its traceback went through (or the origin of a name
     such a line reads), "silent: <where>" when it names none, "outside the tree" when no frame is in it."""
-    from torchport.migrate.trace import lines_through
+    from torchport.commands.migrate.trace import lines_through
 
     output = FAILED_OUTPUT.get((str(tree), launcher), "")
     through = lines_through(output, tree)

@@ -38,9 +38,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from torchport import ckpt  # noqa: E402
-from torchport.analyze import api as analyze_api  # noqa: E402
 from torchport.analyze import deps  # noqa: E402
-from torchport.check import sarif  # noqa: E402
+from torchport.commands import analyze as analyze_api  # noqa: E402
+from torchport.commands import port as porting_api  # noqa: E402
 from torchport.converter import config, context, multicard, notebook, python, shell  # noqa: E402
 from torchport.converter import run as converter_run  # noqa: E402
 from torchport.converter.rules import apex, devices, distributed, env, imports, messages, methods  # noqa: E402
@@ -49,9 +49,8 @@ from torchport.converter.run import Converter  # noqa: E402
 from torchport.core import command, textfile, words  # noqa: E402
 from torchport.doctor import checks, explain, families, shapes, stack, vendor_checks  # noqa: E402
 from torchport.kb import packages  # noqa: E402
-from torchport.porting import api as porting_api  # noqa: E402
-from torchport.porting import buildglue, callsites, engine, lexer, native  # noqa: E402  # noqa: E402
-from torchport.report import html  # noqa: E402
+from torchport.porting import buildglue, callsites, engine, lexer, native  # noqa: E402
+from torchport.report import html, sarif  # noqa: E402
 from torchport.report.html import migrate as html_migrate  # noqa: E402
 from torchport.runtime import devices as runtime_devices  # noqa: E402
 from torchport.runtime import patches  # noqa: E402
@@ -320,12 +319,12 @@ CASES = [
     function("porting.native.scan_native (findings, libraries)", _native,
              spaced('TORCH_LIBRARY(a, m.def("x")'), spaced("__global__ void k("), spaced("asm("),
              spaced("__launch_bounds__(1) __global__ void k<a>("), repeated('TORCH_LIBRARY(a, m.def("x")')),
-    # analyze/deps.py, analyze/api.py, analyze/scan.py
+    # analyze/deps.py, commands/analyze.py, analyze/scan.py
     regex("analyze.deps._REQ_NAME", deps._REQ_NAME, "match", around("", " "), around("", "a", "!")),
     regex("analyze.deps._CUDA_TORCH", deps._CUDA_TORCH, "search", repeated("+cu"),
           repeated("download.pytorch.org/whl/c")),
     regex("analyze.deps._SEPARATORS", deps._SEPARATORS, "sub", repeated("-_."), repeated("a-")),
-    regex("analyze.api._DISTRIBUTION", analyze_api._DISTRIBUTION, "match", around("", " ", "!"),
+    regex("commands.analyze._DISTRIBUTION", analyze_api._DISTRIBUTION, "match", around("", " ", "!"),
           around("", "a", "!")),
     regex("porting.callsites._EXT_RECEIVER", callsites._EXT_RECEIVER, "search", around("", "_ext"),
           repeated("_C_")),
@@ -334,8 +333,8 @@ CASES = [
              lambda text: callsites.call_sites("a.py", text, OP_CALLS),
              spaced("a" * 60 + "(" + "b.my_op" * 4), spaced("x.my_op("), spaced(".nms_forward "),
              spaced("torch.ops.ns.roi_align("), around("", "a..", ".my_op("), patterns=(OP_CALLS,)),
-    # check/sarif.py, core/
-    regex("check.sarif._NEWLINES", sarif._NEWLINES, "finditer", repeated("\r\n\r")),
+    # report/sarif.py, core/
+    regex("report.sarif._NEWLINES", sarif._NEWLINES, "finditer", repeated("\r\n\r")),
     regex("core.command._PYTHON", command._PYTHON, "match", around("python", "1."), around("python", "1")),
     regex("core.command._FLAGS", command._FLAGS, "fullmatch", around("-", "b")),
     regex("core.textfile._COOKIE", textfile._COOKIE, "match",
@@ -444,7 +443,7 @@ CASES = [
     *_doctor_version_cases(),
     regex("kb.packages._SEPARATORS", packages._SEPARATORS, "sub", repeated("-_."), repeated("a-")),
     # porting/
-    regex("porting.api._LAUNCH", porting_api._LAUNCH, "finditer", around("a", " "), repeated("a <"),
+    regex("commands.port._LAUNCH", porting_api._LAUNCH, "finditer", around("a", " "), repeated("a <"),
           repeated("a<<")),
     regex("porting.buildglue._CMAKE_CUDA", buildglue._CMAKE_CUDA, "finditer", repeated("LANGUAGES "),
           repeated("enable_language("), around("find_package(", " "), repeated("LANGUAGES CUDA_")),

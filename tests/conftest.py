@@ -66,9 +66,9 @@ def shared_value(tmp_path_factory, name: str, compute):
 
 
 def analyze(path, targets=None, **options):
-    """torchport.analyze.api.analyze from keywords (AnalyzeRequest.of)."""
-    from torchport.analyze.api import AnalyzeRequest
-    from torchport.analyze.api import analyze as analyze_request
+    """torchport.commands.analyze.analyze from keywords (AnalyzeRequest.of)."""
+    from torchport.commands.analyze import AnalyzeRequest
+    from torchport.commands.analyze import analyze as analyze_request
 
     return analyze_request(AnalyzeRequest.of(path, targets, **options))
 

@@ -18,12 +18,12 @@ from conftest import ROOT, tree_digest
 import torchport
 from torchport.api import (
     analyze,
-    check,  # the keyword form: torchport.check.api.CheckRequest.of
+    check,  # the keyword form: torchport.commands.check.CheckRequest.of
 )
 from torchport.backends import available_targets
-from torchport.check.sarif import to_sarif
 from torchport.core.codes import CODES
 from torchport.core.textfile import decode
+from torchport.report.sarif import to_sarif
 
 DATA = Path(__file__).resolve().parent / "data"
 EXAMPLE = ROOT / "examples" / "cuda_project"

@@ -88,7 +88,7 @@ def test_a_removed_code_is_understood_never_selected_and_suppresses_nothing(cata
 
 
 def test_every_view_of_the_catalogue_says_a_codes_status(catalogue, capsys):
-    from torchport.converter.rules_doc import rule_text, rules_markdown, rules_table
+    from torchport.report.rules_doc import rule_text, rules_markdown, rules_table
 
     catalogue(TP502=dict(status=codes.DEPRECATED, note="use TP501"), redirects={"TP599": "TP502"})
     assert {r["id"]: r["status"] for r in rules_table()}["TP502"] == "deprecated"

@@ -103,11 +103,11 @@ def test_usage_error_through_the_real_entry_point(files):
 # ------------------------------------------------------------------ a failure inside each command
 # (the command as typed, the function it calls that is made to fail)
 COMMANDS = {
-    "convert": (["convert", "{proj}", "--to", "npu", "--dry-run"], "torchport.converter.api.convert"),
-    "migrate": (["migrate", "{proj}", "--to", "npu", "-o", "{tmp}/migrated"], "torchport.migrate.migrate"),
-    "analyze": (["analyze", "{proj}", "--json"], "torchport.analyze.api.analyze"),
-    "check": (["check", "{proj}", "--to", "npu"], "torchport.check.api.check"),
-    "port-ext": (["port-ext", "{proj}", "--to", "musa", "--diff"], "torchport.porting.api.port"),
+    "convert": (["convert", "{proj}", "--to", "npu", "--dry-run"], "torchport.commands.convert.convert"),
+    "migrate": (["migrate", "{proj}", "--to", "npu", "-o", "{tmp}/migrated"], "torchport.commands.migrate.migrate"),
+    "analyze": (["analyze", "{proj}", "--json"], "torchport.commands.analyze.analyze"),
+    "check": (["check", "{proj}", "--to", "npu"], "torchport.commands.check.check"),
+    "port-ext": (["port-ext", "{proj}", "--to", "musa", "--diff"], "torchport.commands.port.port"),
     "run": (["run", "--to", "cpu", "{script}"], "torchport.runtime.launch.run"),
     "sim": (["sim", "--to", "npu", "--", "true"], "torchport.sim.launch.run"),
     "ops check": (["ops", "check", "{ops}", "--to", "npu"], "torchport.kb.operators.load_ops_file"),
@@ -120,7 +120,7 @@ COMMANDS = {
     "compare": (["compare", "{tmp}", "{tmp}"], "torchport.debug.runs.compare_runs"),
     "export onnx": (["export", "onnx", "--model", "m:f", "--input-shape", "1", "-o", "{tmp}/m.onnx"],
                     "torchport.export.export_onnx"),
-    "rules": (["rules"], "torchport.converter.rules_doc.rules_table"),
+    "rules": (["rules"], "torchport.report.rules_doc.rules_table"),
     "targets": (["targets"], "torchport.cli.targets.target_rows"),
 }
 
@@ -161,7 +161,7 @@ def test_torchport_debug_adds_the_traceback(files, capsys, monkeypatch, name):
 
 @pytest.mark.subprocess
 def test_internal_error_reaches_the_shell_as_3(files):
-    code = ("import sys, torchport.converter.api as api\n"
+    code = ("import sys, torchport.commands.convert as api\n"
             "def boom(*a, **k): raise RuntimeError('boom')\n"
             "api.convert = boom\n"
             "from torchport.cli import main\n"
@@ -210,7 +210,7 @@ def test_read_only_report_folder_is_2_not_a_bug(files, capsys, monkeypatch):
 
 
 def test_os_error_without_a_path_says_why(files, capsys, monkeypatch):
-    fail_with(monkeypatch, "torchport.converter.api.convert", OSError(errno.ENOSPC, "No space left on device"))
+    fail_with(monkeypatch, "torchport.commands.convert.convert", OSError(errno.ENOSPC, "No space left on device"))
     assert main(["convert", str(files / "proj"), "--to", "npu"]) == 2
     assert capsys.readouterr().err == "torchport: error: No space left on device\n"
 

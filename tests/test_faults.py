@@ -601,8 +601,8 @@ def test_an_output_that_is_a_file_or_a_linked_report_folder_is_said_plainly(tmp_
 
 def test_migrate_says_a_wrong_output_before_it_reads_the_project(tmp_path, monkeypatch):
     src = make_project(tmp_path / "p", {"a.py": CUDA})
-    from torchport.analyze import api as analyze_api
-    from torchport.migrate import MigrateRequest, migrate
+    from torchport.commands import analyze as analyze_api
+    from torchport.commands.migrate import MigrateRequest, migrate
 
     monkeypatch.setattr(analyze_api, "analyze", lambda *a, **k: pytest.fail("the project was read first"))
     with pytest.raises(UsageError, match="inside the input"):

@@ -4,11 +4,17 @@ violation.
 
     entry         api (the Python API) < the torchport package; auto; cli < __main__; the simulator's stand-in vendor
                   packages (sim/packages: what a simulated program imports as torch_npu, they may use the run-time patches)
-    presentation  report writers (md/csv/json/html), SARIF, the generated rule docs
-    commands      convert, analyze, port-ext, check: run an engine over a tree, return a result; < migrate (composes them)
+    presentation  report/: the report writers (md/csv/json/html), SARIF, the generated rule docs
+    commands      commands/: convert, analyze, port (port-ext), check: run an engine over a tree and return a
+                  result; < migrate (composes them)
     engines       converter, porting < analyze;  sim < runtime < debug, profile;  doctor
     targets       backends < kb (target files, API lists and ApiMap, op lists, known errors)
     core          findings, codes, files and writes, text, words, the parallel runner
+
+Layers are folders: every module lives in the folder of its layer (a top-level package of torchport is in one
+layer, whole), so where a file sits says what it may import.  The one exception is sim/packages, the stand-in
+vendor packages: a simulated program imports them as torch_npu (never as torchport.sim.packages), and they
+belong to the simulator they stand in for.
 
 No cycles, at any scale: no module imports itself back through others, and no two packages import each other.
 Every import counts (at module level, inside a function, under TYPE_CHECKING), inside a package too.  The
@@ -16,8 +22,7 @@ edges are the imports a module writes: importing `pkg.x` runs `pkg/__init__.py` 
 is not counted, or every package whose __init__ imports its submodules would be a cycle.  So an __init__'s
 `from . import x` is fine as long as x imports nothing of the package's __init__ back (`from . import name`,
 `from torchport.pkg import name`): then the two are a cycle, and what x needs belongs in a lower module both
-import.  A package is torchport.X with its sub-packages and its command module (porting.api is porting's);
-the entry layer's groups (the torchport package, api, auto, cli, __main__, and sim.packages: the stand-in
+import.  A package is torchport.X with its sub-packages; the entry layer's groups (the torchport package, api, auto, cli, __main__, and sim.packages: the stand-in
 vendor packages, which use the run-time patches) are packages of their own.
 
 Imports by name are edges too: `importlib.import_module`, `__import__` and `runpy.run_module` with a literal,
@@ -43,12 +48,15 @@ LAYERS = [
                  ("torchport.sim", 0), ("torchport.runtime", 1), ("torchport.debug", 2), ("torchport.profile", 2),
                  ("torchport.doctor", 0), ("torchport.ckpt", 0),
                  ("torchport.export", 1)]),
-    ("commands", [("torchport.converter.api", 0), ("torchport.porting.api", 0), ("torchport.analyze.api", 0),
-                  ("torchport.check", 0), ("torchport.migrate", 1)]),
-    ("presentation", [("torchport.report", 0), ("torchport.check.sarif", 0), ("torchport.converter.rules_doc", 0)]),
+    ("commands", [("torchport.commands", 0), ("torchport.commands.convert", 0), ("torchport.commands.port", 0), ("torchport.commands.analyze", 0),
+                  ("torchport.commands.check", 0), ("torchport.commands.migrate", 1)]),
+    ("presentation", [("torchport.report", 0)]),
     ("entry", [("torchport.api", 0), ("torchport", 1), ("torchport.auto", 0), ("torchport.cli", 2), ("torchport.__main__", 3),
                ("torchport.sim.packages", 0)]),
 ]
+
+# Modules outside their folder's layer (see the docstring)
+FOLDER_EXCEPTIONS = ("torchport.sim.packages",)
 
 # Imports by a name read at run time: (module, the name's source) -> the torchport modules it may import.
 DYNAMIC = {
@@ -256,6 +264,14 @@ def violations(edges: dict) -> list:
 
 def test_every_module_has_a_layer():
     assert [m for m in modules() if place(m) is None] == []
+
+
+def test_layers_are_folders():
+    """A module's layer is its top-level folder's (torchport.X), save the stand-in vendor packages."""
+    inside = [f"{m} is in the {LAYERS[place(m)[0]][0]} layer, its folder {top} in the {LAYERS[place(top)[0]][0]}"
+              for m in modules() if (top := ".".join(m.split(".")[:2])) != m and place(top) is not None
+              and place(m)[0] != place(top)[0] and not m.startswith(FOLDER_EXCEPTIONS)]
+    assert inside == [], "move the module to its layer's folder (commands/, report/, ...):\n" + "\n".join(inside)
 
 
 def test_imports_only_go_down():

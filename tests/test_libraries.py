@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import analyze  # the keyword form: torchport.analyze.api.AnalyzeRequest.of
+from conftest import analyze  # the keyword form: torchport.commands.analyze.AnalyzeRequest.of
 
 from torchport.analyze import libraries
 from torchport.cli import main

@@ -554,7 +554,8 @@ def test_migrate_and_check_exit_alike_when_only_review_items_remain(tmp_path):
 def test_migrate_decides_by_reasons_not_by_the_words_of_messages(tmp_path, monkeypatch):
     """What's left reads a finding's reasons (core.finding: a CUDA-only package's path, a branch convert kept, an
     optional import), never fragments of its message: every such message reworded, the rows' kinds and risks are the
-    same (issue 33: a reworded message silently changed migrate's verdicts).  Analyze's readiness reads the optional
+    same (issue 33: a reworded message silently changed migrate's verdicts), and so are check's verdicts (problem or
+note) and both commands' exit codes.  Analyze's readiness reads the optional
     import's reason too (test_a_module_imported_under_try_is_optional... in tests/test_analyze*.py cover its counts)."""
     from torchport.analyze import scan
     from torchport.converter.rules import api, host
@@ -568,9 +569,12 @@ def test_migrate_decides_by_reasons_not_by_the_words_of_messages(tmp_path, monke
     def rows(out):
         found, said = [], []
         for target in ("cpu", "npu"):   # the CUDA-only path shows on cpu, the kept branch on npu
-            cli("migrate", proj, "--to", target, "-o", out / target, "-j", "1")
+            code, _, _ = cli("migrate", proj, "--to", target, "-o", out / target, "-j", "1")
             data = json.loads((out / target / "torchport-report" / "migrate.json").read_text())
             found += [(target, r["file"], r["line"], r["item"], r["kind"], r["risk"]) for r in data["whats_left"]]
+            checked, text, _ = cli("check", out / target, "--to", target, "--format", "json")
+            verdicts = [(f["file"], f["line"], f["rule"], f["level"]) for f in json.loads(text)["findings"]]
+            found += [(target, "exit codes", code, checked, "", ""), (target, "check", sorted(verdicts), "", "", "")]
             said += [p.read_text(errors="replace") for p in (out / target / "torchport-report").rglob("*.json")]
         return sorted(found), " ".join(said)
 
@@ -587,8 +591,8 @@ def test_migrate_decides_by_reasons_not_by_the_words_of_messages(tmp_path, monke
 def test_the_catalogue_says_which_kind_of_item_a_code_is_where_its_action_does_not():
     """migrate's kinds for codes come from core/codes.py (`left_as`), each a kind of its KINDS table; the C++
     findings analyze reports are never judged by their action alone."""
+    from torchport.commands.migrate import CODE_KINDS, KINDS
     from torchport.core import codes
-    from torchport.migrate import CODE_KINDS, KINDS
 
     assert CODE_KINDS and set(CODE_KINDS.values()) <= set(KINDS)
     assert {c.id for c in codes.CODES.values() if c.left_as} == set(CODE_KINDS)

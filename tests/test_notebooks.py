@@ -7,7 +7,7 @@ import pytest
 import torchport
 from torchport.api import (
     analyze,
-    check,  # the keyword form: torchport.check.api.CheckRequest.of
+    check,  # the keyword form: torchport.commands.check.CheckRequest.of
 )
 
 CELLS = [

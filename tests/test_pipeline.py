@@ -1,17 +1,17 @@
 """The tree pipeline shared by convert, analyze, check and port-ext: a file torchport fails on is that file's
 internal error (named, with its traceback), never the user's input error, and never the end of the run."""
 import pytest
-from conftest import analyze  # the keyword form: torchport.analyze.api.AnalyzeRequest.of
+from conftest import analyze  # the keyword form: torchport.commands.analyze.AnalyzeRequest.of
 from test_convert_safety import _patch_reference_checker
 
 import torchport
 import torchport.api
-from torchport.api import check  # the keyword form: torchport.check.api.CheckRequest.of
+from torchport.api import check  # the keyword form: torchport.commands.check.CheckRequest.of
+from torchport.commands import port as port_api
 from torchport.core import codes
 from torchport.core.errors import UsageError
 from torchport.core.finding import FAILED
 from torchport.core.pipeline import Mode, Outcome
-from torchport.porting import api as port_api
 
 CUDA = "import torch\ntorch.cuda.synchronize()\n"
 
@@ -110,7 +110,7 @@ def test_every_command_result_is_what_its_report_writers_read(tmp_path):
         "port-ext": (port_api.port(port_api.PortRequest.of(src, "musa", tmp_path / "m", write_reports=False)),
                      pipeline.PortedTree),
         "analyze": (analyze(src, ["npu"], write_reports=False), pipeline.AssessedTree),
-        "check": (check(str(src), "npu"), pipeline.FoundResult),
+        "check": (check(str(src), "npu"), pipeline.CheckedTree),
     }
 
     def names(protocol) -> set:

@@ -9,8 +9,8 @@ from conftest import ROOT, tree_digest
 from golden_support import PORT_EXAMPLE, PORT_EXPECTED, PORT_TARGETS, port_example
 
 from torchport.api import port_ext as port
+from torchport.commands.port import DEFAULT_IGNORES
 from torchport.core.files import _excluded
-from torchport.porting.api import DEFAULT_IGNORES
 from torchport.porting.engine import load_map
 
 sys.path.insert(0, str(ROOT / "bench"))

@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import analyze  # the keyword form: torchport.analyze.api.AnalyzeRequest.of
+from conftest import analyze  # the keyword form: torchport.commands.analyze.AnalyzeRequest.of
 
 import torchport
-from torchport.api import check  # the keyword form: torchport.check.api.CheckRequest.of
+from torchport.api import check  # the keyword form: torchport.commands.check.CheckRequest.of
 from torchport.cli import main
 from torchport.converter.project import called_with_cuda, device_names, device_parameters, module_names
 

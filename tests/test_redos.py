@@ -26,11 +26,11 @@ from torchport.porting import (
 from torchport.porting.callsites import call_site_pattern, call_sites, receiver_before
 
 # The modules with regexes that run on user input (files, names, logs, command lines, user maps).
-MODULES = ["analyze.api", "analyze.deps", "analyze.scan", "porting.callsites", "check.sarif", "ckpt", "converter.config", "converter.run",
+MODULES = ["commands.analyze", "analyze.deps", "analyze.scan", "porting.callsites", "report.sarif", "ckpt", "converter.config", "converter.run",
            "converter.context", "converter.multicard", "converter.notebook", "converter.python", "converter.shell",
            "converter.userrules", "converter.rules.api", "converter.rules.apex", "converter.rules.devices", "converter.rules.distributed",
            "converter.rules.env", "converter.rules.imports", "converter.rules.messages", "converter.rules.methods",
-           "core.command", "core.textfile", "doctor.checks", "doctor.explain", "doctor.families", "doctor.shapes", "doctor.stack", "doctor.vendor_checks", "kb.packages", "porting.api",
+           "core.command", "core.textfile", "doctor.checks", "doctor.explain", "doctor.families", "doctor.shapes", "doctor.stack", "doctor.vendor_checks", "kb.packages", "commands.port",
            "porting.buildglue", "porting.engine", "porting.native", "porting.lexer", "report.html", "report.html.diff",
            "report.html.migrate", "runtime.devices", "runtime.patches"]
 RE_CALLS = {"compile", "search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split"}

@@ -108,8 +108,8 @@ def test_diff_of_a_file_without_final_newline_keeps_lines_apart(tmp_path):
         assert script.read_text().endswith("torch.zeros(1).npu()")
 
 
-COMMANDS = ("torchport.migrate", "torchport.analyze.api", "torchport.converter.api", "torchport.porting.api",
-            "torchport.check")
+COMMANDS = ("torchport.commands.migrate", "torchport.commands.analyze", "torchport.commands.convert", "torchport.commands.port",
+            "torchport.commands.check")
 
 
 def test_report_writers_never_import_a_command():
@@ -137,7 +137,7 @@ def test_report_writers_never_import_a_command():
 
 
 def test_the_reports_touchpoint_groups_are_analyzes():
-    from torchport.analyze.api import TOUCHPOINT_GROUPS
+    from torchport.commands.analyze import TOUCHPOINT_GROUPS
     from torchport.report.assessment import TOUCHPOINT_GROUPS as shown
 
     assert shown == TOUCHPOINT_GROUPS

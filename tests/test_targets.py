@@ -134,7 +134,7 @@ def test_vendor_aliases_on_the_command_line(tmp_path):
 
 def test_queries_read_the_target_files():
     """Lists of targets come from the files: nothing in code says which are vendors or port-ext targets."""
-    from torchport.porting.api import port_ext_targets
+    from torchport.commands.port import port_ext_targets
 
     kinds = {n: load_target(n).kind for n in bundled_names()}
     assert target_names(kinds=("vendor",)) == sorted(n for n, k in kinds.items() if k == "vendor")
@@ -162,8 +162,8 @@ def test_hip_is_a_port_target_with_nothing_to_convert(tmp_path):
 def test_analyze_convert_and_port_ext_agree_on_what_happens_to_kernels(name, tmp_path):
     """A target whose kernels port-ext does not cover is never sent to port-ext by convert's advice, and analyze
     counts its kernels as blocked exactly when port-ext does not port them."""
-    from torchport.analyze.api import AnalyzeRequest, analyze
-    from torchport.porting.api import port_ext_targets
+    from torchport.commands.analyze import AnalyzeRequest, analyze
+    from torchport.commands.port import port_ext_targets
 
     t = load_target(name)
     covered = name in port_ext_targets()
@@ -268,7 +268,7 @@ def test_convert_to_a_port_only_target_is_refused_in_one_line(tmp_path):
 
 
 def test_every_kind_query_matches_the_raw_files():
-    from torchport.porting.api import port_ext_targets
+    from torchport.commands.port import port_ext_targets
     from torchport.sim import simulated_targets
 
     files = _files()

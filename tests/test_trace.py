@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from torchport.cli import main
-from torchport.migrate import trace
+from torchport.commands.migrate import trace
 
 LOG = '''\
 Traceback (most recent call last):

@@ -34,7 +34,7 @@ def test_output_without_newlines_is_kept_bounded_and_its_end_kept(tmp_path):
     """A verify command that printed hundreds of MB on one line was read as one line into memory and written
     whole into verify.log.  Its start and its end (where a traceback is) are kept; what lies between is counted."""
     from torchport.backends import load_target
-    from torchport.migrate import KEPT_HEAD, KEPT_TAIL, run_verify
+    from torchport.commands.migrate import KEPT_HEAD, KEPT_TAIL, run_verify
 
     script = ("import sys\nfor _ in range(40):\n    sys.stdout.write('x' * 1_000_000)\n"
               "sys.stdout.write('\\nTraceback: the end\\n')\n")

@@ -7,7 +7,7 @@ from .core.version import __version__
 
 
 def convert(path, target, output=None, **options):
-    """Convert a file or directory for `target` and write the reports; see torchport.converter.api.convert."""
+    """Convert a file or directory for `target` and write the reports; see torchport.commands.convert.convert."""
     from .api import convert as run
 
     return run(path, target, output, **options)

@@ -1,5 +1,5 @@
 """The Python API: each function runs a command and writes its reports, as the command line does, and returns the
-same result the command line prints.  (The commands themselves, in converter.api, analyze.api, porting.api and
+same result the command line prints.  (The commands themselves, in commands.convert, commands.analyze, commands.port and
 check.api, write no report: the writers are a layer above them.)"""
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from pathlib import Path
 
 
 def convert(path, target, output=None, **options):
-    """Convert a file or directory for `target` and write the reports; see torchport.converter.api.convert.
+    """Convert a file or directory for `target` and write the reports; see torchport.commands.convert.convert.
     A single file without `output` (or in_place/diff/dry_run) is converted as a dry run, as the command line does:
     nothing is written beside it, and the converted text is the result's `files[0].new_text`."""
-    from .converter.api import ConvertRequest
-    from .converter.api import convert as command
+    from .commands.convert import ConvertRequest
+    from .commands.convert import convert as command
     from .core import manifest
     from .report import write_all
 
@@ -28,9 +28,9 @@ def convert(path, target, output=None, **options):
 
 
 def analyze(path, targets=None, **options):
-    """Assess a project for targets and write the reports; see torchport.analyze.api.analyze."""
-    from .analyze.api import AnalyzeRequest
-    from .analyze.api import analyze as command
+    """Assess a project for targets and write the reports; see torchport.commands.analyze.analyze."""
+    from .commands.analyze import AnalyzeRequest
+    from .commands.analyze import analyze as command
     from .report.analysis import write_analysis
 
     result = command(AnalyzeRequest.of(path, targets, **options))
@@ -40,10 +40,10 @@ def analyze(path, targets=None, **options):
 
 
 def port_ext(path, target, output=None, **options):
-    """Port CUDA C++ extension sources for `target` and write the reports; see torchport.porting.api.port."""
+    """Port CUDA C++ extension sources for `target` and write the reports; see torchport.commands.port.port."""
+    from .commands.port import PortRequest
+    from .commands.port import port as command
     from .core import manifest
-    from .porting.api import PortRequest
-    from .porting.api import port as command
     from .report.port import write_port
 
     since = manifest.start()
@@ -58,20 +58,20 @@ def port_ext(path, target, output=None, **options):
 
 
 def check(inputs, target, **options):
-    """What convert would still change in these files (writes nothing); see torchport.check.api.check."""
-    from .check.api import CheckRequest
-    from .check.api import check as command
+    """What convert would still change in these files (writes nothing); see torchport.commands.check.check."""
+    from .commands.check import CheckRequest
+    from .commands.check import check as command
 
     return command(CheckRequest.of(inputs, target, **options))
 
 
 def migrate(path, target, output=None, **options):
     """analyze -> convert -> port-ext -> check (-> verify) into one output tree, and its one report folder
-    `<output>/torchport-report/`; see torchport.migrate.migrate."""
+    `<output>/torchport-report/`; see torchport.commands.migrate.migrate."""
     import shutil
 
-    from .migrate import MigrateRequest
-    from .migrate import migrate as command
+    from .commands.migrate import MigrateRequest
+    from .commands.migrate import migrate as command
     from .report.migrate import write_migrate
 
     result = command(MigrateRequest.of(path, target, output, **options))

@@ -14,7 +14,7 @@ from .common import jobs, output_path, progress, target_name, write_out
 
 
 def run(args) -> int:
-    from ..check.api import CheckRequest, check, find_root, write_baseline, write_output
+    from ..commands.check import CheckRequest, check, find_root, write_baseline, write_output
 
     conf = settings.resolve(args, args.inputs, "check")
     selection = settings.selection(args, conf, find_root(args.inputs, args.root))
@@ -35,7 +35,7 @@ def run(args) -> int:
         verdict = f"baseline written ({counted(n, 'finding')})" + (
             f"; FAILED: {counted(errors, 'error')} (files that could not be checked are never baselined)" if errors else "")
     if args.format == "sarif":
-        from ..check.sarif import to_sarif
+        from ..report.sarif import to_sarif
 
         report = json.dumps(to_sarif(result), indent=1, ensure_ascii=False) + "\n"
     elif args.format == "json":

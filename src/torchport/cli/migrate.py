@@ -16,7 +16,7 @@ FAIL_ROWS = 5     # rows that would fail, named on the terminal
 
 def run(args) -> int:
     from ..api import migrate
-    from ..migrate import RISK_TITLES, RISKS, rows
+    from ..commands.migrate import RISK_TITLES, RISKS, rows
 
     program = args.program or None
     if args.verify and not program:

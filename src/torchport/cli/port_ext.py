@@ -31,7 +31,7 @@ def run(args) -> int:
         return 1 if errors else 0
     cpu_only = result.cpu_only()
     if cpu_only:
-        from ..porting.api import nothing_to_port
+        from ..commands.port import nothing_to_port
 
         print(f"torchport port-ext --to {printable(result.target)}: {nothing_to_port(cpu_only)}")
         glue = [r.path for r in result.files if r.status == "ported"]

@@ -10,8 +10,8 @@ from .common import write_out
 
 
 def run(args) -> int:
-    from ..converter.rules_doc import rule_text, rules_markdown, rules_table
     from ..core.codes import CODES, REDIRECTS, resolve
+    from ..report.rules_doc import rule_text, rules_markdown, rules_table
 
     if args.code:
         if args.code.upper() in REDIRECTS:

@@ -48,3 +48,25 @@ class Finding:
 
 
 _FIELDS = tuple(f.name for f in fields(Finding) if f.name != "reasons")
+
+
+def _first_line(text: str) -> str:
+    text = text.strip()
+    return text.split("\n", 1)[0].rstrip() + " ..." if "\n" in text else text
+
+
+def change_of(f: Finding) -> str:
+    """What a change does, in one line: `old -> new`, `add new` or `remove old`."""
+    old, new = _first_line(f.old), _first_line(f.new)
+    return f"{old} -> {new}" if old and new else f"add {new}" if new else f"remove {old}"
+
+
+def one_line(f: Finding) -> str:
+    """One line saying what a finding means: `old -> new: message` for changes, `old: message` otherwise."""
+    old, message = _first_line(f.old), _first_line(f.message)
+    if f.action in CHANGES:
+        what = change_of(f)
+        return f"{what}: {message}" if message else what
+    if old and message:
+        return f"{old}: {message}"
+    return message or old or f.rule

@@ -105,7 +105,7 @@ class _Guarded:
 
 @dataclass
 class FileResult:
-    """One file of a run; each command adds its own fields (converter.run.ConvertedFile, porting.api.PortedFile,
+    """One file of a run; each command adds its own fields (converter.run.ConvertedFile, commands.port.PortedFile,
     analyze.scan.FileScan)."""
 
     path: str                         # input-relative posix path
@@ -176,6 +176,25 @@ class PortedTree(TreeResult, Protocol):
     def totals(self) -> dict[str, Any]: ...
 
     def api_counts(self) -> tuple[Counter[str], Counter[str]]: ...
+
+
+@runtime_checkable
+class CheckedTree(FoundResult, Protocol):
+    """check's result: also the folder its paths are relative to, the baseline and what it suppressed, each
+    finding's fingerprint and whether it fails the check, and the exit code."""
+
+    target: str
+    target_ref: str                   # the key of a checked file's per-target findings and edits
+    root: str
+    baseline: Optional[str]
+    suppressed: list[Finding]
+
+    def fingerprint(self, finding: Finding) -> str: ...
+
+    def is_problem(self, finding: Finding) -> bool: ...
+
+    @property
+    def exit_code(self) -> int: ...
 
 
 @runtime_checkable

@@ -26,6 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
+from ..analyze.advice import COLUMNS as ADVICE_COLUMNS
+from ..analyze.advice import project_rows
+from ..analyze.libraries import LibraryScan, local_names
+from ..analyze.libraries import scan as scan_libraries
+from ..analyze.scan import guarded_scan, init_worker
 from ..backends import available_targets, load_target
 from ..converter.project import Facts
 from ..converter.project import facts as project_facts
@@ -38,11 +43,6 @@ from ..core.version import __version__
 from ..kb.operators import op_list
 from ..kb.packages import packages
 from ..porting.native import NATIVE_SUFFIXES, NativeScan
-from .advice import COLUMNS as ADVICE_COLUMNS
-from .advice import project_rows
-from .libraries import LibraryScan, local_names
-from .libraries import scan as scan_libraries
-from .scan import guarded_scan, init_worker
 
 SCHEMA_VERSION = 1
 GRADES = ((1, "A"), (10, "B"), (50, "C"), (200, "D"))

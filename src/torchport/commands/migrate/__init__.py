@@ -27,14 +27,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from ..backends import Target
-from ..core import codes
-from ..core import files as tree
-from ..core.errors import UsageError
-from ..core.finding import ADVICE, CHANGES, CUDA_ONLY_PATH, ERROR, KEPT_BRANCH, OPTIONAL_IMPORT, UNSUPPORTED
-from ..core.suppress import Selection
-from ..core.words import counted
-from ..porting.native import NATIVE_SUFFIXES
+from ...backends import Target
+from ...core import codes
+from ...core import files as tree
+from ...core.errors import UsageError
+from ...core.finding import (
+    ADVICE,
+    CHANGES,
+    CUDA_ONLY_PATH,
+    ERROR,
+    KEPT_BRANCH,
+    OPTIONAL_IMPORT,
+    UNSUPPORTED,
+    change_of,
+)
+from ...core.suppress import Selection
+from ...core.words import counted
+from ...porting.native import NATIVE_SUFFIXES
 
 REPORT_FOLDER = "torchport-report"   # the one report folder, at the top of OUT
 TAIL_LINES = 20                      # lines of the verify command's output kept in the report
@@ -240,12 +249,12 @@ class MigrateResult:
     input: str
     output: str
     report_dir: str
-    analysis: Any = None           # analyze.api.AnalysisResult
-    convert: Any = None            # converter.api.ConvertResult
-    port: Any = None               # porting.api.PortResult, or None
+    analysis: Any = None           # commands.analyze.AnalysisResult
+    convert: Any = None            # commands.convert.ConvertResult
+    port: Any = None               # commands.port.PortResult, or None
     port_note: str = ""               # what port-ext did, in words
     cpp_sources: int = 0
-    check: Any = None              # check.api.CheckResult of OUT
+    check: Any = None              # commands.check.CheckResult of OUT
     verify: Optional[Verify] = None
     items: list = field(default_factory=list)
     merged: int = 0                   # items found twice (analyze and convert/check/port-ext), counted once
@@ -279,7 +288,7 @@ class MigrateResult:
         return 1 if any(i.risk == "fail" for i in self.items) else 0
 
     def to_dict(self) -> dict:
-        from ..core.version import __version__
+        from ...core.version import __version__
 
         c = self.convert.summary() if self.convert is not None else {}
         return {"schema_version": SCHEMA_VERSION, "tool": {"name": "torchport", "version": __version__},
@@ -324,7 +333,7 @@ class MigrateRequest:
     @classmethod
     def of(cls, path, target, output=None, **options) -> MigrateRequest:
         """A request from the keywords `torchport.migrate` takes (the fields above)."""
-        from ..backends import load_target
+        from ...backends import load_target
 
         _project_folder(Path(path))   # said before an unknown target
         if options.get("verify") is not None:
@@ -346,9 +355,9 @@ def _project_folder(src: Path) -> Path:
 
 def migrate(request: MigrateRequest) -> MigrateResult:
     """analyze -> convert -> port-ext -> check (-> verify) as the request says."""
-    from ..analyze.api import AnalyzeRequest, analyze
-    from ..check.api import CheckRequest, check
-    from ..converter.api import ConvertRequest, convert
+    from ..analyze import AnalyzeRequest, analyze
+    from ..check import CheckRequest, check
+    from ..convert import ConvertRequest, convert
 
     path, target, output, force, verify = (request.input, request.target, request.output, request.force,
                                            list(request.verify) if request.verify is not None else None)
@@ -441,7 +450,7 @@ def renamed_files(result: MigrateResult) -> list:
 def _port(result: MigrateResult, t, jobs, exclude: tuple = ()) -> None:
     """port-ext on OUT's C++/CUDA sources (torchport's copies, in place; its backup of them is removed by the
     caller once the report is written), leaving what the project's settings exclude."""
-    from ..porting.api import DEFAULT_IGNORES, PortRequest, nothing_to_port, port, port_ext_targets
+    from ..port import DEFAULT_IGNORES, PortRequest, nothing_to_port, port, port_ext_targets
 
     ignore = (*DEFAULT_IGNORES, *exclude)
 
@@ -486,7 +495,7 @@ def run_verify(t, argv: list, out: Path, echo=None) -> Verify:
     import shutil
     import tempfile
 
-    from ..sim import launch, simulated_targets
+    from ...sim import launch, simulated_targets
 
     command = launch.resolve_command(argv)
     simulated = t.name in simulated_targets()
@@ -671,7 +680,7 @@ def _end_group(pgid: int) -> None:
 def _known_errors(t, output: str) -> list:
     """An item for each known error (kb/errors.toml, as `torchport explain` finds them) in a failed verify's
     output: its cause, fix and source, where the log says it."""
-    from ..doctor.explain import explain
+    from ...doctor.explain import explain
 
     matches, _ = explain(output, target=t.name) if output.strip() else ([], [])
     return [_item("known-error", t, "", 0, f"verify.log:{m.line}: {_one_line(m.text)}", m.error.id, "verify",
@@ -722,8 +731,6 @@ def whats_left(result: MigrateResult, t) -> tuple:
 
 def _checked(left: _Left) -> dict:
     """check's findings on the Python, notebooks, shell scripts and configs written; {file: the codes found}."""
-    from ..check.api import describe
-
     convert = left.result.convert
     back = {file: {o: i for i, o in sorted(m.items(), reverse=True)} for file, m in left.lines.items()}
     kept = {r.path for r in convert.files if r.status not in ("converted", "created")}
@@ -733,7 +740,7 @@ def _checked(left: _Left) -> dict:
         if kind == "unsupported":
             kind = next((k for reason, k in OFF_PATH_KINDS.items() if reason in f.reasons), kind)
         checked_files[f.file].add(f.rule)
-        change = describe(f).split(": ", 1)[0] if f.action in CHANGES else ""
+        change = change_of(f) if f.action in CHANGES else ""
         left.add(kind, f.file, f.line, _one_line(f.old) or f.rule, f.rule, "check", message=f.message,
                  change=change, action=f.action,
                  input_line=back[f.file].get(f.line, 0) if f.file in back else f.line if f.file in kept else 0)
@@ -769,8 +776,8 @@ def _ported(left: _Left) -> None:
 
 def _assessed(left: _Left, checked_files: dict) -> None:
     """analyze's target-independent findings: packages and dependencies, and (when nothing was ported) the C++."""
-    from ..analyze.api import package_of
-    from ..kb.packages import packages
+    from ...kb.packages import packages
+    from ..analyze import package_of
 
     result, t = left.result, left.t
     native_rows = result.port is None or result.port.mode == "inventory"

@@ -23,11 +23,11 @@ from ..core.errors import UsageError
 from ..core.finding import ADVICE, ERROR, Finding
 from ..core.pipeline import FileResult, guarded
 from ..core.textfile import Text, decode, unified_diff
-from . import native
-from .buildglue import is_build_file, port_build_file
-from .callsites import call_site_pattern, call_sites
-from .consistency import check_includes, quoted_includes
-from .engine import IncludeResolver, PortMap, load_map, new_name, port_text
+from ..porting import native
+from ..porting.buildglue import is_build_file, port_build_file
+from ..porting.callsites import call_site_pattern, call_sites
+from ..porting.consistency import check_includes, quoted_includes
+from ..porting.engine import IncludeResolver, PortMap, load_map, new_name, port_text
 
 SOURCE_SUFFIXES = native.NATIVE_SUFFIXES
 

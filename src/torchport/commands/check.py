@@ -30,13 +30,11 @@ from ..analyze.scan import guarded_scan, init_worker
 from ..backends import Target, load_target
 from ..converter import config
 from ..converter.project import facts
-from ..converter.rules.api import CUDA_ONLY_ABOVE
-from ..converter.rules.host import KEPT_BRANCH
 from ..converter.run import kind_of
 from ..core import codes, parallel, writes
 from ..core import files as tree
 from ..core.errors import UsageError
-from ..core.finding import ADVICE, CHANGES, ERROR, UNSUPPORTED
+from ..core.finding import ADVICE, CHANGES, CUDA_ONLY_PATH, ERROR, KEPT_BRANCH, UNSUPPORTED, one_line
 from ..core.names import printable
 from ..core.suppress import Selection
 from ..core.version import __version__
@@ -52,31 +50,14 @@ CHECKED_KINDS = ("python", "shell", "notebook")   # what convert rewrites; every
 # question kept as CUDA's (it answers no, so its branch does not run), and a name the target lacks on a path that
 # does not run there (after a CUDA-only package's import, under a kept question).
 REVIEW_RULES = frozenset({codes.TP117.id, codes.TP210.id})
-OFF_PATH = (CUDA_ONLY_ABOVE, KEPT_BRANCH)
+OFF_PATH = frozenset({CUDA_ONLY_PATH, KEPT_BRANCH})   # the findings' reasons, never words of their messages
 
 
 def is_problem(finding) -> bool:
     """Does this finding fail the check? (advice does not, nor what REVIEW_RULES and OFF_PATH say)"""
     if finding.action == ADVICE:
         return False
-    return not (finding.action == UNSUPPORTED and (finding.rule in REVIEW_RULES
-                                                   or any(said in finding.message for said in OFF_PATH)))
-
-
-def _one_line(text: str) -> str:
-    text = text.strip()
-    return text.split("\n", 1)[0].rstrip() + " ..." if "\n" in text else text
-
-
-def describe(f) -> str:
-    """One line saying what a finding means: `old -> new: message` for changes."""
-    old, new, message = _one_line(f.old), _one_line(f.new), _one_line(f.message)
-    if f.action in CHANGES:
-        what = f"{old} -> {new}" if old and new else f"add {new}" if new else f"remove {old}"
-        return f"{what}: {message}" if message else what
-    if old and message:
-        return f"{old}: {message}"
-    return message or old or f.rule
+    return not (finding.action == UNSUPPORTED and (finding.rule in REVIEW_RULES or OFF_PATH.intersection(finding.reasons)))
 
 
 def _norm(text: str) -> str:
@@ -119,6 +100,10 @@ class CheckResult:
 
     def fingerprint(self, finding) -> str:
         return self.prints[id(finding)]
+
+    def is_problem(self, finding) -> bool:
+        """Does this finding fail the check (the module's is_problem)?"""
+        return is_problem(finding)
 
     @property
     def problems(self) -> list:
@@ -175,7 +160,7 @@ class CheckResult:
         }
 
     def text(self, verdict: Optional[str] = None) -> str:
-        lines = [f"{printable(f.file)}:{f.line}:{f.col + 1}: {f.rule} {f.action}: {printable(describe(f))}"
+        lines = [f"{printable(f.file)}:{f.line}:{f.col + 1}: {f.rule} {f.action}: {printable(one_line(f))}"
                  for f in self.findings]
         return "\n".join(lines + [self.summary_line(verdict)]) + "\n"
 

@@ -10,6 +10,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional, Union, cast
 
 from ..backends import Target
+from ..converter import reuse
+from ..converter.project import Facts
+from ..converter.project import facts as project_facts
+from ..converter.run import ConvertedFile, Converter, Options, RuleFile, run_jobs, timer
 from ..core import codes, writes
 from ..core import files as tree
 from ..core.errors import UsageError
@@ -18,13 +22,9 @@ from ..core.parallel import default_jobs
 from ..core.pipeline import FileResult, Mode
 from ..core.suppress import Selection
 from ..core.version import __version__
-from . import reuse
-from .project import Facts
-from .project import facts as project_facts
-from .run import ConvertedFile, Converter, Options, RuleFile, run_jobs, timer
 
 if TYPE_CHECKING:
-    from .multicard import Plan
+    from ..converter.multicard import Plan
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # convert -s: what --device-env may name
 
@@ -334,9 +334,9 @@ class _Multicard:
     def finish(self, results: list[ConvertedFile], mode: str) -> ConvertedFile:
         """Fold the plan into the main file's result (its findings in original lines) and write the launcher;
         returns the launcher's ConvertedFile."""
+        from ..converter.multicard import LAUNCHER, line_map
         from ..core.finding import INSERT, Finding
         from ..core.textfile import unified_diff
-        from .multicard import LAUNCHER, line_map
 
         main = next(r for r in results if r.path == self.rel)
         lines = line_map(self.original, self.plan.text)
@@ -361,8 +361,8 @@ def _multicard(src: Path, main: Optional[str], target: Target, model_var: str, l
                root: Optional[Path], force: bool) -> _Multicard:
     """Plan the main script (a Refusal stops the run before anything is written); root is where the
     converted tree goes (the output, or the input itself in place), None when nothing is written."""
+    from ..converter.multicard import LAUNCHER, launcher, plan
     from ..core.textfile import decode
-    from .multicard import LAUNCHER, launcher, plan
 
     if src.is_dir() and not main:
         raise UsageError("--distributed needs --main: the training script that starts the run")

@@ -26,10 +26,10 @@ from urllib.parse import quote
 
 from ..core.codes import CODES
 from ..core.files import read_bytes
-from ..core.finding import CHANGES
+from ..core.finding import CHANGES, one_line
+from ..core.pipeline import CheckedTree
 from ..core.textfile import decode
 from ..core.version import __version__
-from .api import CheckResult, describe, is_problem
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -80,7 +80,7 @@ class _Positions:
         return line, offset - self.starts[line - 1] + 1
 
 
-def fixes(result: CheckResult) -> dict:
+def fixes(result: CheckedTree) -> dict:
     """id(finding) -> SARIF fix, from the edits convert would make (needs check(..., keep_edits=True))."""
     reported = {id(f) for f in result.findings if f.action in CHANGES}
     out = {}
@@ -143,11 +143,11 @@ def fixes(result: CheckResult) -> dict:
     return out
 
 
-def to_sarif(result: CheckResult, with_fixes: bool = True) -> dict:
+def to_sarif(result: CheckedTree, with_fixes: bool = True) -> dict:
     registry = CODES
     levels: dict = {}
     for f in result.findings:
-        level = "error" if is_problem(f) else "note"
+        level = "error" if result.is_problem(f) else "note"
         if levels.get(f.rule) != "error":
             levels[f.rule] = level
     rule_ids = sorted(levels)
@@ -156,8 +156,8 @@ def to_sarif(result: CheckResult, with_fixes: bool = True) -> dict:
     results = []
     for f in result.findings:
         r = {"ruleId": f.rule, "ruleIndex": index[f.rule],
-             "level": "error" if is_problem(f) else "note",
-             "message": {"text": describe(f)},
+             "level": "error" if result.is_problem(f) else "note",
+             "message": {"text": one_line(f)},
              "locations": [{"physicalLocation": {"artifactLocation": _artifact(f.file), "region": _region(f)}}],
              "partialFingerprints": {FINGERPRINT_KEY: result.fingerprint(f)},
              "properties": {"action": f.action, "category": f.category, "old": f.old, "new": f.new}}

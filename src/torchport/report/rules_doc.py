@@ -35,7 +35,7 @@ EXAMPLE_OPTIONS: dict[str, dict[str, Any]] = {codes.TP003.id: {"runtime_shim": T
 
 def convert_example(before: str, target: str, shell: bool = False, options: Optional[dict[str, Any]] = None) -> tuple[str, list[Finding]]:
     """(converted text, findings) of an example snippet for `target`, without the prelude."""
-    from .run import Converter
+    from ..converter.run import Converter
 
     conv = Converter(target, **(options or {}))
     if shell:
