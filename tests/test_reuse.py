@@ -216,6 +216,34 @@ def test_a_rerun_into_its_own_output_leaves_files_that_would_not_change_and_neve
     assert tree_digest(out) == converted(src, tmp_path / "fresh")[1]
 
 
+def test_a_rerun_into_its_own_output_leaves_copied_files_that_are_already_there(tmp_path, cache_on):
+    """Files convert copies as they are (README, data) are compared, not copied again, when the output already
+    holds them: same bytes (past the first MiB too) and mode.  A changed byte, mode or a second name is copied."""
+    src = make(tmp_path / "proj")
+    data = bytes(range(256)) * (3 * 4096 + 7)                 # over 3 MiB: compared block by block
+    (src / "weights.bin").write_bytes(data)
+    (src / "notes.txt").write_text("notes\n")
+    (src / "table.csv").write_text("a,b\n1,2\n")
+    out = tmp_path / "out"
+    convert(src, "npu", out, jobs=1)
+    before = {p.name: os.lstat(p) for p in out.iterdir() if p.is_file()}
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes((out / "notes.txt").read_bytes())
+    (out / "notes.txt").unlink()
+    os.link(victim, out / "notes.txt")                 # a second name of a file of the user's: replaced
+    (src / "weights.bin").write_bytes(data[:-1] + b"\x00")  # the last byte (255), past the first block
+    (src / "table.csv").chmod(0o600)
+    convert(src, "npu", out, jobs=1, force=True)
+    after = {p.name: os.lstat(p) for p in out.iterdir() if p.is_file()}
+    assert (after["README.md"].st_ino, after["README.md"].st_mtime_ns) == \
+        (before["README.md"].st_ino, before["README.md"].st_mtime_ns)
+    assert after["weights.bin"].st_ino != before["weights.bin"].st_ino
+    assert (out / "weights.bin").read_bytes() == (src / "weights.bin").read_bytes()
+    assert after["notes.txt"].st_ino != victim.stat().st_ino and victim.stat().st_nlink == 1
+    assert after["table.csv"].st_ino != before["table.csv"].st_ino and after["table.csv"].st_mode & 0o777 == 0o600
+    assert tree_digest(out) == converted(src, tmp_path / "fresh")[1]
+
+
 def test_a_force_rerun_long_after_the_first_keeps_every_file_it_left_as_it_was(tmp_path, cache_on):
     """Files a --force re-run leaves untouched (same bytes) are its output, however old their times: never taken
     for stale files of the earlier run and removed (they were, when the re-run came over 2 s later)."""

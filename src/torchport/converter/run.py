@@ -283,7 +283,7 @@ def _copied(entry: Entry, dst: Optional[Path], kind: str) -> ConvertedFile:
     """A file convert copies as it is: excluded, or not a kind it converts (its config values reported)."""
     conv, mode, rel = _WORKER["conv"], _WORKER["mode"], entry.rel
     if mode == "write":
-        writes.copy_file(entry.src, cast(Path, dst))   # write mode: a destination
+        writes.copy_file(entry.src, cast(Path, dst), keep_same=True)   # write mode: a destination
     if entry.excluded:
         return ConvertedFile(rel, "excluded", kind=kind)
     result = other_file(rel, entry.src, conv.target)

@@ -15,7 +15,7 @@ import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Optional
+from typing import BinaryIO, Optional
 
 from .errors import UsageError
 
@@ -88,6 +88,31 @@ def _holds(path: Path, there: os.stat_result, data: bytes, like: os.stat_result)
         return os.fstat(fd).st_ino == there.st_ino and f.read(len(data) + 1) == data
 
 
+def _same_copy(f: BinaryIO, info: os.stat_result, dst: Path) -> bool:
+    """Does dst already hold a copy of the open file f (fstat `info`): a plain file of this user, with one name,
+    f's permission bits and f's bytes?"""
+    try:
+        there = os.lstat(dst)
+    except OSError:
+        return False
+    if not stat.S_ISREG(there.st_mode) or there.st_nlink != 1 or there.st_size != info.st_size \
+            or there.st_uid != _UID or stat.S_IMODE(there.st_mode) != stat.S_IMODE(info.st_mode):
+        return False
+    try:
+        fd = os.open(dst, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as g:
+        if os.fstat(fd).st_ino != there.st_ino:
+            return False
+        while True:
+            block = f.read(1 << 20)
+            if block != g.read(1 << 20):
+                return False
+            if not block:
+                return True
+
+
 def _is_device(path: Path, info: os.stat_result) -> bool:
     """The system's character device or pipe the user named as an output (`-o /dev/stdout`, `/dev/null`): a path
     under /dev/ (through its links: /dev/stdout is one) that is a character device or a pipe.  Anywhere else a
@@ -122,8 +147,10 @@ def write_text(path: Path, text: str, mode: Optional[int] = None) -> None:
     write_file(path, text.encode("utf-8", "backslashreplace"), None, mode=mode)
 
 
-def copy_file(src: Path, dst: Path) -> None:
-    """Copy src's content and permission bits to dst atomically (the copy never goes through a link at dst)."""
+def copy_file(src: Path, dst: Path, keep_same: bool = False) -> None:
+    """Copy src's content and permission bits to dst atomically (the copy never goes through a link at dst).
+    `keep_same`: a plain file of this user with one name, src's permission bits and src's bytes is left as it is
+    (a re-run into its own output)."""
     try:
         fd = os.open(src, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
     except OSError as e:
@@ -132,6 +159,9 @@ def copy_file(src: Path, dst: Path) -> None:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise Unreadable(errno.EINVAL, "not a regular file", str(src))
+        if keep_same and _same_copy(f, info, Path(dst)):
+            return
+        f.seek(0)
         fd, tmp = _temp_beside(Path(dst))
         try:
             with os.fdopen(fd, "wb") as out:
