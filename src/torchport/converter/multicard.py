@@ -24,7 +24,7 @@ import ast
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import NoReturn, Optional, Union, cast
+from typing import TYPE_CHECKING, NoReturn, Optional, Union, cast
 
 from ..core import codes
 from ..core.edits import apply as apply_edits
@@ -35,6 +35,13 @@ from ..kb.apimap import ApiMap
 from .checkers import Phase, checker, found_in
 from .context import FileContext
 from .python import SourceFile
+
+if TYPE_CHECKING:
+    from collections.abc import Collection, Iterator, Sequence
+
+    from ..backends import Target
+    from ..core.finding import Finding
+    from .checkers import Checker
 
 LAUNCHER = "run_distributed.sh"
 CATEGORY = "distributed-mode"
@@ -53,6 +60,11 @@ ALREADY = ("torch.distributed.init_process_group", "torch.nn.parallel.Distribute
            "torch.utils.data.distributed.DistributedSampler", "torch.utils.data.DistributedSampler")
 _DEVICE_INDEX = re.compile(r"cuda:\d+")
 
+Function = Union[ast.FunctionDef, ast.AsyncFunctionDef]
+ScopeNode = Union[ast.Module, Function]           # where the training DataLoader is made
+Loop = Union[ast.For, ast.AsyncFor, ast.While]    # an epoch loop
+Site = Union[ast.For, ast.AsyncFor, ast.Call]     # where training uses the loader: a loop over it, a call given it
+
 
 class Refusal(UsageError):
     """The script cannot be made multi-device completely: nothing is written."""
@@ -61,7 +73,7 @@ class Refusal(UsageError):
 @dataclass
 class Plan:
     text: str                        # the multi-device CUDA source (converted for the target afterwards)
-    findings: list = field(default_factory=list)   # in the original file's lines
+    findings: list[Finding] = field(default_factory=list)   # in the original file's lines
 
 
 def _refuse(rel: str, reason: str) -> NoReturn:
@@ -71,7 +83,7 @@ def _refuse(rel: str, reason: str) -> NoReturn:
 class _Script:
     """The parsed main script with the helpers the plan needs."""
 
-    def __init__(self, rel: str, text: str, target):
+    def __init__(self, rel: str, text: str, target: Target) -> None:
         self.rel = rel
         src = SourceFile(rel, text)
         try:
@@ -83,7 +95,7 @@ class _Script:
         templates, _ = src.bindings()
         self.ctx.bindings = {k: [b.fresh() for b in v] for k, v in templates.items()}
         self.text = text
-        self.parents = {}
+        self.parents: dict[ast.AST, ast.AST] = {}
         for node in ast.walk(self.tree):
             for child in ast.iter_child_nodes(node):
                 self.parents[child] = node
@@ -93,7 +105,7 @@ class _Script:
         self.names |= {a.asname or a.name.split(".")[0] for n in ast.walk(self.tree)
                        if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
 
-    def qualname(self, node) -> str:
+    def qualname(self, node: ast.AST) -> str:
         return self.ctx.qualname(node) or (node.id if isinstance(node, ast.Name) else "")
 
     def fresh(self, name: str) -> str:
@@ -102,14 +114,16 @@ class _Script:
         self.names.add(name)
         return name
 
-    def scope_of(self, node):
+    def scope_of(self, node: ast.AST) -> ScopeNode:
         """The innermost function holding node, or the module."""
-        node = self.parents.get(node)
-        while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
-            node = self.parents.get(node)
-        return node
+        up = self.parents.get(node)
+        while up is not None:
+            if isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+                return up
+            up = self.parents.get(up)
+        raise ValueError("node outside the module")
 
-    def in_scope(self, scope):
+    def in_scope(self, scope: ast.AST) -> Iterator[ast.AST]:
         """Nodes of scope, not descending into nested functions or classes."""
         stack = list(ast.iter_child_nodes(scope))
         while stack:
@@ -118,7 +132,7 @@ class _Script:
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
                 stack.extend(ast.iter_child_nodes(node))
 
-    def block_of(self, stmt):
+    def block_of(self, stmt: ast.stmt) -> tuple[list[ast.stmt], int]:
         """(the statement list holding stmt, its index there)."""
         parent = self.parents[stmt]
         for name in ("body", "orelse", "finalbody", "handlers"):
@@ -127,7 +141,7 @@ class _Script:
                 return block, block.index(stmt)
         raise ValueError("statement without a block")
 
-    def enclosing_stmt(self, node):
+    def enclosing_stmt(self, node: ast.AST) -> ast.stmt:
         while not isinstance(node, ast.stmt):
             node = self.parents[node]
         return node
@@ -135,14 +149,14 @@ class _Script:
     def line_start(self, lineno: int) -> int:
         return self.ctx.line_starts[lineno - 1]
 
-    def indent(self, stmt) -> str:
+    def indent(self, stmt: ast.stmt) -> str:
         start = self.line_start(stmt.lineno)
         return self.text[start:self.ctx.offset(stmt.lineno, stmt.col_offset)]
 
-    def starts_line(self, stmt) -> bool:
+    def starts_line(self, stmt: ast.stmt) -> bool:
         return not self.indent(stmt).strip()
 
-    def body_start(self, node) -> ast.stmt:
+    def body_start(self, node: Union[Function, Loop]) -> ast.stmt:
         """First statement of a function/loop body, after a docstring."""
         body = node.body
         first = body[0]
@@ -155,10 +169,10 @@ class _Script:
         return first
 
 
-def _assigned_names(stmt) -> list:
-    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(
+def _assigned_names(stmt: ast.stmt) -> list[ast.Name]:
+    targets: list[ast.expr] = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(
         stmt, (ast.AnnAssign, ast.AugAssign)) else []
-    out = []
+    out: list[ast.Name] = []
     for t in targets:
         out += [n for n in ast.walk(t) if isinstance(n, ast.Name)]
     return out
@@ -167,23 +181,23 @@ def _assigned_names(stmt) -> list:
 @dataclass
 class Layout:
     """What the distributed-mode checkers share: the training loader, where it is used, the names to write."""
-    scope: ast.AST                   # the function (or module) that makes the training DataLoader
+    scope: ScopeNode                 # the function (or module) that makes the training DataLoader
     where: str                       # how messages name it
-    loaders: list                    # every DataLoader(...) call
+    loaders: list[ast.Call]          # every DataLoader(...) call
     train: ast.Call                  # the training one
     loader_name: str
-    sites: list                      # where training uses it
-    first_use: Union[ast.stmt, ast.expr]   # the first of the sites
-    epoch_loops: set
+    sites: list[Site]                # where training uses it
+    first_use: Site                  # the first of the sites
+    epoch_loops: set[Loop]
     torch_ref: str                   # the module's name for torch
     dist: str                        # ... and for torch.distributed
-    consts: dict                     # LOCAL_RANK / RANK / WORLD_SIZE -> fresh names
+    consts: dict[str, str]           # LOCAL_RANK / RANK / WORLD_SIZE -> fresh names
     sampler: str
     after_imports: int               # the line the set-up goes before
-    model_vars: list
+    model_vars: list[str]
 
 
-def plan(rel: str, text: str, target, model_var: str = "model", loader_var: Optional[str] = None) -> Plan:
+def plan(rel: str, text: str, target: Target, model_var: str = "model", loader_var: Optional[str] = None) -> Plan:
     """The multi-device version of a training script, or a Refusal saying why not."""
     s = _Script(rel, text, target)
     layout = _layout(s, target, model_var, loader_var)
@@ -200,13 +214,13 @@ def plan(rel: str, text: str, target, model_var: str = "model", loader_var: Opti
     return Plan(new, findings)
 
 
-def _distributed_checkers() -> list:
+def _distributed_checkers() -> list[Checker]:
     """The distributed-phase checkers, in the order they are written: this module's (converter.rules'
     builtin_checkers() lists them with every other checker; it imports this module, which does not import it back)."""
     return [c for c in found_in(sys.modules[__name__]) if c.phase is Phase.DISTRIBUTED]
 
 
-def _layout(s: _Script, target, model_var: str, loader_var: Optional[str]) -> Layout:
+def _layout(s: _Script, target: Target, model_var: str, loader_var: Optional[str]) -> Layout:
     """Find the training loader and its uses, or refuse; choose the names the checkers write."""
     rel, ctx = s.rel, s.ctx
     selects = ctx.api.resolve("torch.cuda.set_device")
@@ -221,7 +235,7 @@ def _layout(s: _Script, target, model_var: str, loader_var: Optional[str]) -> La
     if not loaders:
         _refuse(rel, "no torch.utils.data.DataLoader: --distributed shards a DataLoader's dataset between processes, "
                      "and this script loads its data another way")
-    named: dict = {}
+    named: dict[str, list[ast.Call]] = {}
     for c in loaders:
         stmt = s.parents[c]
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
@@ -242,7 +256,7 @@ def _layout(s: _Script, target, model_var: str, loader_var: Optional[str]) -> La
     if not sites:
         _refuse(rel, f"`{loader_name}` is never iterated or passed on in {where}")
     first_use = min(sites, key=lambda n: (n.lineno, n.col_offset))
-    epoch_loops = {_epoch_loop(s, scope, site) for site in sites} - {None}
+    epoch_loops = {loop for loop in (_epoch_loop(s, scope, site) for site in sites) if loop is not None}
     torch_ref = _module_alias(s, "torch") or "torch"
     dist = _module_alias(s, "torch.distributed") or s.fresh("dist")
     consts = {k: s.fresh(k) for k in ("LOCAL_RANK", "RANK", "WORLD_SIZE")}
@@ -254,7 +268,7 @@ def _layout(s: _Script, target, model_var: str, loader_var: Optional[str]) -> La
 def process_group_setup(s: _Script, lay: Layout) -> None:
     """Ranks after the leading imports; process group and device at the top of the scope."""
     ctx, text, nl, consts, dist = s.ctx, s.text, s.newline, lay.consts, lay.dist
-    head = []
+    head: list[str] = []
     if _module_alias(s, "torch") is None:
         head.append("import torch")
     for module in ("atexit", "os"):
@@ -282,7 +296,7 @@ def process_group_setup(s: _Script, lay: Layout) -> None:
     ctx.insert(pos, block_text, codes.TP961,
                "ranks from torchrun's environment" + ("; process group and device of this process"
                                                       if module_scope else ""), shown="; ".join(head[-3:]))
-    if not module_scope:
+    if not isinstance(lay.scope, ast.Module):   # = not module_scope, said so that lay.scope is a function
         first = s.body_start(lay.scope)
         ind = s.indent(first)
         ctx.insert(s.line_start(first.lineno), "".join(ind + line + nl for line in init), codes.TP961,
@@ -373,7 +387,7 @@ def device_indices(s: _Script, lay: Layout) -> None:
                 ctx.replace(node.args[0], lay.consts["LOCAL_RANK"], codes.TP965, "this process's device")
 
 
-def _wrap_model(s: _Script, scope, where: str, first_use, var: str, torch_ref: str) -> None:
+def _wrap_model(s: _Script, scope: ScopeNode, where: str, first_use: Site, var: str, torch_ref: str) -> None:
     """DDP around `var` right before the statement that starts training; DataParallel removed; attribute
     access after the wrap through .module (in scope, and in module functions only called after it)."""
     ctx, rel = s.ctx, s.rel
@@ -401,7 +415,8 @@ def _wrap_model(s: _Script, scope, where: str, first_use, var: str, torch_ref: s
                 ctx.replace(value, ctx.text(value.args[0]), codes.TP963,
                             "DistributedDataParallel replaces DataParallel")
     after = (start.lineno, start.col_offset)
-    later = [n for n in s.in_scope(scope) if hasattr(n, "lineno") and (n.lineno, n.col_offset) >= after]
+    later = [n for n in s.in_scope(scope)   # located nodes (they have both; the type checker asks for each)
+             if hasattr(n, "lineno") and hasattr(n, "col_offset") and (n.lineno, n.col_offset) >= after]
     if isinstance(scope, ast.Module):  # functions using the global model, called only once it is wrapped
         for f in _global_users(s, var):
             called = [n for n in s.in_scope(scope) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
@@ -424,7 +439,7 @@ def _wrap_model(s: _Script, scope, where: str, first_use, var: str, torch_ref: s
                            category=CATEGORY)
 
 
-def _locals(f) -> set:
+def _locals(f: Function) -> set[str]:
     """Names a function binds itself (parameters, assignments, loop targets, imports)."""
     args = f.args
     out = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
@@ -434,15 +449,15 @@ def _locals(f) -> set:
     return out - globals_
 
 
-def _global_users(s: _Script, name: str) -> list:
+def _global_users(s: _Script, name: str) -> list[Function]:
     """Module-level functions that use the module's `name` (not a local of their own)."""
     return [f for f in s.tree.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and name not in _locals(f)
             and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(f))]
 
 
-def _common_block(s: _Script, scope, a: ast.stmt, b: ast.stmt):
+def _common_block(s: _Script, scope: ScopeNode, a: ast.stmt, b: ast.stmt) -> tuple[ast.stmt, ast.stmt]:
     """The statements holding a and b that share the innermost statement list within scope."""
-    def chain(stmt):
+    def chain(stmt: Optional[ast.stmt]) -> list[tuple[ast.stmt, int]]:
         out = []
         while stmt is not None and stmt is not scope:
             out.append((stmt, id(s.block_of(stmt)[0])))
@@ -457,7 +472,8 @@ def _common_block(s: _Script, scope, a: ast.stmt, b: ast.stmt):
     raise ValueError("statements of one scope share its body")
 
 
-def _training_loader(s: _Script, named: dict, loaders: list, loader_var: Optional[str]):
+def _training_loader(s: _Script, named: dict[str, list[ast.Call]], loaders: list[ast.Call],
+                     loader_var: Optional[str]) -> ast.Call:
     if loader_var is not None:
         if loader_var not in named:
             _refuse(s.rel, f"no `{loader_var} = DataLoader(...)` (loaders: {', '.join(sorted(named)) or 'none named'})")
@@ -481,20 +497,20 @@ def _training_loader(s: _Script, named: dict, loaders: list, loader_var: Optiona
 NOT_TRAINING = ("len", "print", "str", "repr", "type", "id", "isinstance")  # calls that only look at a loader
 
 
-def _uses(s: _Script, scope, loader_name: str) -> list:
+def _uses(s: _Script, scope: ScopeNode, loader_name: str) -> list[Site]:
     """Where training uses the loader in scope: loops over it (directly or wrapped), and calls it is passed
     to outside such loops (`train(model, train_loader)`), except calls that only look at it (`len`)."""
-    def mentions(node):
+    def mentions(node: ast.AST) -> bool:
         return isinstance(node, ast.Name) and node.id == loader_name
 
     nodes = list(s.in_scope(scope))
     loops = [n for n in nodes if isinstance(n, (ast.For, ast.AsyncFor)) and any(map(mentions, ast.walk(n.iter)))]
     # a module-level loader iterated inside a function (`def train(epoch): for x in train_loader`)
-    trainers = set()
+    trainers: set[str] = set()
     if isinstance(scope, ast.Module):
         trainers = {f.name for f in _global_users(s, loader_name) if any(
             isinstance(n, (ast.For, ast.AsyncFor)) and any(map(mentions, ast.walk(n.iter))) for n in ast.walk(f))}
-    out: list[ast.AST] = list(loops)
+    out: list[Site] = list(loops)
     for node in nodes:
         if not isinstance(node, ast.Call) or _inside(s, node, loops):
             continue
@@ -505,16 +521,16 @@ def _uses(s: _Script, scope, loader_name: str) -> list:
     return out
 
 
-def _inside(s: _Script, node, ancestors) -> bool:
-    node = s.parents.get(node)
-    while node is not None:
-        if node in ancestors:
+def _inside(s: _Script, node: ast.AST, ancestors: Collection[ast.AST]) -> bool:
+    up = s.parents.get(node)
+    while up is not None:
+        if up in ancestors:
             return True
-        node = s.parents.get(node)
+        up = s.parents.get(up)
     return False
 
 
-def _epoch_loop(s: _Script, scope, site):
+def _epoch_loop(s: _Script, scope: ScopeNode, site: Site) -> Optional[Loop]:
     """The loop around a use of the loader (the epoch loop), within scope."""
     node = s.parents.get(site)
     while node is not None and node is not scope:
@@ -524,7 +540,7 @@ def _epoch_loop(s: _Script, scope, site):
     return None
 
 
-def _module_attributes(s: _Script, call: ast.Call, model_var: str) -> set:
+def _module_attributes(s: _Script, call: ast.Call, model_var: str) -> set[str]:
     """Attributes of the wrapped model that a function of this file, called with it, uses on its parameter
     (DDP has only forward/train/eval & co.); unknown functions are not guessed about."""
     if not isinstance(call.func, ast.Name):
@@ -574,14 +590,16 @@ def _after_imports(s: _Script) -> int:
     return cast(int, last.end_lineno) + 1   # set on every parsed node
 
 
-def _runs(s: _Script, stmts: list) -> list:
+def _runs(s: _Script, stmts: Sequence[ast.stmt]) -> list[list[ast.stmt]]:
     """Statements grouped into runs of neighbours in one block (they share one guard); a statement that
     does not start its line, or holds a multi-line string, is a run of its own."""
-    def alone(st):
-        return not s.starts_line(st) or any(isinstance(n, (ast.Constant, ast.JoinedStr)) and n.end_lineno > n.lineno
+    def alone(st: ast.stmt) -> bool:
+        return not s.starts_line(st) or any(isinstance(n, (ast.Constant, ast.JoinedStr))
+                                            and cast(int, n.end_lineno) > n.lineno   # set on every parsed node
                                             for n in ast.walk(st))
 
-    runs, previous = [], None
+    runs: list[list[ast.stmt]] = []
+    previous: Optional[tuple[list[ast.stmt], int]] = None
     for st in sorted(stmts, key=lambda n: (n.lineno, n.col_offset)):
         block, index = s.block_of(st)
         if previous is not None and previous[0] is block and previous[1] == index - 1 and not alone(st) \
@@ -593,7 +611,7 @@ def _runs(s: _Script, stmts: list) -> list:
     return runs
 
 
-def _guard(s: _Script, run: list, cond: str) -> None:
+def _guard(s: _Script, run: list[ast.stmt], cond: str) -> None:
     """`if cond:` around a run of statements (indented), or before a single one on its line."""
     ctx, first, last = s.ctx, run[0], run[-1]
     if not s.starts_line(first):
@@ -609,14 +627,14 @@ def _guard(s: _Script, run: list, cond: str) -> None:
         ctx.insert(start, f"if {cond}: ", codes.TP964, "once, not once per process", shown=shown)
         return
     ctx.insert(start, f"if {cond}:{s.newline}{ind}{step}", codes.TP964, "once, not once per process", shown=shown)
-    for line in range(first.lineno + 1, last.end_lineno + 1):
+    for line in range(first.lineno + 1, cast(int, last.end_lineno) + 1):
         begin = s.line_start(line)
         end = s.line_start(line + 1) if line < len(ctx.line_starts) else len(s.text)
         if s.text[begin:end].strip():
             ctx.insert(begin, step, codes.TP964, quiet=True)
 
 
-def launcher(main_rel: str, target) -> str:
+def launcher(main_rel: str, target: Target) -> str:
     """run_distributed.sh: torchrun with one process per device of the target."""
     ns = target.namespace
     imports = "import torch" + (f", {target.register}" if target.register else "")
@@ -637,7 +655,7 @@ exec "${{PYTHON:-python}}" -m torch.distributed.run --standalone --nproc_per_nod
 """
 
 
-def line_map(old: str, new: str) -> list:
+def line_map(old: str, new: str) -> list[int]:
     """For each line of `new` (index 0 = line 1), the line of `old` it comes from or follows."""
     import difflib
 
