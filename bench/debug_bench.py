@@ -29,7 +29,7 @@ def main() -> int:
     import torch
     import torch.nn as nn
 
-    from torchport.debug import NanInfTracker, compare_with_reference, dump, record_ops
+    from torchport.debug import NanInfTracker, Reporting, compare_with_reference, dump, record_ops
 
     torch.manual_seed(0)
     torch.set_num_threads(1)
@@ -56,7 +56,7 @@ def main() -> int:
         "record_ops": lambda: record_ops(),
         "NanInfTracker": lambda: NanInfTracker(),
         "dump (statistics)": lambda: dump(work / "dump"),
-        "compare_with_reference": lambda: compare_with_reference(quiet=True),
+        "compare_with_reference": lambda: compare_with_reference(reporting=Reporting(quiet=True)),
     }
     times = {name: [] for name in modes}
     ops = {}

@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 
 import pytest
 from conftest import ROOT
@@ -18,7 +19,11 @@ from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 from torchport.backends import load_target  # noqa: E402
 from torchport.debug import (  # noqa: E402
     CompareFailure,
+    CompareWithReference,
     NanInfTracker,
+    OpSelection,
+    Reporting,
+    Tolerance,
     compare_runs,
     compare_with_reference,
     dump,
@@ -58,6 +63,9 @@ class Net(nn.Module):
         return self.head(self.attn(f.flatten(2).transpose(1, 2)).mean(1))
 
 
+QUIET = Reporting(quiet=True)
+
+
 def model_and_input():
     torch.manual_seed(0)
     return Net(), torch.randn(2, 3, 8, 8)
@@ -75,7 +83,8 @@ class PerturbAddmm(TorchDispatchMode):
 def test_fault_injection_names_the_op_and_module(tmp_path):
     model, x = model_and_input()
     with PerturbAddmm():
-        with compare_with_reference(model, log_dir=tmp_path / "logs", dump_dir=tmp_path / "dumps", quiet=True) as cmp:
+        reporting = Reporting(log_dir=tmp_path / "logs", dump_dir=tmp_path / "dumps", quiet=True)
+        with compare_with_reference(model, reporting=reporting) as cmp:
             model(x).sum().backward()
             cmp.step()
     first = cmp.first_failure
@@ -92,7 +101,7 @@ def test_fault_injection_names_the_op_and_module(tmp_path):
     assert replay(first["dump"], op=lambda *a, **k: torch.ops.aten.addmm.default(*a, **k) + 1e-2).passed
 
     model, x = model_and_input()
-    with compare_with_reference(model, quiet=True) as clean:
+    with compare_with_reference(model, reporting=QUIET) as clean:
         model(x).sum().backward()
     assert clean.failed_ops == [] and clean.first_failure is None
     assert sum(s.compared for s in clean.stats.values()) > 50
@@ -101,7 +110,7 @@ def test_fault_injection_names_the_op_and_module(tmp_path):
 def test_fail_fast_stops_at_the_first_failure():
     model, x = model_and_input()
     with pytest.raises(CompareFailure, match=r"aten::addmm.default output 0 in attn.self_attn"):
-        with PerturbAddmm(), compare_with_reference(model, fail_fast=True, quiet=True):
+        with PerturbAddmm(), compare_with_reference(model, fail_fast=True, reporting=QUIET):
             model(x)
 
 
@@ -110,7 +119,7 @@ def test_mixed_precision_has_no_false_failures(how):
     model, x = model_and_input()
     if how == "bf16 weights":
         model, x = model.to(torch.bfloat16), x.to(torch.bfloat16)
-    with compare_with_reference(model, reference_dtype=torch.float32, quiet=True) as cmp:
+    with compare_with_reference(model, reference_dtype=torch.float32, reporting=QUIET) as cmp:
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=how == "bf16 autocast"):
             out = model(x)
         out.float().sum().backward()
@@ -139,7 +148,7 @@ def test_random_inplace_and_view_ops_are_skipped_by_default():
     torch.manual_seed(0)
     drop = nn.Dropout(0.5)
     x = torch.ones(8, 8)
-    with compare_with_reference(drop, quiet=True) as cmp:
+    with compare_with_reference(drop, reporting=QUIET) as cmp:
         y = drop(x).view(64)
         y.add_(1)
     assert cmp.failed_ops == []
@@ -150,20 +159,84 @@ def test_random_inplace_and_view_ops_are_skipped_by_default():
 
 def test_steps_ranks_and_enabled(monkeypatch):
     model, x = model_and_input()
-    with compare_with_reference(model, start_step=1, end_step=1, quiet=True) as cmp:
+    with compare_with_reference(model, start_step=1, end_step=1, reporting=QUIET) as cmp:
         for _ in range(3):
             model(x)
             cmp.step()
     per_step = sum(s.compared for s in cmp.stats.values())
-    with compare_with_reference(model, quiet=True) as one:
+    with compare_with_reference(model, reporting=QUIET) as one:
         model(x)
     assert per_step == sum(s.compared for s in one.stats.values()), "only step 1 was compared"
     monkeypatch.setenv("RANK", "1")
-    with compare_with_reference(model, ranks=[0], quiet=True) as other_rank:
+    with compare_with_reference(model, ranks=[0], reporting=QUIET) as other_rank:
         model(x)
-    with compare_with_reference(model, enabled=False, quiet=True) as off:
+    with compare_with_reference(model, enabled=False, reporting=QUIET) as off:
         model(x)
     assert other_rank.stats == {} and off.stats == {} and other_rank.rank == 1
+
+
+class Tiny(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc, self.drop = nn.Linear(8, 8), nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.drop(torch.relu(self.fc(x))).add_(1)
+
+
+def _run_tiny(make):
+    torch.manual_seed(0)
+    model, x = Tiny(), torch.randn(4, 8)
+    with PerturbAddmm(), make(model) as cmp:
+        model(x).sum().backward()
+    return cmp
+
+
+def test_option_groups_and_the_old_keywords_compare_alike(tmp_path):
+    """The keywords before the groups still work, each mapped onto its group with one DeprecationWarning that
+    names the new spelling; both spellings compare, skip, log and dump alike."""
+    old = dict(atol=1e-3, rtol=0.0, skip_ops=["aten::relu"], compare_random=True, compare_inplace=True,
+               log_dir=tmp_path / "old" / "logs", dump_dir=tmp_path / "old" / "dumps", max_failures_logged=1,
+               quiet=True)
+    with pytest.warns(DeprecationWarning) as caught:
+        old_cmp = _run_tiny(lambda m: compare_with_reference(m, **old))
+    assert len(caught) == 1 and caught[0].filename == __file__, "one warning, on the caller's line"
+    message = str(caught[0].message)
+    assert "atol=, rtol=, skip_ops=, compare_random=, compare_inplace=, log_dir=, dump_dir=, max_failures_logged=, " \
+           "quiet= are deprecated" in message
+    assert "tolerance=Tolerance(atol=0.001, rtol=0.0)" in message
+    assert "selection=OpSelection(skip=['aten::relu'], include_random=True, include_inplace=True)" in message
+    assert "reporting=Reporting(log_dir=" in message and "max_failures_logged=1, quiet=True)" in message
+    new = dict(tolerance=Tolerance(atol=1e-3, rtol=0.0),
+               selection=OpSelection(skip=["aten::relu"], include_random=True, include_inplace=True),
+               reporting=Reporting(log_dir=tmp_path / "new" / "logs", dump_dir=tmp_path / "new" / "dumps",
+                                   max_failures_logged=1, quiet=True))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        new_cmp = _run_tiny(lambda m: compare_with_reference(m, **new))
+    assert old_cmp.tolerance == new_cmp.tolerance and old_cmp.selection == new_cmp.selection
+    assert old_cmp.report() == new_cmp.report() and old_cmp.skipped == new_cmp.skipped
+    assert "aten::bernoulli_.float" in new_cmp.stats and "aten::add_.Tensor" in new_cmp.stats   # included
+    assert "aten::relu.default" in new_cmp.skipped
+    assert len(old_cmp.failures) == len(new_cmp.failures) == 1 and len(new_cmp.first_failure) > 1
+    for side in ("old", "new"):
+        assert (tmp_path / side / "logs" / "compare_rank0.log").is_file()
+        assert len(list((tmp_path / side / "dumps").iterdir())) == new_cmp.stats["aten::addmm.default"].failed
+
+    # a group given and an old keyword: the keyword replaces that field only
+    with pytest.warns(DeprecationWarning, match=r"quiet= is deprecated; write reporting=Reporting\(quiet=True\)"):
+        both = CompareWithReference(reporting=Reporting(max_failures_logged=3), quiet=True)
+    assert both.reporting == Reporting(max_failures_logged=3, quiet=True)
+    assert OpSelection(only="addmm").only == ("addmm",) and OpSelection(skip=iter(["a", "b"])).skip == ("a", "b")
+
+
+def test_unknown_keywords_and_wrong_groups_are_type_errors():
+    with pytest.raises(TypeError, match="unexpected keyword argument 'atoll'"):
+        compare_with_reference(atoll=1e-3)
+    with pytest.raises(TypeError, match=r"tolerance= takes a torchport.debug.Tolerance, not float"):
+        compare_with_reference(tolerance=1e-3)
+    with pytest.raises(TypeError):
+        Tolerance(1e-3, 1e-3, 1e-3)
 
 
 # ---------------------------------------------------------------- NaN/Inf

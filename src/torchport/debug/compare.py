@@ -1,25 +1,28 @@
 """Op-by-op accuracy against a reference device.
 
-    with compare_with_reference(model, reference="cpu") as cmp:
+    with compare_with_reference(model, reference="cpu", reporting=Reporting(log_dir="logs")) as cmp:
         loss = model(x).sum(); loss.backward(); cmp.step()
-    print(cmp.report())                      # worst ops first; also in <log_dir>/compare_rank<R>.log
+    print(cmp.report())                      # worst ops first; also in logs/compare_rank<R>.log
 
 Each aten op runs as usual (on the device under test, through any lower dispatch mode), then
 again on the reference device from copies of the same inputs, with every mode disabled.  If the
 reference lacks a kernel for a low-precision dtype, only floating-point inputs are upcast to
 float32 (integers and bools keep their dtype).  `reference_dtype=torch.float32` always computes
 the reference in float32 (for a bf16/fp16 run against an fp32 reference).  Random, in-place,
-view and allocation ops are skipped by default.  A failure (mismatch above the dtype's
-tolerance) can be dumped to `dump_dir` as a weights_only-loadable file; `replay(path)` reruns it.
+view and allocation ops are skipped by default (OpSelection).  A failure (mismatch above the
+dtype's tolerance, or Tolerance's) can be dumped to Reporting's `dump_dir` as a
+weights_only-loadable file; `replay(path)` reruns it.
 """
 from __future__ import annotations
 
+import os
 import sys
+import warnings
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Optional, TextIO, cast
+from typing import Optional, TextIO, Union, cast
 
 import torch
 from torch.utils._python_dispatch import _disable_current_modes
@@ -114,25 +117,112 @@ def _flat(args, kwargs):
             yield v
 
 
+@dataclass(frozen=True)
+class Tolerance:
+    """Bounds replacing the per-dtype defaults: an output fails where an element is outside
+    atol + rtol·|reference|.  Both None: each dtype's defaults; one given: the other is its dtype's default."""
+
+    atol: Optional[float] = None
+    rtol: Optional[float] = None
+
+
+@dataclass(frozen=True)
+class OpSelection:
+    """Which ops are compared.  `only`: these and no other (whatever their kind); `skip`: not these.  Names
+    are 'aten::addmm', 'aten::addmm.default', 'aten.addmm' or 'addmm'.  Random ops (dropout's bernoulli_),
+    in-place, out= and view ops are skipped unless include_random / include_inplace; allocation ops always."""
+
+    only: Optional[Iterable[str]] = None
+    skip: Iterable[str] = ()
+    include_random: bool = False
+    include_inplace: bool = False
+
+    def __post_init__(self) -> None:   # tuples: a generator or a list given is read once, a lone name is one name
+        if self.only is not None:
+            object.__setattr__(self, "only", _names(self.only))
+        object.__setattr__(self, "skip", _names(self.skip or ()))
+
+
+@dataclass(frozen=True)
+class Reporting:
+    """Where results go besides the object: `log_dir` gets compare_rank<R>.log (each failure, then the
+    report), `dump_dir` one file per failure for replay(); the first `max_failures_logged` failures are kept
+    (cmp.failures) and logged; the report is printed on stderr at exit unless `quiet`."""
+
+    log_dir: Optional[Union[str, os.PathLike]] = None
+    dump_dir: Optional[Union[str, os.PathLike]] = None
+    max_failures_logged: int = 1000
+    quiet: bool = False
+
+
+def _names(names: Iterable[str]) -> tuple:
+    return (names,) if isinstance(names, str) else tuple(names)
+
+
+# the keywords before the three groups, still taken with a DeprecationWarning: old keyword -> (group keyword, field)
+_OLD_KEYWORDS = {"atol": ("tolerance", "atol"), "rtol": ("tolerance", "rtol"), "ops": ("selection", "only"),
+                 "skip_ops": ("selection", "skip"), "compare_random": ("selection", "include_random"),
+                 "compare_inplace": ("selection", "include_inplace"), "log_dir": ("reporting", "log_dir"),
+                 "dump_dir": ("reporting", "dump_dir"), "max_failures_logged": ("reporting", "max_failures_logged"),
+                 "quiet": ("reporting", "quiet")}
+_GROUPS = {"tolerance": Tolerance, "selection": OpSelection, "reporting": Reporting}
+
+
+def _with_old_keywords(groups: dict, options: dict) -> dict:
+    """`groups` (keyword -> value) with the old keywords in `options` moved into them (and out of `options`),
+    with one DeprecationWarning naming the new spelling; a group of the wrong type is a TypeError."""
+    for keyword, value in groups.items():
+        if not isinstance(value, _GROUPS[keyword]):
+            kind = _GROUPS[keyword].__name__
+            raise TypeError(f"compare_with_reference: {keyword}= takes a torchport.debug.{kind}, "
+                            f"not {type(value).__name__} (e.g. {keyword}={kind}())")
+    olds = [k for k in options if k in _OLD_KEYWORDS]
+    if not olds:
+        return groups
+    moved: dict = {}      # group keyword -> {field: value}
+    for old in olds:
+        keyword, name = _OLD_KEYWORDS[old]
+        moved.setdefault(keyword, {})[name] = options.pop(old)
+    new = ", ".join(f"{keyword}={_GROUPS[keyword].__name__}("
+                    + ", ".join(f"{name}={value!r}" for name, value in fields.items()) + ")"
+                    for keyword, fields in moved.items())
+    warnings.warn(f"compare_with_reference: {', '.join(o + '=' for o in olds)} "
+                  f"{'is' if len(olds) == 1 else 'are'} deprecated; write {new} "
+                  f"(from torchport.debug import {', '.join(_GROUPS[k].__name__ for k in moved)})",
+                  DeprecationWarning, stacklevel=_outside_this_module())
+    return {keyword: replace(value, **moved.get(keyword, {})) for keyword, value in groups.items()}
+
+
+def _outside_this_module() -> int:
+    """The stacklevel of the first caller outside this module (the user's line, through compare_with_reference
+    or not)."""
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and frame.f_globals.get("__name__") == __name__:
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 class CompareWithReference(OpMode):
-    def __init__(self, model=None, *, reference: str = "cpu", atol: Optional[float] = None,  # noqa: PLR0913
-                 rtol: Optional[float] = None, ops: Optional[Iterable[str]] = None,
-                 skip_ops: Optional[Iterable[str]] = None, reference_dtype=None, log_dir=None, dump_dir=None,
-                 fail_fast: bool = False, compare_random: bool = False, compare_inplace: bool = False,
-                 max_failures_logged: int = 1000, quiet: bool = False, **options):
+    """Each op compared with `reference` (a device; `reference_dtype`: compute it in that dtype); `tolerance`,
+    `selection` and `reporting` as their types say; `fail_fast`: raise CompareFailure at the first failure.
+    `options`: OpMode's (enabled, ranks, start_step, end_step)."""
+
+    def __init__(self, model=None, *, reference: str = "cpu", reference_dtype=None, tolerance: Tolerance = Tolerance(),
+                 selection: OpSelection = OpSelection(), reporting: Reporting = Reporting(), fail_fast: bool = False,
+                 **options):
+        groups = _with_old_keywords({"tolerance": tolerance, "selection": selection, "reporting": reporting},
+                                    options)
         super().__init__(model, **options)
-        self.reference, self.atol, self.rtol = reference, atol, rtol
-        self.only = {_normalize(o) for o in ops} if ops else None
-        self.skip = {_normalize(o) for o in skip_ops} if skip_ops else set()
-        self.reference_dtype = reference_dtype
-        self.log_dir = Path(log_dir) if log_dir else None
-        self.dump_dir = Path(dump_dir) if dump_dir else None
-        self.fail_fast, self.compare_random, self.compare_inplace = fail_fast, compare_random, compare_inplace
-        self.max_failures_logged, self.quiet = max_failures_logged, quiet
+        self.reference, self.reference_dtype, self.fail_fast = reference, reference_dtype, fail_fast
+        self.tolerance, self.selection, self.reporting = groups["tolerance"], groups["selection"], groups["reporting"]
+        self.only = {_normalize(o) for o in self.selection.only} if self.selection.only else None
+        self.skip = {_normalize(o) for o in self.selection.skip}
+        self.log_dir = Path(self.reporting.log_dir) if self.reporting.log_dir else None
+        self.dump_dir = Path(self.reporting.dump_dir) if self.reporting.dump_dir else None
         self.stats: dict = {}            # op -> OpStats
         self.skipped: Counter[str] = Counter()   # op -> count
         self.errors: Counter[str] = Counter()    # op -> reference run raised
-        self.failures: list = []         # first max_failures_logged failures, in order
+        self.failures: list = []         # the first reporting.max_failures_logged failures, in order
         self.first_failure: Optional[dict] = None
         self._log: Optional[TextIO] = None
 
@@ -143,15 +233,16 @@ class CompareWithReference(OpMode):
             return name in self.only or base in self.only
         if name in self.skip or base in self.skip or base in ALLOCATION:
             return False
-        if is_random(func) and not self.compare_random:
+        if is_random(func) and not self.selection.include_random:
             return False
-        return not (is_inplace_or_view(func) and not self.compare_inplace)
+        return not (is_inplace_or_view(func) and not self.selection.include_inplace)
 
-    def tolerance(self, dtype) -> tuple:
-        """(atol, rtol, scale): the dtype's defaults, or exactly the atol/rtol given."""
+    def tolerance_for(self, dtype) -> tuple:
+        """(atol, rtol, scale) for an output of `dtype`: the dtype's defaults, or the Tolerance given."""
         rtol, atol, scale = tolerances(dtype)
-        if self.atol is not None or self.rtol is not None:
-            return (self.atol if self.atol is not None else atol), (self.rtol if self.rtol is not None else rtol), 0.0
+        given = self.tolerance
+        if given.atol is not None or given.rtol is not None:
+            return (given.atol if given.atol is not None else atol), (given.rtol if given.rtol is not None else rtol), 0.0
         return atol, rtol, scale
 
     # ----------------------------------------------------------------- the comparison
@@ -170,7 +261,7 @@ class CompareWithReference(OpMode):
         stats = self.stats.setdefault(name, OpStats(name))
         inputs = [t.dtype for t in _flat(args, kwargs) if isinstance(t, torch.Tensor) and t.is_floating_point()]
         for i, (got, want) in enumerate(zip(_outputs(out), _outputs(ref))):
-            m = tensor_metrics(got, want, *self.tolerance(effective_dtype(got.dtype, inputs)))
+            m = tensor_metrics(got, want, *self.tolerance_for(effective_dtype(got.dtype, inputs)))
             failed = m.shape_mismatch or m.mismatch != 0  # NaN != 0: a NaN ratio fails
             stats.add(m, failed, got.dtype, self.module)
             if failed:
@@ -187,7 +278,7 @@ class CompareWithReference(OpMode):
         stats = self.stats[name]
         if stats.first_failure is None:
             stats.first_failure = record
-        if len(self.failures) < self.max_failures_logged:
+        if len(self.failures) < self.reporting.max_failures_logged:
             self.failures.append(record)
             self._write_log(_failure_line(record))
         if self.dump_dir is not None:
@@ -238,7 +329,7 @@ class CompareWithReference(OpMode):
             self._write_log(text)
             cast(TextIO, self._log).close()   # _write_log opened it
             self._log = None
-        if not self.quiet:
+        if not self.reporting.quiet:
             sys.stderr.write(text)
 
 
