@@ -14,7 +14,7 @@ from typing import Optional
 
 from ..converter import config
 from ..converter.project import Facts
-from ..converter.python import SourceFile
+from ..converter.python import FileRole, SourceFile
 from ..converter.run import Converter, kind_of
 from ..core import codes
 from ..core import files as tree
@@ -215,9 +215,9 @@ class Analyzer:
                                          message=f"syntax error: {getattr(e, 'msg', e)}"))
             return
         for t, conv in self.converters.items():
-            _new, kept, result.per_target[t] = conv.python.convert(rel, source, text.newline, src=src, wanted=True,
-                                                                   suppressed=result.suppressed.setdefault(t, []),
-                                                                   facts=conv.options.project)
+            role = FileRole(facts=conv.options.project)
+            _new, kept, result.per_target[t] = conv.python.convert(rel, source, text.newline, role, src=src, wanted=True,
+                                                                   suppressed=result.suppressed.setdefault(t, []))
             if self.keep_edits:
                 result.edits[t] = kept
         if python.imports_cuda_package(src.lowered):

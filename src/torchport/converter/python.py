@@ -184,6 +184,18 @@ class Ref:
     parent: Optional[ast.AST]
 
 
+@dataclass(frozen=True)
+class FileRole:
+    """What the project makes of one file: its launch script (`launch`; `device_env`: convert -s, the
+    variable its device index comes from), an entry script that imports the run-time mapping (`shim`,
+    --runtime-shim), and what the other files say about it (`facts`: project.py)."""
+
+    launch: bool = False
+    device_env: str = ""
+    shim: bool = False
+    facts: Facts = Facts()
+
+
 class PythonConverter:
     """Runs the checkers over Python sources for one target."""
 
@@ -240,29 +252,27 @@ class PythonConverter:
                     table.setdefault(kind, []).append(r)
         return table
 
-    def convert(self, path: str, source: str, newline: str = "\n", launch: bool = False,  # noqa: PLR0913
-                src: Optional[SourceFile] = None, wanted: bool = False, device_env: str = "",
-                suppressed: Optional[list[Finding]] = None, shim: bool = False, facts: Optional[Facts] = None
+    def convert(self, path: str, source: str, newline: str = "\n", role: FileRole = FileRole(),
+                src: Optional[SourceFile] = None, wanted: bool = False, suppressed: Optional[list[Finding]] = None
                 ) -> tuple[str, list[Edit], list[Finding]]:
         """Return (new_source, kept_edits, findings); raises SyntaxError on unparsable input.
 
-        `src` may be passed in when several targets look at one file: what it computes
-        is shared (the rules never change the tree); `wanted` says the caller already
-        found trigger words in it.  Findings that `# torchport: ignore` comments or
-        `self.selection` suppress are not reported and their changes not made; they
-        are appended to `suppressed` when it is given (core/suppress.py)."""
+        `role` is what the project makes of the file (FileRole).  `src` may be passed in when
+        several targets look at one file: what it computes is shared (the rules never change the
+        tree); `wanted` says the caller already found trigger words in it.  Findings that
+        `# torchport: ignore` comments or `self.selection` suppress are not reported and their
+        changes not made; they are appended to `suppressed` when it is given (core/suppress.py)."""
         src = src if src is not None else SourceFile(path, source)
-        register = facts is not None and path in facts.device_users
-        if not (launch or shim or register or wanted or self.wants(src.lowered)):
+        register = path in role.facts.device_users
+        if not (role.launch or role.shim or register or wanted or self.wants(src.lowered)):
             return source, [], []
         tree = src.tree
         ctx = FileContext(path, source, self.api, newline, src.line_starts)
-        ctx.launch = launch
-        ctx.shim = shim
-        if facts is not None:
-            ctx.device_names, ctx.device_params = facts.names_of(path), facts.params_of(path)
-            ctx.needs_register = register   # it uses a name another file binds to the target's device
-        ctx.device_env = device_env
+        ctx.launch = role.launch
+        ctx.shim = role.shim
+        ctx.device_names, ctx.device_params = role.facts.names_of(path), role.facts.params_of(path)
+        ctx.needs_register = register   # it uses a name another file binds to the target's device
+        ctx.device_env = role.device_env
         ctx.tree, ctx.parents, ctx.nodes_by_type = tree, src.parents, src.nodes_by_type
         ctx.user_codes = self.user_codes
         dispatch = self.dispatch_for(src.lowered)

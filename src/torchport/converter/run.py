@@ -30,7 +30,7 @@ from ..kb.apimap import ApiMap
 from . import config, notebook
 from .checkers import Checker, Phase
 from .project import Facts
-from .python import PythonConverter, SourceFile
+from .python import FileRole, PythonConverter, SourceFile
 from .reuse import Hunk, Job, Pack, Stored
 from .reuse import entry as stored_result
 from .rules import builtin_checkers
@@ -126,11 +126,9 @@ class Converter:
             return text.encode(new), findings, lines, edits.line_hunks(text.text, kept)
         src = SourceFile(rel, text.text)
         launch = rel == self.options.launch
-        new, kept, findings = self.python.convert(rel, text.text, text.newline, launch=launch, src=src,
-                                                  device_env=self.options.device_env if launch else "",
-                                                  suppressed=suppressed,
-                                                  shim=self.options.runtime_shim and is_entry(rel, src),
-                                                  facts=self.options.project)
+        role = FileRole(launch=launch, device_env=self.options.device_env if launch else "",
+                        shim=self.options.runtime_shim and is_entry(rel, src), facts=self.options.project)
+        new, kept, findings = self.python.convert(rel, text.text, text.newline, role, src=src, suppressed=suppressed)
         if new == text.text:
             return None, findings, lines, None
         problem = broken_spans(text.text, new, edits.changed_spans(kept, src.statement_spans(), src.line_starts,
