@@ -10,7 +10,7 @@ from ...core.version import __version__
 from ...core.words import counted
 from ..assessment import READINESS_HEADER, readiness_rows, touchpoint_group
 from .files import Files
-from .findings import MAX_LIST_ROWS, action_cell, filters, finding_list
+from .findings import MAX_LIST_ROWS, RowFormat, action_cell, filters, finding_list
 from .layout import _e, cards, document, table
 
 
@@ -74,16 +74,16 @@ def analysis_html(result: AssessedTree) -> str:
     columns = (("Action", action_cell), ("Rule", lambda f: f'<span class="id">{_e(f.rule)}</span>'),
                ("Category", lambda f: _e(group(f))), ("Code", lambda f: f"<code>{_e(f.old)}</code>"),
                ("Note", lambda f: _e(f.message)))
+    row_format = RowFormat(columns, group)
+    per_target = RowFormat((("Target", lambda f: _e(target_of.get(id(f), ""))),) + columns, group,
+                           attrs=lambda f: {"target": target_of.get(id(f), "")})
     body.append(finding_list("list-unsupported", "Unsupported per target",
                              "What torchport convert would leave for each target: change these by hand.",
-                             [f for _, f in unsupported],
-                             (("Target", lambda f: _e(target_of.get(id(f), ""))),) + columns, files, group,
-                             attrs=lambda f: {"target": target_of.get(id(f), "")}))
-    body.append(finding_list("list-advice", "To review", "Left as is by convert; worth a look.", review,
-                             columns, files, group))
-    body.append(finding_list("list-error", "Errors", "Files that could not be analysed.", errors, columns, files, group))
+                             [f for _, f in unsupported], files, per_target))
+    body.append(finding_list("list-advice", "To review", "Left as is by convert; worth a look.", review, files, row_format))
+    body.append(finding_list("list-error", "Errors", "Files that could not be analysed.", errors, files, row_format))
     body.append(finding_list("list-touchpoints", "CUDA touchpoints", "Every place the project touches CUDA.", touch,
-                             columns, files, group))
+                             files, row_format))
     if files.count:
         body.append('<h2 id="files">Code</h2>\n<p class="sub">Excerpts around the touchpoints.</p>\n')
         body.append(files.html())

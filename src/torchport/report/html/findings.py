@@ -3,6 +3,9 @@ finding lists whose location cells link to the finding's line in the file sectio
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from ...core.finding import ADVICE, DELETE, ERROR, INSERT, MODIFY, UNSUPPORTED
 from ..wording import describe
@@ -40,10 +43,30 @@ def filters(findings, category_of) -> str:
     return "".join(out)
 
 
-def finding_list(sid: str, title: str, note: str, findings: list, columns, files, category_of,  # noqa: PLR0913
-                 side=lambda f: "o", attrs=lambda f: {}) -> str:
-    """A filterable list: rows tr.finding with data-action (change|unsupported|advice|error) and data-category;
-    columns: (header, f -> escaped cell HTML); the location cell links to the finding's line (files: a Files)."""
+def _original_side(f) -> str:
+    return "o"
+
+
+def _no_attrs(f) -> dict:
+    return {}
+
+
+@dataclass(frozen=True)
+class RowFormat:
+    """How a finding list writes its rows: `columns` after No. and Location, each (header, finding -> escaped
+    cell HTML); `category_of` (finding -> its data-category); `side` (finding -> the side of the file section its
+    location links to: "o" the original, "n" the new text); `attrs` (finding -> more data-* attributes)."""
+
+    columns: tuple[tuple[str, Callable[[Any], str]], ...]
+    category_of: Callable[[Any], str]
+    side: Callable[[Any], str] = _original_side
+    attrs: Callable[[Any], dict] = _no_attrs
+
+
+def finding_list(sid: str, title: str, note: str, findings: list, files, rows: RowFormat) -> str:
+    """A filterable list: rows tr.finding with data-action (change|unsupported|advice|error) and data-category,
+    written as `rows` says; the location cell links to the finding's line (files: a Files)."""
+    columns, category_of, side, attrs = rows.columns, rows.category_of, rows.side, rows.attrs
     if not findings:
         return ""
     out = [f'<section class="findings" id="{_e(sid)}">\n<h2>{_e(title)} ({len(findings)})</h2>\n']
@@ -78,8 +101,9 @@ COLUMNS = (("Action", action_cell), ("Rule", lambda f: f'<span class="id">{_e(f.
            ("Category", lambda f: _e(f.category)), ("Code", _what), ("Message", lambda f: _e(f.message)))
 
 
-def group_lists(findings, files, category_of, notes, side=lambda f: "o", columns=COLUMNS) -> list:
+def group_lists(findings, files, category_of, notes, side=_original_side, columns=COLUMNS) -> list:
     """One list per action group, the ones to act on first."""
     order = ("unsupported", "advice", "error", "change")
+    rows = RowFormat(columns, category_of, side)
     return [finding_list(f"list-{g}", GROUP_LABEL[g], notes.get(g, ""), [f for f in findings if group_of(f) == g],
-                         columns, files, category_of, side) for g in order]
+                         files, rows) for g in order]
