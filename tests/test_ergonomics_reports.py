@@ -109,6 +109,27 @@ def test_every_command_has_a_description_and_every_option_a_help():
     assert not missing, "\n".join(missing)
 
 
+def test_every_command_the_data_and_docs_name_exists():
+    """`torchport CMD [SUB]` in the known errors, target files, codes, doctor's advice, the README and docs/ names
+    a command of the parser (and, where CMD has subcommands, one of them): advice never sends users to a command
+    that is not there (kb/error_shapes.toml named `torchport debug compare`)."""
+    import re
+
+    commands = {tuple(path[1:]) for path, _ in _parsers(build_parser(), ["torchport"])}
+    mention = re.compile(r"`torchport ([a-z][a-z-]*)(?: ([a-z][a-z-]*))?")
+    src = ROOT / "src" / "torchport"
+    files = [*src.glob("kb/*.toml"), *src.glob("backends/*.toml"), src / "core" / "codes.py",
+             *src.glob("doctor/*.py"), ROOT / "README.md", *ROOT.glob("docs/*.md")]
+    wrong = []
+    for path in files:
+        for m in mention.finditer(path.read_text(encoding="utf-8")):
+            first, second = m.groups()
+            named = (first, second) if second and any(c[:1] == (first,) and len(c) == 2 for c in commands) else (first,)
+            if named not in commands:
+                wrong.append(f"{path.relative_to(ROOT)}: `torchport {' '.join(named)}`")
+    assert len(files) > 20 and not wrong, "\n".join(wrong)
+
+
 # ------------------------------------------------------------------ options after the program
 @pytest.mark.parametrize("argv", [["profile", "train.py", "-o", "out"], ["ops", "record", "train.py", "-o", "o.json"],
                                   ["debug", "dump", "train.py", "-o", "out"]])
