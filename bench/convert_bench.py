@@ -14,6 +14,8 @@
    The script's options: `--input/-i DIR` (required; it writes DIR_mlu/ next to DIR, with a
    report.md) and `--strict/-s` (also rewrites CUDA/gpu/GPU).  It imports torch and torch_mlu
    and uses neither: PYTHONPATH points at bench/regex_stubs/ so both resolve to empty stubs.
+   Then torchport's floor on that tree, what any convert spends before its rules run: the interpreter, the
+   imports of `torchport convert`, and ast.parse of the files holding a trigger word (CPU of whole processes).
 
 5. re-runs (converter/reuse.py), on a copy of transformers 4.46.3 with an empty cache folder of its own: the
    first run; unchanged re-runs into its own output (--force, as a user re-runs) and into new folders (every
@@ -90,6 +92,21 @@ def child_run(cmd: list, env=None) -> tuple:
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, wall
+
+
+def floor_figures(tree: Path, repeat: int) -> dict:
+    """What any torchport convert of `tree` spends before its rules run, CPU of whole processes (medians): a bare
+    interpreter; one that imports what `torchport convert` imports (cli, the convert command, the report
+    writers); and ast.parse of the files convert parses (those holding a trigger word), in one process."""
+    from torchport.converter.run import Converter
+
+    wants = Converter("mlu").python.wants
+    parsed = [p for p in python_files(tree) if wants(p.read_text(encoding="utf-8", errors="replace").lower())]
+    imports = "import torchport.cli, torchport.cli.convert, torchport.commands.convert, torchport.report"
+    return {"bare": statistics.median(child_run([sys.executable, "-S", "-c", "pass"])[0] for _ in range(repeat)),
+            "site": statistics.median(child_run([sys.executable, "-c", "pass"])[0] for _ in range(repeat)),
+            "imports": statistics.median(child_run([sys.executable, "-c", imports])[0] for _ in range(repeat)),
+            "parsed": len(parsed), "parse": statistics.median(parse_time(parsed) for _ in range(repeat))}
 
 
 def regex_versus(tree: Path, script: Path, repeat: int) -> dict:
@@ -202,6 +219,12 @@ def main() -> int:
         print(f"    torchport: cpu {tc:.3f} s, wall {tw:.3f} s")
         print(f"    regex:     cpu {rc:.3f} s, wall {rw:.3f} s")
         print(f"    ratio torchport / regex: cpu {tc / rc:.2f}, wall {tw / rw:.2f}   (target <= 1.0)")
+        f = floor_figures(yolox, args.repeat * 2)
+        print("  before any rule runs (cpu, whole processes; torchport's floor on this tree):")
+        print(f"    interpreter: {f['bare']:.3f} s without site, {f['site']:.3f} s with it; "
+              f"importing what convert imports: {f['imports']:.3f} s")
+        print(f"    ast.parse of the {f['parsed']} files holding a trigger word: {f['parse']:.3f} s")
+        print(f"    floor / regex cpu: {(f['imports'] + f['parse']) / rc:.2f}")
     return 0
 
 
