@@ -22,26 +22,27 @@ import os
 import re
 import time
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Optional, Union
 
 from ..analyze.advice import COLUMNS as ADVICE_COLUMNS
 from ..analyze.advice import project_rows
 from ..analyze.libraries import LibraryScan, local_names
 from ..analyze.libraries import scan as scan_libraries
-from ..analyze.scan import guarded_scan, init_worker
-from ..backends import available_targets, load_target
+from ..analyze.scan import FileScan, guarded_scan, init_worker
+from ..backends import Target, available_targets, load_target
 from ..converter.project import Facts
 from ..converter.project import facts as project_facts
 from ..core import codes, parallel
 from ..core import files as tree
 from ..core.codes import CATEGORIES
 from ..core.errors import UsageError
-from ..core.finding import ADVICE, CHANGES, ERROR, OPTIONAL_IMPORT, UNSUPPORTED
+from ..core.finding import ADVICE, CHANGES, ERROR, OPTIONAL_IMPORT, UNSUPPORTED, Finding
 from ..core.version import __version__
 from ..kb.operators import op_list
-from ..kb.packages import packages
+from ..kb.packages import Package, Packages, packages
 from ..porting.native import NATIVE_SUFFIXES, NativeScan
 
 SCHEMA_VERSION = 1
@@ -52,6 +53,8 @@ EFFORT_UNIT = "fix units: 1 = one manual API fix, a review item 1/4, a blocked i
 # Report groups of finding categories, from the one category table (core.codes.CATEGORIES).
 TOUCHPOINT_GROUPS = {category: group for category, group in CATEGORIES.items() if group}
 NOT_TOUCHPOINTS = tuple(category for category, group in CATEGORIES.items() if not group)
+
+AdviceRow = tuple[str, int, str, str, str]  # advice.csv's row: (file, line, rule id, advice, source)
 
 
 @dataclass
@@ -89,7 +92,7 @@ class Readiness:
     def grade(self) -> str:
         return next((g for limit, g in GRADES if self.effort < limit), "E")
 
-    def drivers(self) -> list:
+    def drivers(self) -> list[tuple[int, str, float]]:
         """What the effort is made of, largest share first: [(count, what, units)], only the non-zero ones."""
         optional_native = (self.kernels + self.ptx) if self.kernels_optional else 0
         kernels = self.kernels if not self.kernels_optional else 0
@@ -113,7 +116,7 @@ class Readiness:
         text = ", ".join(f"{n} {what} = {units:g}" for n, what, units in rows[:top])
         return (text + (f", {len(rows) - top} more" if len(rows) > top else "")) or "nothing counted"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"automatic": self.automatic, "manual": self.manual, "review": self.review, "blocked": self.blocked,
                 "unsupported_apis": self.unsupported, "package_swaps": self.package_swaps,
                 "blocked_packages": self.blocked_packages, "optional_packages": self.optional_packages,
@@ -128,37 +131,37 @@ class Readiness:
 @dataclass
 class AnalysisResult:
     input: str
-    targets: list
+    targets: list[str]
     torch_version: Optional[str]
-    files: list = field(default_factory=list)            # [FileScan]
+    files: list[FileScan] = field(default_factory=list)
     native: NativeScan = field(default_factory=NativeScan)
-    readiness: dict = field(default_factory=dict)        # target -> Readiness
-    data: dict = field(default_factory=dict)             # target -> versions of the data used
+    readiness: dict[str, Readiness] = field(default_factory=dict)            # target -> its readiness
+    data: dict[str, dict[str, Optional[str]]] = field(default_factory=dict)  # target -> versions of the data used
     output: Optional[str] = None
     libraries: Optional[LibraryScan] = None              # installed libraries the project calls (libraries.py)
     elapsed: float = 0.0
     started: str = ""
-    _touchpoints: Optional[list] = field(default=None, repr=False)
-    _advice: dict = field(default_factory=dict, repr=False)
+    _touchpoints: Optional[list[Finding]] = field(default=None, repr=False)
+    _advice: dict[str, list[AdviceRow]] = field(default_factory=dict, repr=False)
 
-    def target_findings(self, target: str) -> list:
+    def target_findings(self, target: str) -> list[Finding]:
         """What convert reports for this target (Python and shell files)."""
         return [f for s in self.files for f in s.per_target.get(target, [])]
 
     @property
-    def common(self) -> list:
+    def common(self) -> list[Finding]:
         """Target-independent findings: packages, dependencies, C++ sources, extension call sites, errors."""
         return sorted([f for s in self.files for f in s.common] + self.native.findings,
                       key=lambda f: (f.file, f.line, f.rule))
 
-    def touchpoints(self) -> list:
+    def touchpoints(self) -> list[Finding]:
         """Every CUDA touchpoint once: per (file, line, category, rule), the findings of the target
         that reports most of them (targets word and place the same touchpoint differently)."""
         if self._touchpoints is not None:
             return self._touchpoints
-        best: dict = {}
+        best: dict[tuple[str, int, str, str], list[Finding]] = {}
         for t in self.targets:
-            mine: dict = {}
+            mine: dict[tuple[str, int, str, str], list[Finding]] = {}
             for f in self.target_findings(t):
                 if f.category not in NOT_TOUCHPOINTS:
                     mine.setdefault((f.file, f.line, f.category, f.rule), []).append(f)
@@ -184,30 +187,30 @@ class AnalysisResult:
             return None
         return None if text is None else text.text
 
-    def package_of(self, finding):
+    def package_of(self, finding: Finding) -> Optional[Package]:
         """The kb package behind a TP908 (import) or TP909 (declared dependency) finding, or None (for the
         report writers, which read the result, not this module)."""
         return package_of(finding, packages())
 
-    def unknown_apis(self) -> list:
+    def unknown_apis(self) -> list[Finding]:
         return [f for f in self.touchpoints() if f.category == "unknown-api"]
 
-    def unsupported(self, target: str) -> list:
+    def unsupported(self, target: str) -> list[Finding]:
         return [f for f in self.target_findings(target) if f.action == UNSUPPORTED]
 
-    def advice(self, target: str) -> list:
+    def advice(self, target: str) -> list[AdviceRow]:
         """Performance advice for the target (kb/advice.toml): [(file, line, rule, advice, source)]."""
         if target not in self._advice:
             self._advice[target] = project_rows(self.files, target)
         return self._advice[target]
 
-    def convert_counts(self, target: str) -> dict:
+    def convert_counts(self, target: str) -> dict[str, int]:
         """{changes, unsupported, to_review, errors}: convert's own counts for this target (its findings)."""
         n = Counter(f.action for f in self.target_findings(target))
         return {"changes": sum(n[a] for a in CHANGES), "unsupported": n[UNSUPPORTED], "to_review": n[ADVICE],
                 "errors": n[ERROR]}
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         touch = self.touchpoints()
         return {
             "files": len(self.files),
@@ -229,7 +232,7 @@ class AnalysisResult:
             "elapsed_seconds": round(self.elapsed, 3),
         }
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "schema_version": SCHEMA_VERSION,
             "tool": {"name": "torchport", "version": __version__},
@@ -258,7 +261,7 @@ class AnalysisResult:
         }
 
 
-def parse_targets(spec) -> list:
+def parse_targets(spec: Union[str, Iterable[str], None]) -> list[str]:
     if not spec:
         return available_targets()
     names = [load_target(t.strip()).name if not t.strip().endswith(".toml") else t.strip()
@@ -266,7 +269,7 @@ def parse_targets(spec) -> list:
     return names
 
 
-def _weight(entry) -> int:
+def _weight(entry: tree.Entry) -> int:
     if entry.kind != "file":
         return 0
     try:
@@ -282,18 +285,19 @@ class AnalyzeRequest:
     interpreter whose installed libraries the project's calls are looked up in (default: this one)."""
 
     input: Path
-    targets: tuple                    # of Target
+    targets: tuple[Target, ...]
     torch_version: Optional[str] = None
     output: Optional[Path] = None
     jobs: Optional[int] = None
-    exclude: tuple = ()
+    exclude: tuple[str, ...] = ()
     write_reports: bool = True
     force: bool = False
     python: Optional[str] = None
-    progress: Optional[Callable] = None   # progress(done, total)
+    progress: Optional[Callable[[int, int], object]] = None   # progress(done, total)
 
     @classmethod
-    def of(cls, path, targets=None, **options) -> AnalyzeRequest:
+    def of(cls, path: Union[str, os.PathLike[str]], targets: Union[str, Iterable[str], None] = None,
+           **options: Any) -> AnalyzeRequest:
         """A request from the keywords `torchport.analyze` takes: `targets` names, aliases or .toml paths, or a
         comma list of them (default: every target convert writes for), loaded here; the fields above."""
         src = Path(path)
@@ -320,7 +324,7 @@ def analyze(request: AnalyzeRequest) -> AnalysisResult:
     start = time.perf_counter()
     entries = list(tree.walk(src, tuple(exclude)))
     # C/C++/CUDA first (few files): the ops they export are what Python call sites are matched against
-    def is_native(e):
+    def is_native(e: tree.Entry) -> bool:
         return e.kind == "file" and not e.excluded and e.rel.endswith(NATIVE_SUFFIXES)
 
     native_entries = [e for e in entries if is_native(e)]
@@ -362,7 +366,7 @@ def _merge(into: NativeScan, part: NativeScan) -> None:
     into.native_files += part.native_files
 
 
-def _readiness(result: AnalysisResult, target) -> Readiness:
+def _readiness(result: AnalysisResult, target: Target) -> Readiness:
     r = Readiness(kernels=len(result.native.kernels), kernels_blocked=target.cuda_kernels != "port")
     for f in result.target_findings(target.name):
         if f.action in CHANGES:
@@ -380,7 +384,7 @@ def _readiness(result: AnalysisResult, target) -> Readiness:
         r.kernels_optional = True  # the project runs without its kernels: porting them is review, not a block
         r.review += r.kernels
     kb = packages()
-    uses: dict = {}
+    uses: dict[str, tuple[Package, list[Finding]]] = {}
     for f in result.common:
         if f.rule == codes.TP903.id:
             r.ptx += 1
@@ -406,7 +410,7 @@ def _readiness(result: AnalysisResult, target) -> Readiness:
 _DISTRIBUTION = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")  # the name a requirement line starts with
 
 
-def package_of(finding, kb):
+def package_of(finding: Finding, kb: Packages) -> Optional[Package]:
     """The kb package behind a TP908 (import) or TP909 (declared dependency) finding."""
     if finding.rule == codes.TP908.id:
         words = finding.old.split()
