@@ -21,12 +21,12 @@ import json
 import os
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Optional, Union
 
-from ..analyze.scan import guarded_scan, init_worker
+from ..analyze.scan import FileScan, guarded_scan, init_worker
 from ..backends import Target, load_target
 from ..converter import config
 from ..converter.project import facts
@@ -34,7 +34,7 @@ from ..converter.run import kind_of
 from ..core import codes, parallel, writes
 from ..core import files as tree
 from ..core.errors import UsageError
-from ..core.finding import ADVICE, CHANGES, CUDA_ONLY_PATH, ERROR, KEPT_BRANCH, UNSUPPORTED, one_line
+from ..core.finding import ADVICE, CHANGES, CUDA_ONLY_PATH, ERROR, KEPT_BRANCH, UNSUPPORTED, Finding, one_line
 from ..core.names import printable
 from ..core.suppress import Selection
 from ..core.version import __version__
@@ -53,7 +53,7 @@ REVIEW_RULES = frozenset({codes.TP117.id, codes.TP210.id})
 OFF_PATH = frozenset({CUDA_ONLY_PATH, KEPT_BRANCH})   # the findings' reasons, never words of their messages
 
 
-def is_problem(finding) -> bool:
+def is_problem(finding: Finding) -> bool:
     """Does this finding fail the check? (advice does not, nor what REVIEW_RULES and OFF_PATH say)"""
     if finding.action == ADVICE:
         return False
@@ -64,13 +64,13 @@ def _norm(text: str) -> str:
     return " ".join(text.split())
 
 
-def fingerprints(findings: Sequence) -> list:
+def fingerprints(findings: Sequence[Finding]) -> list[str]:
     """The fingerprint of each finding (same order): sha256 of file, rule, normalised `old` and the
     occurrence counter of that triple in file order (line, then column); never the line itself."""
-    seen: Counter = Counter()
+    seen: Counter[tuple[str, str, str]] = Counter()
     out = [""] * len(findings)
 
-    def place(i):
+    def place(i: int) -> tuple[str, int, int, str, str, str, str]:
         f = findings[i]
         return f.file, f.line, f.col, f.rule, f.action, f.old, f.new
 
@@ -87,37 +87,37 @@ def fingerprints(findings: Sequence) -> list:
 @dataclass
 class CheckResult:
     target: str
-    inputs: list
+    inputs: list[str]
     root: str                                     # paths in findings are relative to it (posix)
-    files: list = field(default_factory=list)     # [FileScan] of the Python and shell files checked
-    findings: list = field(default_factory=list)  # reported (not suppressed), sorted
-    suppressed: list = field(default_factory=list)    # by the baseline
-    ignored: list = field(default_factory=list)       # by `# torchport: ignore` comments or rule selection
-    prints: dict = field(default_factory=dict)    # id(Finding) -> fingerprint (reported and suppressed)
+    files: list[FileScan] = field(default_factory=list)       # the Python and shell files checked
+    findings: list[Finding] = field(default_factory=list)     # reported (not suppressed), sorted
+    suppressed: list[Finding] = field(default_factory=list)   # by the baseline
+    ignored: list[Finding] = field(default_factory=list)      # by `# torchport: ignore` comments or rule selection
+    prints: dict[int, str] = field(default_factory=dict)      # id(Finding) -> fingerprint (reported and suppressed)
     baseline: Optional[str] = None
     elapsed: float = 0.0
     target_ref: str = ""                          # the key of FileScan.per_target / .edits
 
-    def fingerprint(self, finding) -> str:
+    def fingerprint(self, finding: Finding) -> str:
         return self.prints[id(finding)]
 
-    def is_problem(self, finding) -> bool:
+    def is_problem(self, finding: Finding) -> bool:
         """Does this finding fail the check (the module's is_problem)?"""
         return is_problem(finding)
 
     @property
-    def problems(self) -> list:
+    def problems(self) -> list[Finding]:
         return [f for f in self.findings if is_problem(f)]
 
     @property
-    def notes(self) -> list:
+    def notes(self) -> list[Finding]:
         return [f for f in self.findings if not is_problem(f)]
 
     @property
     def exit_code(self) -> int:
         return 1 if self.problems else 0
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         actions = Counter(f.action for f in self.findings)
         return {
             "files": len(self.files),
@@ -144,7 +144,7 @@ class CheckResult:
             line += f", {s['ignored']} suppressed by `# torchport: ignore` or rule selection"
         return line + " -> " + (verdict or ("FAILED" if self.exit_code else "ok"))
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "schema_version": SCHEMA_VERSION,
             "tool": {"name": "torchport", "version": __version__},
@@ -192,10 +192,10 @@ def find_root(inputs: Sequence[str], root: Optional[str] = None) -> str:
     return os.path.commonpath([p if os.path.isdir(p) else os.path.dirname(p) for p in paths])
 
 
-def _own_packages(root: str, dirs: list) -> tuple:
+def _own_packages(root: str, dirs: list[str]) -> tuple[str, ...]:
     """The project's own top-level packages (not third-party imports): those of each folder
     given, as analyze finds them, and those at the root (pre-commit passes single files)."""
-    own: set = set()
+    own: set[str] = set()
     for d in dirs:
         own.update(tree.own_packages(tree.walk(Path(d))))
     for base in (Path(root), Path(root) / "src"):
@@ -206,11 +206,13 @@ def _own_packages(root: str, dirs: list) -> tuple:
     return tuple(sorted(own))
 
 
-def collect(inputs: Sequence[str], root: str, exclude: Sequence[str] = ()) -> list:
+def collect(inputs: Sequence[str], root: str, exclude: Sequence[str] = ()) -> list[tree.Entry]:
     """The Python and shell files under the inputs as scanner entries whose `rel` is relative to root;
     `-e GLOB` matches paths relative to the folder given or to the root, or file names."""
     patterns = tuple(exclude)
-    entries, seen, excluded = [], set(), 0
+    entries: list[tree.Entry] = []
+    seen: set[str] = set()
+    excluded = 0
     for given in inputs:
         src = Path(given)
         base = os.path.relpath(os.path.abspath(given), root)
@@ -233,7 +235,7 @@ def collect(inputs: Sequence[str], root: str, exclude: Sequence[str] = ()) -> li
     return sorted(entries, key=lambda e: e.rel)
 
 
-def _weight(entry) -> int:
+def _weight(entry: tree.Entry) -> int:
     try:
         return entry.src.stat().st_size
     except OSError:
@@ -241,7 +243,7 @@ def _weight(entry) -> int:
 
 
 # ------------------------------------------------------------------ baselines
-def load_baseline(path) -> tuple:
+def load_baseline(path: Union[str, os.PathLike[str]]) -> tuple[set[str], object]:
     """(the fingerprints a baseline file records, its target); UsageError (exit 2) when it is missing or malformed."""
     if not os.path.exists(path):
         raise UsageError(f"baseline not found: {path}")
@@ -256,7 +258,7 @@ def load_baseline(path) -> tuple:
     if data.get("baseline_version") != BASELINE_VERSION:
         raise UsageError(f"malformed baseline {path}: baseline_version {data.get('baseline_version')!r}, "
                          f"this torchport reads {BASELINE_VERSION}")
-    prints = set()
+    prints: set[str] = set()
     for row in data["findings"]:
         fp = row.get("fingerprint") if isinstance(row, dict) else None
         if not isinstance(fp, str) or not fp:
@@ -265,7 +267,7 @@ def load_baseline(path) -> tuple:
     return prints, data.get("target")
 
 
-def write_baseline(result: CheckResult, path) -> int:
+def write_baseline(result: CheckResult, path: Union[str, os.PathLike[str]]) -> int:
     """Record the current findings (reported and suppressed; not errors: a file that cannot be
     parsed hides its findings, so it is never accepted). Returns how many were recorded."""
     rows = sorted(({"fingerprint": result.fingerprint(f), "file": f.file, "rule": f.rule, "action": f.action,
@@ -279,7 +281,7 @@ def write_baseline(result: CheckResult, path) -> int:
     return len(rows)
 
 
-def write_output(result: CheckResult, path, text: str, what: str = "report") -> None:
+def write_output(result: CheckResult, path: Union[str, os.PathLike[str]], text: str, what: str = "report") -> None:
     """Write a report or baseline: never over a file this check read (`-o train.py` would replace the
     user's code), never through a link at `path`, whole or not at all."""
     dest = Path(path)
@@ -300,30 +302,31 @@ class CheckRequest:
     suppressed; `keep_edits` keeps convert's edits (FileScan.edits) for SARIF fixes; `selection` the codes
     reported (core/suppress.py; `# torchport: ignore` comments are always honoured)."""
 
-    inputs: tuple
+    inputs: tuple[str, ...]
     target: Target
-    exclude: tuple = ()
+    exclude: tuple[str, ...] = ()
     root: Optional[str] = None
     baseline: Optional[str] = None
     jobs: Optional[int] = None
     keep_edits: bool = False
     selection: Optional[Selection] = None
-    progress: Optional[Callable] = None   # progress(done, total)
+    progress: Optional[Callable[[int, int], object]] = None   # progress(done, total)
 
     @classmethod
-    def of(cls, inputs, target, **options) -> CheckRequest:
+    def of(cls, inputs: Union[str, os.PathLike[str], Iterable[Union[str, os.PathLike[str]]]],
+           target: Union[str, Target], **options: Any) -> CheckRequest:
         """A request from one input or a list of them, a target by name, alias or .toml path (loaded here) or a
         Target, and the fields above as keywords."""
-        inputs = tuple(str(p) for p in ([inputs] if isinstance(inputs, (str, os.PathLike)) else inputs))
-        if not inputs:
+        paths = tuple(str(p) for p in ([inputs] if isinstance(inputs, (str, os.PathLike)) else inputs))
+        if not paths:
             raise UsageError("check needs at least one INPUT file or folder")
-        for p in inputs:
+        for p in paths:
             if not os.path.exists(p):
                 raise UsageError(f"input not found: {p}")
         if options.get("baseline") is not None:
             options["baseline"] = str(options["baseline"])
         options["exclude"] = tuple(options.get("exclude") or ())
-        return cls(inputs, target if isinstance(target, Target) else load_target(target), **options)
+        return cls(paths, target if isinstance(target, Target) else load_target(target), **options)
 
 
 def check(request: CheckRequest) -> CheckResult:
@@ -337,7 +340,7 @@ def check(request: CheckRequest) -> CheckResult:
         if not os.path.exists(p):
             raise UsageError(f"input not found: {p}")
     ref = t.ref
-    known = None
+    known: Optional[set[str]] = None
     if baseline is not None:
         known, made_for = load_baseline(baseline)
         if made_for not in (None, t.name):
