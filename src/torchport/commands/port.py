@@ -14,7 +14,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional, cast
+from typing import Any, Callable, Optional, Union, cast
 
 from ..backends import TARGET_KINDS, PortGlue, Target, load_target, resolve_target_name, target_names
 from ..core import codes, parallel, writes
@@ -34,18 +34,23 @@ SOURCE_SUFFIXES = native.NATIVE_SUFFIXES
 DEFAULT_IGNORES = tuple(p for d in ("mlu", "npu", "mps", "parrots") for p in (f"{d}/*", f"*/{d}/*"))
 SCHEMA_VERSION = 1
 
+# one file for a worker: (entry, output folder (None: --diff), output name of a single-file input, its new name is
+# another file of the input)
+_Job = tuple[tree.Entry, Optional[Path], Optional[str], bool]
+
 
 @dataclass
 class PortedFile(FileResult):
     """status: ported | unchanged | copied | ignored | error | skipped | inventory."""
 
     output: str = ""                 # the output's relative path (renamed: k.cu -> k.mu)
-    converted: Counter = field(default_factory=Counter)
-    left: Counter = field(default_factory=Counter)
+    converted: Counter[str] = field(default_factory=Counter)
+    left: Counter[str] = field(default_factory=Counter)
     review: int = 0
     lines_changed: int = 0
-    defines: frozenset = frozenset()
-    includes: list = field(default_factory=list)  # (line, path before, path after) of quoted includes
+    defines: frozenset[str] = frozenset()
+    # (line, path before, path after) of quoted includes
+    includes: list[tuple[int, str, Optional[str]]] = field(default_factory=list)
 
 
 @dataclass
@@ -54,26 +59,26 @@ class PortResult:
     input: str
     output: Optional[str]
     mode: str
-    files: list = field(default_factory=list)
-    inventory: dict = field(default_factory=dict)
+    files: list[PortedFile] = field(default_factory=list)
+    inventory: dict[str, Any] = field(default_factory=dict)
     map_source: str = ""
-    user_maps: list = field(default_factory=list)
+    user_maps: list[str] = field(default_factory=list)
     elapsed: float = 0.0
     backup: Optional[str] = None
     report_dir: Optional[str] = None
     includes_checked: int = 0
 
     @property
-    def findings(self) -> list:
+    def findings(self) -> list[Finding]:
         return [f for r in self.files for f in r.findings]
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         """The run's figures (core.pipeline.RunResult): its totals."""
         return self.totals()
 
-    def totals(self) -> dict:
-        converted: Counter = Counter()
-        left: Counter = Counter()
+    def totals(self) -> dict[str, Any]:
+        converted: Counter[str] = Counter()
+        left: Counter[str] = Counter()
         for r in self.files:
             converted.update(r.converted)
             left.update(r.left)
@@ -87,11 +92,12 @@ class PortResult:
                 "includes_broken": sum(1 for f in self.findings if f.rule == codes.TP957.id),
                 "elapsed_seconds": round(self.elapsed, 3)}
 
-    def texts(self, r) -> Optional[tuple]:
+    def texts(self, r: FileResult) -> Optional[tuple[str, str]]:
         """(original text, ported text) of one ported file, read back from the input (or the backup after
         --in-place) and the ported tree; None when they cannot be (--diff, inventory, unreadable)."""
         src = Path(self.input)
         base = src if src.is_dir() else src.parent
+        r = cast(PortedFile, r)   # one of this run's files
         changed = r.status == "ported"
         if self.mode == "in-place" and changed:
             old, new = _read(Path(cast(str, self.backup)) / r.path), _read(base / r.output)  # in place: backed up
@@ -119,15 +125,15 @@ class PortResult:
                        or r.review or r.findings for r in sources)
         return 0 if cuda else len(sources)
 
-    def api_counts(self) -> tuple:
-        converted: Counter = Counter()
-        left: Counter = Counter()
+    def api_counts(self) -> tuple[Counter[str], Counter[str]]:
+        converted: Counter[str] = Counter()
+        left: Counter[str] = Counter()
         for r in self.files:
             converted.update(r.converted)
             left.update(r.left)
         return converted, left
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         from ..core.version import __version__
 
         converted, left = self.api_counts()
@@ -151,16 +157,17 @@ def _read(path: Path) -> Optional[str]:
 
 
 # ------------------------------------------------------------------ worker
-_STATE: dict = {}
+_STATE: dict[str, Any] = {}
 
 
-def _init(target: str, maps: tuple, rels: tuple, mode: str, port: dict, roots=(None, None, None)):
+def _init(target: str, maps: tuple[Union[str, os.PathLike[str]], ...], rels: tuple[str, ...], mode: str, port: PortGlue,
+          roots: tuple[Optional[Path], Optional[Path], Optional[Path]] = (None, None, None)) -> None:
     pmap = load_map(target, maps)
     _STATE.update(pmap=pmap, resolver=IncludeResolver(list(rels), pmap.suffixes), mode=mode, port=port,
                   roots=roots, sources=source_suffixes(pmap))
 
 
-def source_suffixes(pmap) -> tuple:
+def source_suffixes(pmap: PortMap) -> tuple[str, ...]:
     """C/C++/CUDA suffixes, and the target's own (`.mu`), so a partly ported tree is ported too."""
     return tuple(dict.fromkeys(SOURCE_SUFFIXES + tuple(pmap.suffixes.values())))
 
@@ -170,7 +177,7 @@ def _exists(base: str, name: str) -> bool:
     return resolver.find(f"{base}/_" if base else "_", name) is not None
 
 
-def _port_one(job) -> PortedFile:
+def _port_one(job: _Job) -> PortedFile:
     """Port or copy one entry; reading or writing failing is this file's error, the run goes on."""
     entry = job[0]
     try:
@@ -184,11 +191,11 @@ def _port_one(job) -> PortedFile:
                           findings=[Finding(entry.rel, 1, 1, codes.TP000.id, "output", ERROR, message=what)])
 
 
-def _port_failed(rel: str, finding, trace: str) -> PortedFile:
+def _port_failed(rel: str, finding: Finding, trace: str) -> PortedFile:
     return PortedFile(rel, "error", output=rel, findings=[finding], trace=trace)
 
 
-def _job_rel(job) -> str:
+def _job_rel(job: _Job) -> str:
     return job[0].rel
 
 
@@ -196,11 +203,12 @@ def _job_rel(job) -> str:
 _guarded_port = guarded(_port_one, _port_failed, _job_rel)
 
 
-def _port_entry(entry, dst, out_name, taken) -> PortedFile:
+def _port_entry(entry: tree.Entry, dst: Optional[Path], out_name: Optional[str], taken: bool) -> PortedFile:
     """out_name: the output file's name when INPUT is a single file; taken: the renamed name is another
     file of the input (k.cu next to k.mu): not renamed, not ported."""
     pmap, mode = _STATE["pmap"], _STATE["mode"]
     src_root, out_root, backup_root = _STATE["roots"]
+    dst = cast(Path, dst)   # None only with --diff, which writes nothing: only the write and in-place paths read it
     rel = entry.rel
     source = rel.endswith(_STATE["sources"]) and not entry.excluded
     out_rel = out_name or (new_name(rel, pmap.suffixes) if source else rel)
@@ -275,7 +283,7 @@ def _port_entry(entry, dst, out_name, taken) -> PortedFile:
     return result
 
 
-def _weight(job) -> int:
+def _weight(job: _Job) -> int:
     entry = job[0]
     if entry.kind != "file" or not entry.rel.endswith(SOURCE_SUFFIXES):
         return 0
@@ -295,18 +303,19 @@ class PortRequest:
     input: Path
     target: Target
     output: Optional[Path] = None
-    maps: tuple = ()
-    ignore: Optional[tuple] = None
+    maps: tuple[Union[str, os.PathLike[str]], ...] = ()
+    ignore: Optional[tuple[str, ...]] = None
     in_place: bool = False
     diff: bool = False
     force: bool = False
     report_dir: Optional[Path] = None
     jobs: Optional[int] = None
     write_reports: bool = True
-    progress: Optional[Callable] = None   # progress(done, total)
+    progress: Optional[Callable[[int, int], object]] = None   # progress(done, total)
 
     @classmethod
-    def of(cls, path, target, output=None, **options) -> PortRequest:
+    def of(cls, path: Union[str, os.PathLike[str]], target: Union[str, Target],
+           output: Union[str, os.PathLike[str], None] = None, **options: Any) -> PortRequest:
         """A request from the keywords `torchport.port_ext` takes: the fields above, with `target` a name or alias
         (loaded here) or a Target."""
         if isinstance(target, str):
@@ -399,11 +408,11 @@ def nothing_to_port(n: int) -> str:
     return f"{n} C++ source{'s' if n != 1 else ''}, CPU-only, nothing to port"
 
 
-def _renames_onto_input(entries: list, suffixes: dict, sources: tuple) -> set:
+def _renames_onto_input(entries: list[tree.Entry], suffixes: dict[str, str], sources: tuple[str, ...]) -> set[str]:
     """The source files whose new name (k.cu -> k.mu) is another file of the input, or the new name of
     another file: renaming them would overwrite a file, so they are left unported."""
     names = {e.rel for e in entries}
-    renamed: dict = {}
+    renamed: dict[str, list[str]] = {}
     for e in entries:
         if e.kind == "file" and not e.excluded and e.rel.endswith(sources):
             new = new_name(e.rel, suffixes)
@@ -412,7 +421,7 @@ def _renames_onto_input(entries: list, suffixes: dict, sources: tuple) -> set:
     return {rel for new, rels in renamed.items() for rel in rels if new in names or len(rels) > 1}
 
 
-def _drop_project_names(files: list) -> None:
+def _drop_project_names(files: list[PortedFile]) -> None:
     """CUDA-looking names the project defines itself are its own, not CUDA references left behind."""
     own = set().union(*(r.defines for r in files))
     for r in files:
@@ -420,7 +429,7 @@ def _drop_project_names(files: list) -> None:
             del r.left[name]
 
 
-def port_ext_targets() -> list:
+def port_ext_targets() -> list[str]:
     """The targets port-ext writes for (kernels ported, or listed for rewriting), from the target files;
     each one it ports has a mapping table (kb/port/<name>.json, tests/test_targets.py)."""
     return target_names(kinds=TARGET_KINDS, where=lambda t: t.cuda_kernels in ("port", "inventory"))
@@ -429,10 +438,12 @@ def port_ext_targets() -> list:
 _LAUNCH = re.compile(r"\b([A-Za-z_]\w*)\s*(?:<[^<>;{}]*>\s*)?<<<")  # one blank run per place: linear
 
 
-def inventory(entries: list) -> dict:
+def inventory(entries: list[tree.Entry]) -> dict[str, Any]:
     """Kernels (signature, launch sites), ops registered to Python and the Python code that calls them."""
     scan = native.NativeScan()
-    kernels, launches, texts = [], [], {}
+    kernels: list[dict[str, Any]] = []
+    launches: list[dict[str, Any]] = []
+    texts: dict[str, str] = {}
     for e in entries:
         if e.kind == "file" and not e.excluded and (e.rel.endswith(SOURCE_SUFFIXES) or e.rel.endswith(".py")):
             try:
@@ -457,7 +468,7 @@ def inventory(entries: list) -> dict:
             launches.append({"file": rel, "line": line_of(m.start()), "kernel": m.group(1)})
     library = tuple((ns, tuple(sorted(ops))) for ns, ops in sorted(scan.library_ops.items()) if ops)
     pattern = call_site_pattern(tuple(sorted(scan.pybind_ops)), library)
-    callers = []
+    callers: list[dict[str, Any]] = []
     if pattern is not None:
         for rel, text in texts.items():
             if rel.endswith(".py"):
