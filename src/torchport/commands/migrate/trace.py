@@ -40,12 +40,12 @@ class Line:
         return f"{self.file}:{self.line}"
 
 
-def frames(output: str, tree: Path) -> list:
+def frames(output: str, tree: Path) -> list[tuple[str, int]]:
     """[(file relative to `tree`, line)] of the last traceback in `output` that are in `tree`, innermost first."""
     at = output.rfind(HEADER)
     text = output[at:] if at >= 0 else output
     root = os.path.realpath(tree)
-    found = []
+    found: list[tuple[str, int]] = []
     for m in FRAME.finditer(text):
         path = os.path.realpath(m.group("file"))
         if path.startswith(root + os.sep):
@@ -60,9 +60,9 @@ class Tree:
 
     def __init__(self, root: Path):
         self.root = Path(root)
-        self._lines: dict = {}
+        self._lines: dict[str, list[str]] = {}
 
-    def lines(self, rel: str) -> list:
+    def lines(self, rel: str) -> list[str]:
         if rel not in self._lines:
             try:
                 self._lines[rel] = (self.root / rel).read_text(encoding="utf-8", errors="replace").splitlines()
@@ -89,17 +89,17 @@ class Tree:
         return None
 
 
-def read_names(text: str) -> list:
+def read_names(text: str) -> list[str]:
     """The names a line reads (identifiers that are not keywords, attribute names included), in order."""
     code = text.split("#", 1)[0]
     code = re.sub(r"(?:[rbuf]|rb|br|fr|rf)?(\"[^\"]*\"|'[^']*')", " ", code, flags=re.I)
     return list(dict.fromkeys(n for n in NAME.findall(code) if not keyword.iskeyword(n)))
 
 
-def bindings(tree: Tree, rel: str, name: str, depth: int = 0) -> list:
+def bindings(tree: Tree, rel: str, name: str, depth: int = 0) -> list[tuple[str, int]]:
     """[(file, line)] where `name` is bound in `rel`: assigned (also `self.name =`), a parameter default, or
     imported from another file of the tree (followed there)."""
-    out = []
+    out: list[tuple[str, int]] = []
     assign = re.compile(rf"^\s*(?:self\.)?{re.escape(name)}\s*(?::[^=]*)?=(?!=)")
     default = re.compile(rf"[(,]\s*{re.escape(name)}\s*(?::[^=,)]*)?=(?!=)")
     for n, text in enumerate(tree.lines(rel), 1):
@@ -114,12 +114,12 @@ def bindings(tree: Tree, rel: str, name: str, depth: int = 0) -> list:
     return out
 
 
-def lines_through(output: str, root: Path) -> list:
+def lines_through(output: str, root: Path) -> list[Line]:
     """The migrated lines a failure went through: each frame of its last traceback in the tree, innermost
     first, each followed by the origins of the names it reads."""
     tree = Tree(root)
-    out: list = []
-    seen: set = set()
+    out: list[Line] = []
+    seen: set[tuple[str, int]] = set()
     for rel, line in frames(output, root):
         if (rel, line) not in seen:
             seen.add((rel, line))
