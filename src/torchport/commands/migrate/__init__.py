@@ -23,9 +23,10 @@ import difflib
 import os
 import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, NoReturn, Optional, Union, cast
 
 from ...backends import Target
 from ...core import codes
@@ -39,11 +40,21 @@ from ...core.finding import (
     KEPT_BRANCH,
     OPTIONAL_IMPORT,
     UNSUPPORTED,
+    Finding,
     change_of,
 )
 from ...core.suppress import Selection
 from ...core.words import counted
-from ...porting.native import NATIVE_SUFFIXES
+from ...porting.native import NATIVE_SUFFIXES, NativeScan
+
+if TYPE_CHECKING:
+    import io
+    from types import FrameType
+
+    from ..analyze import AnalysisResult
+    from ..check import CheckResult
+    from ..convert import ConvertResult
+    from ..port import PortResult
 
 REPORT_FOLDER = "torchport-report"   # the one report folder, at the top of OUT
 TAIL_LINES = 20                      # lines of the verify command's output kept in the report
@@ -167,7 +178,7 @@ class Item:
     def where(self) -> str:
         return f"{self.file}:{self.line}" if self.file and self.line else self.file or "(project)"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"risk": self.risk, "kind": self.kind, "file": self.file, "line": self.line, "item": self.item,
                 "rule": self.rule, "source": self.source, "why": self.why, "fix": self.fix, "effort": self.effort,
                 "action": self.action, "cite": self.cite, "input_line": self.input_line}
@@ -178,14 +189,14 @@ class Row:
     """Items that differ only by line and code text (one optional export path's 20 uses of `trt.`): one row of
     the report.  The counts stay counts of items."""
 
-    items: list
+    items: list[Item]
 
     @property
     def first(self) -> Item:
         return self.items[0]
 
     @property
-    def lines(self) -> list:
+    def lines(self) -> list[tuple[int, int]]:
         """[(line, how many items on it)], in order."""
         return sorted(collections.Counter(i.line for i in self.items if i.line).items())
 
@@ -203,10 +214,10 @@ class Row:
         return _one_line("; ".join(dict.fromkeys(i.item for i in self.items)))
 
 
-def rows(items: list) -> list:
+def rows(items: list[Item]) -> list[Row]:
     """`items` (in report order) as Rows: items of one kind, file, rule and wording share a row, placed where
     the first of them was."""
-    grouped: dict = {}
+    grouped: dict[tuple[str, str, str, str, str, str], list[Item]] = {}
     for i in items:
         grouped.setdefault((i.kind, i.file, i.rule, i.why, i.fix, i.cite), []).append(i)
     return [Row(group) for group in grouped.values()]
@@ -214,17 +225,17 @@ def rows(items: list) -> list:
 
 @dataclass
 class Verify:
-    command: list
+    command: list[str]
     where: str                # "simulated npu" | "this machine"
     exit_code: int
     output: str               # its output (stdout and stderr), bounded: see Captured
     processes: Optional[int] = None     # simulated: processes that started the device
     off_target: bool = False            # run on this machine for a target that is not this machine (xpu, mps...)
-    fallback_ops: list = field(default_factory=list)
+    fallback_ops: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
 
     @property
-    def tail(self) -> list:
+    def tail(self) -> list[str]:
         return self.output.splitlines()[-TAIL_LINES:]
 
     @property
@@ -235,7 +246,7 @@ class Verify:
             return "failed"
         return "unverified" if self.processes == 0 or self.off_target else "passed"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"command": self.command, "where": self.where, "exit_code": self.exit_code, "verdict": self.verdict,
                 "off_target": self.off_target,
                 "processes": self.processes, "fallback_ops": self.fallback_ops, "tail": self.tail,
@@ -249,14 +260,14 @@ class MigrateResult:
     input: str
     output: str
     report_dir: str
-    analysis: Any = None           # commands.analyze.AnalysisResult
-    convert: Any = None            # commands.convert.ConvertResult
-    port: Any = None               # commands.port.PortResult, or None
+    analysis: AnalysisResult          # of the input
+    convert: ConvertResult            # the input into OUT
+    check: CheckResult                # of OUT
+    port: Optional[PortResult] = None   # of OUT's C++/CUDA sources, or None (not run)
     port_note: str = ""               # what port-ext did, in words
     cpp_sources: int = 0
-    check: Any = None              # commands.check.CheckResult of OUT
     verify: Optional[Verify] = None
-    items: list = field(default_factory=list)
+    items: list[Item] = field(default_factory=list)
     merged: int = 0                   # items found twice (analyze and convert/check/port-ext), counted once
     runtime_shim: bool = False        # entry scripts import the run-time mapping (--runtime-shim)
     elapsed: float = 0.0
@@ -266,11 +277,11 @@ class MigrateResult:
     risk_titles = RISK_TITLES
     efforts = EFFORTS
 
-    def rows(self) -> list:
+    def rows(self) -> list[Row]:
         """`items` as the report's rows (the module's rows())."""
         return rows(self.items)
 
-    def counts(self) -> dict:
+    def counts(self) -> dict[str, Any]:
         by_risk = collections.Counter(i.risk for i in self.items)
         checked = [i for i in self.items if i.source == "check"]
         actions = collections.Counter(i.action for i in checked)
@@ -287,7 +298,7 @@ class MigrateResult:
         """1 while something would fail on a normal path (that includes a failed verify), else 0."""
         return 1 if any(i.risk == "fail" for i in self.items) else 0
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         from ...core.version import __version__
 
         c = self.convert.summary() if self.convert is not None else {}
@@ -321,17 +332,18 @@ class MigrateRequest:
     target: Target                    # loaded once, and handed to every step
     output: Optional[Path] = None
     force: bool = False
-    verify: Optional[tuple] = None
+    verify: Optional[tuple[str, ...]] = None
     jobs: Optional[int] = None
     echo: Optional[Callable[[str], None]] = None
     python: Optional[str] = None
     runtime_shim: bool = False
-    exclude: tuple = ()
+    exclude: tuple[str, ...] = ()
     selection: Optional[Selection] = None
     cache: bool = True                # convert takes unchanged files' results from its last run (reuse.py)
 
     @classmethod
-    def of(cls, path, target, output=None, **options) -> MigrateRequest:
+    def of(cls, path: Union[str, os.PathLike[str]], target: Union[str, Target],
+           output: Union[str, os.PathLike[str], None] = None, **options: Any) -> MigrateRequest:
         """A request from the keywords `torchport.migrate` takes (the fields above)."""
         from ...backends import load_target
 
@@ -385,15 +397,15 @@ def migrate(request: MigrateRequest) -> MigrateResult:
                                        write_reports=False, runtime_shim=runtime_shim, exclude=tuple(exclude),
                                        selection=selection, cache=request.cache))
     out = Path(converted.output or output or "")
-    result = MigrateResult(t.name, t.title, str(src), str(out), str(out / REPORT_FOLDER), analysis, converted,
-                           started=started, runtime_shim=runtime_shim)
     if force:
         _drop_earlier_renames(out, src)
-    _port(result, t, jobs, exclude)
+    ported, port_note = _port(analysis.native, out, t, jobs, exclude)
     # the project's files: an earlier run's report (--force) is not the project (`check OUT` reads its JSON files
     # too, and finds nothing in them: the counts agree, tests/test_migrate.py)
-    result.check = check(CheckRequest((str(out),), t, root=str(out), jobs=jobs,
-                                      exclude=(REPORT_FOLDER + "/", *exclude), selection=selection))
+    checked = check(CheckRequest((str(out),), t, root=str(out), jobs=jobs,
+                                 exclude=(REPORT_FOLDER + "/", *exclude), selection=selection))
+    result = MigrateResult(t.name, t.title, str(src), str(out), str(out / REPORT_FOLDER), analysis, converted, checked,
+                           ported, port_note, analysis.native.native_files, started=started, runtime_shim=runtime_shim)
     if verify:
         result.verify = run_verify(t, verify, out, echo)
     result.items, result.merged = whats_left(result, t)
@@ -430,13 +442,13 @@ def _drop_earlier_renames(out: Path, src: Path) -> None:
             continue
 
 
-def renamed_files(result: MigrateResult) -> list:
+def renamed_files(result: MigrateResult) -> list[dict[str, str]]:
     """[{from, to, sha256}] of the files port-ext renamed in OUT (recorded for a later --force run)."""
     import hashlib
 
     if result.port is None or result.port.mode == "inventory":
         return []
-    rows = []
+    rows: list[dict[str, str]] = []
     for r in result.port.files:
         if r.output != r.path:
             try:
@@ -447,42 +459,37 @@ def renamed_files(result: MigrateResult) -> list:
     return rows
 
 
-def _port(result: MigrateResult, t, jobs, exclude: tuple = ()) -> None:
+def _port(native: NativeScan, out: Path, t: Target, jobs: Optional[int],
+          exclude: tuple[str, ...] = ()) -> tuple[Optional[PortResult], str]:
     """port-ext on OUT's C++/CUDA sources (torchport's copies, in place; its backup of them is removed by the
-    caller once the report is written), leaving what the project's settings exclude."""
+    caller once the report is written), leaving what the project's settings exclude; `native`: analyze's scan of
+    the input's.  (Its result, or None when it did not run; what it did, in words.)"""
     from ..port import DEFAULT_IGNORES, PortRequest, nothing_to_port, port, port_ext_targets
 
     ignore = (*DEFAULT_IGNORES, *exclude)
 
-    native = result.analysis.native
-    result.cpp_sources = native.native_files
     if not native.native_files:
-        result.port_note = "no C/C++/CUDA sources"
-        return
+        return None, "no C/C++/CUDA sources"
     if cpu_only(native):
-        result.port_note = nothing_to_port(native.native_files)
-        return
+        return None, nothing_to_port(native.native_files)
     if t.name not in port_ext_targets():
-        result.port_note = (f"{counted(native.cuda_files, 'CUDA file')}, {counted(len(native.kernels), 'kernel')}: "
-                            f"{t.kernel_advice}")
-        return
+        return None, (f"{counted(native.cuda_files, 'CUDA file')}, {counted(len(native.kernels), 'kernel')}: "
+                      f"{t.kernel_advice}")
     if t.cuda_kernels == "inventory":
-        result.port = port(PortRequest(Path(result.output), t, write_reports=False, jobs=jobs, ignore=ignore))
-        inv = result.port.inventory
-        result.port_note = (f"inventory: {counted(len(inv['kernels']), 'kernel')} in "
-                            f"{counted(inv['cuda_files'], 'CUDA file')} to rewrite for {t.title}, "
-                            f"{counted(len(inv['launches']), 'launch site')}, "
-                            f"{counted(len(inv['python_calls']), 'Python call site')}")
-        return
-    result.port = port(PortRequest(Path(result.output), t, in_place=True, force=True, write_reports=False,
-                                   jobs=jobs, ignore=ignore))
-    totals = result.port.totals()
-    result.port_note = (f"ported in place: {counted(totals['converted_refs'], 'reference')} converted, "
-                        f"{totals['left_refs']} left, {totals['unsupported']} unsupported, "
-                        f"{totals['needs_review']} to review, {counted(totals['renamed_files'], 'file')} renamed")
+        ported = port(PortRequest(out, t, write_reports=False, jobs=jobs, ignore=ignore))
+        inv = ported.inventory
+        return ported, (f"inventory: {counted(len(inv['kernels']), 'kernel')} in "
+                        f"{counted(inv['cuda_files'], 'CUDA file')} to rewrite for {t.title}, "
+                        f"{counted(len(inv['launches']), 'launch site')}, "
+                        f"{counted(len(inv['python_calls']), 'Python call site')}")
+    ported = port(PortRequest(out, t, in_place=True, force=True, write_reports=False, jobs=jobs, ignore=ignore))
+    totals = ported.totals()
+    return ported, (f"ported in place: {counted(totals['converted_refs'], 'reference')} converted, "
+                    f"{totals['left_refs']} left, {totals['unsupported']} unsupported, "
+                    f"{totals['needs_review']} to review, {counted(totals['renamed_files'], 'file')} renamed")
 
 
-def cpu_only(native) -> bool:
+def cpu_only(native: NativeScan) -> bool:
     """C/C++ sources with no CUDA in them: no .cu/.cuh file, no kernel, no CUDA call, PTX or arch check
     (exported ops alone are no CUDA: a CPU extension exports them too)."""
     return native.native_files > 0 and not native.cuda_files and not native.kernels \
@@ -490,7 +497,7 @@ def cpu_only(native) -> bool:
 
 
 # ------------------------------------------------------------------ verify
-def run_verify(t, argv: list, out: Path, echo=None) -> Verify:
+def run_verify(t: Target, argv: list[str], out: Path, echo: Optional[Callable[[str], None]] = None) -> Verify:
     """Run `argv` in `out`: on the simulated device when the target has one, else on this machine."""
     import shutil
     import tempfile
@@ -534,7 +541,7 @@ class Captured:
 
     def __init__(self) -> None:
         self.head = ""
-        self.tail: collections.deque = collections.deque()
+        self.tail: collections.deque[str] = collections.deque()
         self.tail_size = 0
         self.dropped = 0
 
@@ -558,21 +565,22 @@ class Captured:
         return self.head + gap + "".join(self.tail)
 
 
-def _wait_for(child, captured: Captured, echo) -> int:
+def _wait_for(child: subprocess.Popen[bytes], captured: Captured, echo: Optional[Callable[[str], None]]) -> int:
     """The verify command's exit status, once it exits (not once every process it started has closed its output);
     its output is read meanwhile, in blocks (a line without end is no longer than a block).  Then its process
     group is ended; SIGINT or SIGTERM to torchport end it too."""
     import signal
     import threading
 
-    def pump():
+    def pump() -> None:
         import codecs
 
         assert child.stdout is not None
+        stdout = cast("io.BufferedReader", child.stdout)   # a pipe, buffered (Popen's default bufsize)
         decode = codecs.getincrementaldecoder("utf-8")(errors="replace").decode
         partial = ""
         while True:
-            data = child.stdout.read1(1 << 16)   # what is there, as soon as there is some
+            data = stdout.read1(1 << 16)   # what is there, as soon as there is some
             block = decode(data, final=not data)
             if not data and not block:
                 break
@@ -594,7 +602,7 @@ def _wait_for(child, captured: Captured, echo) -> int:
     reader.start()
     previous = None
     if threading.current_thread() is threading.main_thread():
-        def stop(signum, frame):
+        def stop(signum: int, frame: Optional[FrameType]) -> NoReturn:
             raise KeyboardInterrupt
         previous = signal.signal(signal.SIGTERM, stop)
     try:
@@ -607,7 +615,7 @@ def _wait_for(child, captured: Captured, echo) -> int:
 
 
 @contextlib.contextmanager
-def _orphans_ended():
+def _orphans_ended() -> Iterator[None]:
     """While the verify command runs, this process adopts what it leaves orphaned (Linux: a child subreaper), so a
     grandchild that started a session of its own (`setsid`, a daemon) is ended with the rest when it exits."""
     import ctypes
@@ -638,10 +646,10 @@ def _orphans_ended():
                     time.sleep(0.05)
 
 
-def _children() -> set:
+def _children() -> set[int]:
     """The pids whose parent is this process (read from /proc; empty where there is none)."""
     me = os.getpid()
-    out: set = set()
+    out: set[int] = set()
     try:
         entries = os.listdir("/proc")
     except OSError:
@@ -677,7 +685,7 @@ def _end_group(pgid: int) -> None:
 
 
 # ------------------------------------------------------------------ What's left
-def _known_errors(t, output: str) -> list:
+def _known_errors(t: Target, output: str) -> list[Item]:
     """An item for each known error (kb/errors.toml, as `torchport explain` finds them) in a failed verify's
     output: its cause, fix and source, where the log says it."""
     from ...doctor.explain import explain
@@ -688,8 +696,8 @@ def _known_errors(t, output: str) -> list:
             for m in matches]
 
 
-def _item(kind: str, t, file: str, line: int, item: str, rule: str, source: str, *, message: str = "",  # noqa: PLR0913
-          change: str = "", name: str = "", action: str = "", cite: str = "", input_line: int = 0,
+def _item(kind: str, t: Target, file: str, line: int, item: str, rule: str, source: str, *,  # noqa: PLR0913
+          message: str = "", change: str = "", name: str = "", action: str = "", cite: str = "", input_line: int = 0,
           what: str = "") -> Item:
     _, _, why, fix = KINDS[kind]
     code = codes.CODES.get(rule)
@@ -704,9 +712,9 @@ class _Left:
     """What whats_left gathers: the items, and how many were merged into others."""
 
     result: MigrateResult
-    t: Any                            # the Target
-    lines: dict                       # input line -> output line, per file convert changed
-    items: list = field(default_factory=list)
+    t: Target
+    lines: dict[str, dict[int, int]]  # input line -> output line, per file convert changed
+    items: list[Item] = field(default_factory=list)
     merged: int = 0
 
     def add(self, kind: str, file: str, line: int, item: str, rule: str, source: str, **fields: Any) -> None:
@@ -716,7 +724,7 @@ class _Left:
         return self.lines.get(file, {}).get(line, line)
 
 
-def whats_left(result: MigrateResult, t) -> tuple:
+def whats_left(result: MigrateResult, t: Target) -> tuple[list[Item], int]:
     """(the items, ordered by risk, then file and line; how many duplicates were merged)."""
     left = _Left(result, t, _line_maps(result.convert))
     checked_files = _checked(left)
@@ -729,12 +737,12 @@ def whats_left(result: MigrateResult, t) -> tuple:
     return _unique(left)
 
 
-def _checked(left: _Left) -> dict:
+def _checked(left: _Left) -> dict[str, set[str]]:
     """check's findings on the Python, notebooks, shell scripts and configs written; {file: the codes found}."""
     convert = left.result.convert
     back = {file: {o: i for i, o in sorted(m.items(), reverse=True)} for file, m in left.lines.items()}
     kept = {r.path for r in convert.files if r.status not in ("converted", "created")}
-    checked_files: dict = collections.defaultdict(set)
+    checked_files: dict[str, set[str]] = collections.defaultdict(set)
     for f in left.result.check.findings:
         kind = CODE_KINDS.get(f.rule) or ACTION_KINDS[f.action]
         if kind == "unsupported":
@@ -774,7 +782,7 @@ def _ported(left: _Left) -> None:
                              f"({names}): map them (`-m MAP.json`) or edit them")
 
 
-def _assessed(left: _Left, checked_files: dict) -> None:
+def _assessed(left: _Left, checked_files: dict[str, set[str]]) -> None:
     """analyze's target-independent findings: packages and dependencies, and (when nothing was ported) the C++."""
     from ...kb.packages import packages
     from ..analyze import package_of
@@ -851,10 +859,12 @@ def _verified(left: _Left) -> None:
         left.items += _traced(result, t, v.output, left.lines, left.items)
 
 
-def _unique(left: _Left) -> tuple:
+def _unique(left: _Left) -> tuple[list[Item], int]:
     """The items once each (check's own rows are each one of its findings: two on one line stay two), by risk,
     file and line; and how many were merged."""
-    seen, unique, merged = set(), [], left.merged
+    seen: set[Union[tuple[str, int, str, str, bool], int]] = set()
+    unique: list[Item] = []
+    merged = left.merged
     for n, i in enumerate(left.items):
         key = (i.file, i.line, i.rule, i.item, i.kind == "verify-traced") if i.source != "check" else n
         if key in seen:
@@ -866,7 +876,8 @@ def _unique(left: _Left) -> tuple:
     return unique, merged
 
 
-def _traced(result: MigrateResult, t, output: str, lines: dict, items: list) -> list:
+def _traced(result: MigrateResult, t: Target, output: str, lines: dict[str, dict[int, int]],
+            items: list[Item]) -> list[Item]:
     """Items for the migrated lines a failed verify went through (trace.py): each one convert edited, and the
     line the run stopped on when neither an edit nor an earlier item names any of them."""
     from .trace import exception_line, lines_through
@@ -874,17 +885,17 @@ def _traced(result: MigrateResult, t, output: str, lines: dict, items: list) -> 
     through = lines_through(output, Path(result.output))
     if not through:
         return []
-    edits: dict = {}
+    edits: dict[tuple[str, int], list[Finding]] = {}
     for f in result.convert.findings:
         if f.action in CHANGES:
             edits.setdefault((f.file, lines.get(f.file, {}).get(f.line, f.line)), []).append(f)
     stop = through[0]
     failure = _one_line(exception_line(output)) or "a traceback"
-    named: dict = {}
+    named: dict[tuple[str, int], Item] = {}
     for i in items:
         if i.source != "verify" and i.file and i.line:
             named.setdefault((i.file, i.line), i)
-    out = []
+    out: list[Item] = []
     for ln in through:
         how = "the run stopped on it" if ln is stop else "the run went through it" if ln.how == "frame" else \
             f"it gives {ln.name}, read at {ln.frame}"
@@ -915,10 +926,10 @@ def _one_line(text: str) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def _line_maps(converted) -> dict:
+def _line_maps(converted: ConvertResult) -> dict[str, dict[int, int]]:
     """file -> {input line: output line} for the Python files convert changed (an inserted import moves the
     lines below it), so findings made on the input point at the output's lines."""
-    maps: dict = {}
+    maps: dict[str, dict[int, int]] = {}
     for r in converted.files:
         if r.status != "converted" or r.kind != "python":
             continue
@@ -926,7 +937,7 @@ def _line_maps(converted) -> dict:
         if texts is None:
             continue
         old, new = texts[0].splitlines(), texts[1].splitlines()
-        mapping = {}
+        mapping: dict[int, int] = {}
         for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
             for k in range(i1, i2):
                 mapping[k + 1] = j1 + 1 + (k - i1 if tag == "equal" else min(k - i1, max(j2 - j1 - 1, 0)))
