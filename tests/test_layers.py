@@ -63,6 +63,7 @@ DYNAMIC = {
     ("torchport.runtime", "t.register"): set(),                    # the vendor package of a target file (torch_npu)
     ("torchport.runtime.patches", "rule['module']"): set(),        # the vendor module kb/sim's chip rules name
     ("torchport.sim.comm", "rule['module']"): set(),               # ... only when it is torch._C
+    ("torchport.sim.collectives", "path"): set(),                  # a torch module kb/sim/dist.toml names (torch.distributed)
     ("torchport.runtime.session", "'.'.join(parts[:i])"): set(),   # an API's module, from kb's API lists (torch.*)
     ("torchport.runtime.launch", "module"): set(),                 # `run -m module`: the user's program
     ("torchport.ckpt", "module"): set(),                           # --allow pkg.mod.Class: what the user trusts

@@ -106,3 +106,40 @@ def test_the_vendor_rules_name_real_methods_and_cite_their_source():
     assert data["hccl"]["chip"] == "Ascend910B" and chips.device("npu").name.startswith("Ascend910B")
     assert not any("950" in name for name in chips.chip_names("npu"))
     assert "error" in data["hccl"]["dtypes"]["float64"]
+
+
+def test_the_python_each_vendor_adds_for_its_backend_is_data_with_sources():
+    """kb/sim/dist.toml [<backend>.python]: the availability function each vendor's package adds on import
+    (torch.distributed.is_hccl_available ...), where it is put, each with the line of the vendor's source."""
+    data = tomllib.loads(RULES.read_text())
+    for backend, section in data.items():
+        python = section["python"]
+        available = python["available"]
+        assert available["name"] == f"is_{backend}_available"
+        assert available["answer"] in ("registered", "true") and ":" in available["at"]
+        assert "torch.distributed" in python["modules"], backend
+        for path, where in python["modules"].items():
+            assert ":" in where["at"], (backend, path)
+            assert available["name"] in where.get("names", [available["name"]]), (backend, path)
+    # torch_npu's function asks whether hccl is registered; torch_mlu's and torch_musa's are a constant True
+    assert data["hccl"]["python"]["available"]["answer"] == "registered"
+    assert {"torch_npu.distributed", "torch_npu.distributed.distributed_c10d"} <= set(data["hccl"]["python"]["modules"])
+
+
+@pytest.mark.torch
+@pytest.mark.sim
+@pytest.mark.subprocess
+def test_import_torch_npu_gives_is_hccl_available_and_torch_npu_distributed():
+    """A new-user trial: converted pytorch-ignite 0.5.5 calls dist.is_hccl_available() on import, and the simulated
+    torch_npu had neither it nor torch_npu.distributed (real torch_npu has both)."""
+    probe = ("import torch, torch_npu, torch.distributed as d\n"
+             "print('torch.distributed.is_hccl_available:', hasattr(d, 'is_hccl_available'), d.is_hccl_available())\n"
+             "import torch_npu.distributed as nd\n"
+             "print('torch_npu.distributed.is_hccl_available:', nd.is_hccl_available is d.is_hccl_available)\n"
+             "print('backends:', d.is_backend_available('hccl'), d.is_nccl_available())\n")
+    p = run_program([sys.executable, "-m", "torchport", "sim", "--to", "npu", "--", "python", "-c", probe],
+                    capture_output=True, text=True, env=ENV, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "torch.distributed.is_hccl_available: True True" in p.stdout
+    assert "torch_npu.distributed.is_hccl_available: True" in p.stdout
+    assert "backends: True False" in p.stdout   # the sim adds hccl; nccl stays CPU torch's answer (no run mapping)

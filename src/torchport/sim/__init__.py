@@ -435,8 +435,14 @@ def stand_in(package: str, namespace: dict) -> None:
                 sys.modules.setdefault(f"{package}.{sub}", module)
     namespace["__version__"] = f"{sim.op_list.vendor_version if sim.op_list else ''}+torchport.simulated"
     namespace["_torchport_simulated"] = True
+    import torch
+
     from .comm import register as register_comm
 
+    if torch.distributed.is_available():   # torch.distributed.is_hccl_available, torch_npu.distributed (kb/sim/dist.toml)
+        from .collectives import add_python_api
+
+        add_python_api(t.backend)
     chip = cast("Device", sim.chip)   # install's simulator presents one
     register_comm(chip, t.device)   # DataParallel's copies, where the vendor registers them (kb/sim/chips.toml)
     if "formats" in chip.rules:   # torch_npu.npu_format_cast, get_npu_format, Format

@@ -16,6 +16,8 @@ and its C++ trampoline call (`METHODS`; a test holds that list to torch's Proces
 """
 from __future__ import annotations
 
+import importlib
+import sys
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import cache
@@ -24,6 +26,8 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 from torch._C._distributed_c10d import AllgatherOptions
+
+from .namespace import VendorModule
 
 RULES_FILE = Path(__file__).resolve().parents[1] / "kb" / "sim" / "dist.toml"
 # torch 2.13's ProcessGroup methods that move tensors, each overridden below
@@ -309,3 +313,38 @@ def register(backend_name: str, device_type: str, alias) -> None:
         return SimulatedProcessGroup(store, rank, size, timeout, backend_name, device_type, alias)
 
     dist.Backend.register_backend(backend_name, create, devices=[device_type])
+
+
+def add_python_api(backend_name: str) -> list:
+    """What importing the vendor's package adds to Python for `backend_name` (kb/sim/dist.toml [<backend>.python]):
+    its availability function (torch.distributed.is_hccl_available...) on each module the vendor puts it on; a
+    module of the vendor's own package (torch_npu.distributed) is made as a stand-in of its public names.  Returns
+    the names of the modules it made."""
+    from ..core.tomlfile import tomllib
+
+    section = tomllib.loads(RULES_FILE.read_text())[backend_name]
+    table = section.get("python")
+    if not table:
+        return []
+    rule = table["available"]
+    registered = rule["answer"] == "registered"
+
+    def available() -> bool:
+        return backend_name in dist.Backend.backend_list if registered else True
+
+    available.__name__ = available.__qualname__ = rule["name"]
+    available.__doc__ = f"Whether the {backend_name.upper()} backend is available (torchport simulator: {rule['at']})."
+    made = []
+    for path, where in sorted(table["modules"].items(), key=lambda item: item[0].count(".")):   # parents first
+        if "names" in where:   # the vendor package's own module: a stand-in of its names
+            module = sys.modules.get(path)
+            if module is None:
+                module = sys.modules[path] = VendorModule(path, where["names"], source=f"{section['repo']} {where['at']}")
+                parent, _, leaf = path.rpartition(".")
+                if parent in sys.modules:
+                    setattr(sys.modules[parent], leaf, module)
+                made.append(path)
+        else:
+            module = sys.modules.get(path) or importlib.import_module(path)
+        setattr(module, rule["name"], available)
+    return made

@@ -70,8 +70,9 @@ class _Reexports(_Unmodelled):
         return super().__getattr__(name)
 
 
-# submodules whose functions are the namespace's own (torch.npu.utils.get_soc_version is torch.npu.get_soc_version)
-REEXPORTING = ("random", "memory", "utils", "npu_config", "autocast_utils", "streams", "graphs", "musa_graph")
+# submodules whose functions are the namespace's own (torch.npu.utils.get_soc_version is torch.npu.get_soc_version;
+# torch.mlu.cncl.is_cncl_available is torch.mlu.is_cncl_available: torch_mlu/mlu/__init__.py:48 `from .cncl import *`)
+REEXPORTING = ("random", "memory", "utils", "npu_config", "autocast_utils", "streams", "graphs", "musa_graph", "cncl")
 
 
 class VendorModule(types.ModuleType):
