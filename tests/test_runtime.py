@@ -631,6 +631,39 @@ def test_a_library_told_cudas_real_answer_is_said_in_the_report(tmp_path):
     assert code == 0 and json.loads(report.read_text())["notes"] == []
 
 
+@pytest.mark.subprocess
+@pytest.mark.torch
+def test_is_nccl_available_answers_for_the_backend_nccl_runs_as(tmp_path):
+    """A new user's trial (pytorch-ignite 0.5.5): under `torchport run --to cpu` torch.cuda.is_available() was True
+    and torch.distributed.is_nccl_available() False, so ignite, which builds its backends from is_<name>_available(),
+    rejected "nccl" (`ValueError: Unknown backend 'nccl'`) although init_process_group runs "nccl" as gloo.  Both
+    questions now follow one caller policy; is_backend_available("nccl") agrees, other backends are torch's answer."""
+    lib = tmp_path / "site-packages" / "fakelib"
+    lib.mkdir(parents=True)
+    (lib / "__init__.py").write_text(textwrap.dedent("""
+        import torch.distributed as dist
+        def backends():   # ignite/distributed/comp_models/native.py's shape
+            return [n for n in ("nccl", "gloo", "mpi") if getattr(dist, f"is_{n}_available")()]
+    """))
+    path = script(tmp_path, "ask.py", f"""
+        import sys
+        sys.path.insert(0, {str(lib.parent)!r})
+        import torch, torch.distributed as dist, fakelib
+        print(torch.cuda.is_available(), dist.is_nccl_available(), dist.distributed_c10d.is_nccl_available(),
+              dist.is_backend_available("nccl"), dist.is_backend_available("gloo"), fakelib.backends())
+    """)
+    results = {}
+    for policy in ("project", "always", "real"):
+        code, out, err = torchport_run("--to", "cpu", "--policy", policy, str(path))
+        assert code == 0, err
+        results[policy] = out.strip()
+    assert results["project"] == "True True True True True ['gloo']"   # a library is told CUDA's answer, as for is_available
+    assert results["always"] == "True True True True True ['nccl', 'gloo']"
+    assert results["real"] == "False False False False True ['gloo']"
+    code, out, err = python("import torch.distributed as d; print(d.is_nccl_available())")
+    assert code == 0 and out.strip() == "False", "unpatched, CPU torch answers False"
+
+
 def test_a_folder_pip_installed_into_holds_libraries_whatever_its_name(tmp_path):
     """A new user's trial: a library installed with `pip install --target DIR` (DIR on PYTHONPATH, no
     'site-packages' in its path) counted as the project's code for --policy project."""

@@ -297,6 +297,19 @@ def test_unmodified_nccl_ddp_script_under_run_simulate(built, ddp_reference):
     assert losses(p.stdout) == pytest.approx(ddp_reference, abs=1e-6)
 
 
+
+@pytest.mark.torch
+@pytest.mark.sim
+@pytest.mark.parametrize("target", VENDORS)
+def test_is_nccl_available_under_run_simulate_answers_for_the_vendors_backend(built, target):
+    """`torchport run --to npu --simulate` runs "nccl" as hccl: is_nccl_available() says whether hccl is available
+    (True), as torch.cuda.is_available() says the device is (a new user's pytorch-ignite 0.5.5 trial saw True False)."""
+    probe = ("import torch, torch.distributed as dist\n"
+             "print(torch.cuda.is_available(), dist.is_nccl_available(), dist.is_backend_available('nccl'))\n")
+    p = run([*TORCHPORT, "run", "--to", target, "--simulate", "--", sys.executable, "-c", probe])
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["True", "True", "True"]
+
 def load_backend(target):
     from torchport.backends import load_target
 

@@ -238,7 +238,7 @@ def patch_namespace(s: Session) -> None:
 
 def _patch_queries(s: Session) -> None:
     """is_available / device_count answer for the target or for CUDA, by the caller policy."""
-    torch, policy = s.torch, s.policy
+    torch = s.torch
     real_available, real_count = torch.cuda.is_available, torch.cuda.device_count
     if s.device_type == "cpu":
         def target_available():
@@ -256,20 +256,27 @@ def _patch_queries(s: Session) -> None:
         namespace = getattr(torch, s.device_type)
         target_available, target_count = namespace.is_available, namespace.device_count
 
-    def query(real, for_target, api):
-        @functools.wraps(real)
-        def ask():
-            if tells_target(policy):
-                s.count(api)
-                return for_target()
-            _note_library_asked(s, api)
-            return real()
-        return ask
-
-    is_available = query(real_available, target_available, "torch.cuda.is_available")
-    device_count = query(real_count, target_count, "torch.cuda.device_count")
+    is_available = _query(s, real_available, target_available, "torch.cuda.is_available")
+    device_count = _query(s, real_count, target_count, "torch.cuda.device_count")
     s.patcher.set(torch.cuda, "is_available", is_available)
     s.patcher.set(torch.cuda, "device_count", device_count)
+
+
+def _query(s: Session, real, for_target, api: str, applies=None):
+    """A question about CUDA (`real`), answered for the target by `for_target` where the caller policy tells the caller
+    about the target (callers.tells_target), else by `real`; only the calls `applies` accepts, when given."""
+    policy = s.policy
+
+    @functools.wraps(real)
+    def ask(*args, **kwargs):
+        if applies is not None and not applies(*args, **kwargs):
+            return real(*args, **kwargs)
+        if tells_target(policy):
+            s.count(api)
+            return for_target(*args, **kwargs)
+        _note_library_asked(s, api)
+        return real(*args, **kwargs)
+    return ask
 
 
 def _amp_dtype(s: Session, chosen):
@@ -651,6 +658,7 @@ def patch_distributed(s: Session) -> None:
         s.patcher.set(c10d, name, wrapper)
         if getattr(dist, name, None) is original:
             s.patcher.set(dist, name, wrapper)
+    _patch_backend_queries(s)
     ddp = torch.nn.parallel.DistributedDataParallel
     original_init = ddp.__init__
 
@@ -666,6 +674,29 @@ def patch_distributed(s: Session) -> None:
         original_init(self, module, device_ids, output_device, *args, **kwargs)
 
     s.patcher.set(ddp, "__init__", init)
+
+
+def _patch_backend_queries(s: Session) -> None:
+    """`is_nccl_available()` and `is_backend_available("nccl")`: init_process_group runs "nccl" as the backend
+    map_backend maps it to, so a caller told about the target (the policy, as for torch.cuda.is_available) hears
+    whether that backend is available.  The vendors' shims answer is_nccl_available so too: Ascend/pytorch@9e73e708a
+    torch_npu/contrib/transfer_to_npu.py:515 (is_hccl_available), Cambricon/torch_mlu@9e95f97
+    torch_mlu/utils/gpu_migration/migration.py:870-871 (is_cncl_available)."""
+    dist = s.torch.distributed
+    c10d = dist.distributed_c10d
+    if map_backend(s, "nccl") == "nccl":   # hip: nccl is the run's own backend
+        return
+    real_available = c10d.is_backend_available
+    # name -> (the target's answer, which calls it answers: None for all; the others get torch's answer)
+    queries = {"is_nccl_available": (lambda: real_available(s.backend), None),
+               "is_backend_available": (lambda backend: real_available(map_backend(s, backend)),
+                                        lambda backend: map_backend(s, backend) != backend)}
+    for name, (for_target, applies) in queries.items():
+        real = getattr(c10d, name)
+        ask = _query(s, real, for_target, f"torch.distributed.{name}", applies)
+        if getattr(dist, name, None) is real:
+            s.patcher.set(dist, name, ask)
+        s.patcher.set(c10d, name, ask)
 
 
 # ------------------------------------------------------------------ AMP and profiler
