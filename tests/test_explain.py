@@ -505,3 +505,40 @@ def test_a_cann_code_naming_the_cause_comes_before_a_synchronisation_follow_up()
            "EI0002: [PID: 1] 2026-01-01-10:00:00.000.000 The wait execution of the Notify register times out.")
     matches, _ = explain(log)
     assert matches[0].error.id == "family:cann-EI0002", [m.error.id for m in matches]
+
+
+IGNITE_LOG = '''\
+Traceback (most recent call last):
+  File "/work/ig/train.py", line 3, in <module>
+    import ignite.distributed as idist
+  File "/venv/lib/python3.11/site-packages/ignite/distributed/comp_models/native.py", line 51, in _NativeDistModel
+    available_backends = tuple(name for name in [NCCL, GLOO, MPI, HCCL] if getattr(dist, f"is_{name}_available")())
+AttributeError: module 'torch.distributed' has no attribute 'is_hccl_available'. Did you mean: 'is_nccl_available'?
+'''
+
+
+@pytest.mark.parametrize("text, expected", [
+    (IGNITE_LOG, "npu-is-hccl-available-missing"),
+    ("AttributeError: module 'torch.distributed' has no attribute 'is_hccl_available'", "npu-is-hccl-available-missing"),
+    ("ImportError: cannot import name 'is_cncl_available' from 'torch.distributed' (/x/torch/distributed/__init__.py)",
+     "mlu-is-cncl-available-missing"),
+    ("AttributeError: module 'torch.distributed' has no attribute 'is_mccl_available'", "musa-is-mccl-available-missing"),
+    ("AttributeError: module 'torch.distributed.distributed_c10d' has no attribute 'is_mccl_available'",
+     "musa-torch-without-musa-patches"),
+])
+def test_a_vendors_distributed_availability_function_is_the_vendor_packages_not_torchs(text, expected):
+    """A new user's trial (pytorch-ignite 0.5.5 converted for npu, under the simulator, which then lacked it): explain
+    read the message as a torch release lacking the name ("install the one the project requires") and, with ignite's
+    traceback, as ignite's own fault.  torch has no is_hccl_available at all: torch_npu adds it on import (every
+    release since 1.8.1), so it is an import question on the device and a simulator gap under the simulator; the
+    call is right and is not to be undone.  torch_musa's own import needs the torch build it patches."""
+    matches, _ = explain(text)
+    assert matches[0].error.id == expected, [m.error.id for m in matches]
+    words = matches[0].error.cause + matches[0].error.fix
+    assert "pip show torch`" not in words and "install the one the calling project requires" not in words
+    if expected != "musa-torch-without-musa-patches":
+        assert "gap of the simulated stack" in words and "Import torch_" in words
+    else:
+        assert "torch_patches" in words
+    if expected == "npu-is-hccl-available-missing":
+        assert "not a question of the torch_npu release" in words and "# torchport: ignore" in words

@@ -95,3 +95,42 @@ def test_a_failed_verify_names_the_edit_that_made_the_failing_value(tmp_path):
     assert "torchport: ignore" in edit["fix"]
     # the dict key that TP206 reported is on the path too: that row is now proven to matter
     assert any(r["file"] == "util.py" and r["line"] == 1 and "KNOWN" in r["why"] for r in traced), traced
+
+
+def test_a_documented_known_error_is_the_cause_a_shapes_reading_is_not(tmp_path):
+    from torchport.commands.migrate import _cause_known
+    from torchport.doctor.explain import explain
+
+    failed = ('Traceback (most recent call last):\n  File "/out/train.py", line 6, in <module>\n'
+              '    print(getattr(dist, "is_" + BACKEND + "_available")())\n'
+              "AttributeError: module 'torch.distributed' has no attribute 'is_hccl_available'\n")
+    assert _cause_known(failed, explain(failed, target="npu")[0]).id == "npu-is-hccl-available-missing"
+    keyerror = LOG.format(root=tree(tmp_path))
+    assert _cause_known(keyerror, explain(keyerror, target="npu")[0]) is None
+    other = failed.replace("is_hccl_available", "no_such_name")   # read from its shape only: not a known cause
+    assert _cause_known(other, explain(other, target="npu")[0]) is None
+
+
+@pytest.mark.subprocess
+@pytest.mark.torch
+@pytest.mark.sim
+def test_an_edit_on_the_path_of_a_known_error_is_not_advised_undone(tmp_path):
+    """A new user's trial (pytorch-ignite 0.5.5 to npu): the verify failed on dist.is_hccl_available, which the
+    simulated torch_npu lacked, through ignite's `NCCL = dist.Backend.NCCL` that convert had rightly made "hccl";
+    What's left advised keeping CUDA's value with `# torchport: ignore`.  The known error explains the failure now,
+    and the edit's row points there instead."""
+    proj = tmp_path / "p"
+    proj.mkdir()
+    (proj / "config.py").write_text("import torch.distributed as dist\n\nBACKEND = dist.Backend.NCCL\n")
+    (proj / "train.py").write_text("import torch\nimport torch.distributed as dist\nfrom config import BACKEND\n\n"
+                                   "del dist.is_hccl_available   # a stack without it, as the simulator was\n"
+                                   'print(getattr(dist, "is_" + BACKEND + "_available")())\n')
+    out = tmp_path / "p_npu"
+    code, stdout, _ = cli("migrate", proj, "--to", "npu", "-o", out, "-q", "--verify", "--", "python", "train.py")
+    data = json.loads((out / "torchport-report" / "migrate.json").read_text())
+    assert code == 1 and data["verified"]["verdict"] == "failed"
+    known = [r for r in data["whats_left"] if r["kind"] == "known-error"]
+    assert [r["rule"] for r in known] == ["npu-is-hccl-available-missing"], known
+    edit = next(r for r in data["whats_left"] if r["kind"] == "verify-traced" and r["file"] == "config.py")
+    assert edit["item"] == 'dist.Backend.NCCL -> "hccl"', edit
+    assert "torchport: ignore" not in edit["fix"] and "npu-is-hccl-available-missing" in edit["fix"], edit

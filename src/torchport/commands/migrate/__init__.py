@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     import io
     from types import FrameType
 
+    from ...doctor.explain import KnownError, Match
     from ..analyze import AnalysisResult
     from ..check import CheckResult
     from ..convert import ConvertResult
@@ -685,15 +686,26 @@ def _end_group(pgid: int) -> None:
 
 
 # ------------------------------------------------------------------ What's left
-def _known_errors(t: Target, output: str) -> list[Item]:
-    """An item for each known error (kb/errors.toml, as `torchport explain` finds them) in a failed verify's
-    output: its cause, fix and source, where the log says it."""
-    from ...doctor.explain import explain
-
-    matches, _ = explain(output, target=t.name) if output.strip() else ([], [])
+def _known_errors(t: Target, matches: list[Match]) -> list[Item]:
+    """An item for each known error (kb/errors.toml, as `torchport explain` finds them in a failed verify's output):
+    its cause, fix and source, where the log says it."""
     return [_item("known-error", t, "", 0, f"verify.log:{m.line}: {_one_line(m.text)}", m.error.id, "verify",
                   message=f"{m.error.title} ({m.error.cause})", what=m.error.fix, cite=m.error.source)
             for m in matches]
+
+
+def _cause_known(output: str, matches: list[Match]) -> Optional[KnownError]:
+    """The documented known error (not a reading of the message's shape) that explains the exception a failed verify
+    ended with, or None."""
+    from ...doctor.explain import unexplained
+    from .trace import exception_line
+
+    last = exception_line(output)
+    documented = [m for m in matches if m.error.confidence != "inferred"]
+    if not last or not documented or any(text == last for _, text in unexplained(output, documented)):
+        return None
+    at = max((n for n, line in enumerate(output.splitlines(), 1) if line.strip() == last), default=0)
+    return max(documented, key=lambda m: (m.line <= at, m.line)).error
 
 
 def _item(kind: str, t: Target, file: str, line: int, item: str, rule: str, source: str, *,  # noqa: PLR0913
@@ -855,8 +867,11 @@ def _verified(left: _Left) -> None:
     left.add(kind, "", 0, " ".join(v.command), "verify", "verify", name=t.name,
              message=f"exit {v.exit_code}" + (f": {last.strip()}" if last else ""))
     if v.verdict == "failed":
-        left.items += _known_errors(t, v.output)
-        left.items += _traced(result, t, v.output, left.lines, left.items)
+        from ...doctor.explain import explain
+
+        matches, _ = explain(v.output, target=t.name) if v.output.strip() else ([], [])
+        left.items += _known_errors(t, matches)
+        left.items += _traced(result, t, v.output, left.lines, left.items, _cause_known(v.output, matches))
 
 
 def _unique(left: _Left) -> tuple[list[Item], int]:
@@ -877,9 +892,10 @@ def _unique(left: _Left) -> tuple[list[Item], int]:
 
 
 def _traced(result: MigrateResult, t: Target, output: str, lines: dict[str, dict[int, int]],
-            items: list[Item]) -> list[Item]:
+            items: list[Item], known: Optional[KnownError] = None) -> list[Item]:
     """Items for the migrated lines a failed verify went through (trace.py): each one convert edited, and the
-    line the run stopped on when neither an edit nor an earlier item names any of them."""
+    line the run stopped on when neither an edit nor an earlier item names any of them.  Where a documented known
+    error (`known`) explains the failure, an edit on its path is not advised undone: the known error's row says why."""
     from .trace import exception_line, lines_through
 
     through = lines_through(output, Path(result.output))
@@ -900,11 +916,14 @@ def _traced(result: MigrateResult, t: Target, output: str, lines: dict[str, dict
         how = "the run stopped on it" if ln is stop else "the run went through it" if ln.how == "frame" else \
             f"it gives {ln.name}, read at {ln.frame}"
         for f in edits.get((ln.file, ln.line), []):
+            wrote = f"convert wrote `{_one_line(f.new)}` for `{_one_line(f.old)}` here ({f.rule})"
+            what = (f"{wrote}, on the failure's path; a known error explains the failure ({known.id}: its own row "
+                    f"gives the cause and the fix), so read that first (`torchport rules {f.rule}` explains the edit)"
+                    if known is not None else
+                    f"{wrote}: if this value is not a device, keep it with `# torchport: ignore` on the project's "
+                    f"line (`torchport rules {f.rule}`)")
             out.append(_item("verify-traced", t, ln.file, ln.line, f"{_one_line(f.old)} -> {_one_line(f.new)}",
-                             f.rule, "verify", message=f"{failure}; {how}",
-                             what=f"convert wrote `{_one_line(f.new)}` for `{_one_line(f.old)}` here ({f.rule}): if "
-                                  "this value is not a device, keep it with `# torchport: ignore` on the project's "
-                                  f"line (`torchport rules {f.rule}`)"))
+                             f.rule, "verify", message=f"{failure}; {how}", what=what))
         earlier = named.get((ln.file, ln.line))
         if earlier is not None and (ln.file, ln.line) not in edits:
             out.append(_item("verify-traced", t, ln.file, ln.line, earlier.item, earlier.rule, "verify",
