@@ -404,6 +404,8 @@ CASES = [
           around("", "_backend")),
     regex("converter.rules.distributed._PAIR", distributed._PAIR, "fullmatch",
           lambda size: " " * (size // 2) + "a" + " " * (size // 2), around("", "a", ":")),
+    regex("converter.rules.distributed._IDENTITY", distributed._IDENTITY, "search", repeated("isx "),
+          around("is", " ", "x"), repeated("is")),
     regex("converter.rules.env.ENV_NAME", env.ENV_NAME, "match", around("CUDA_", "A", "a"),
           around("PYTORCH_CUDA_", "_", "a")),
     regex("converter.rules.env.ENV_IN_TEXT", env.ENV_IN_TEXT, "search", around("", "NCCL_", "a"),

@@ -698,7 +698,17 @@ comparisons with `get_backend()` or backend variables, combined specs
 (`"cpu:gloo,cuda:nccl"`), choices between backends (`"nccl" if ok else "gloo"`), and values
 that reach one of those through a local name, `or`, or a dict lookup
 (`{"npu": "hccl"}.get(kind, "nccl")`).  Any case ("NCCL").  Any other "nccl" text is left alone.
-On the host target (cpu) comparisons stay, like device comparisons: the NCCL-only branch is skipped.""",
+A comparison with NCCL's name (`==`, `!=`, `is`, `in (...)`, a `case` pattern; "nccl" or
+`Backend.NCCL`) is a question, and converts as device questions do.  Where the target's
+collectives are gloo (cpu, mps) it stays and answers no, so the NCCL-only branch is skipped: gloo
+is also the backend of the project's own non-NCCL path, and `backend == "gloo"` would send every
+gloo run into the NCCL branch (`if backend == NCCL and not torch.cuda.is_available(): raise`).  On
+accelerator it asks about the accelerator's backend where there is one and answers no elsewhere
+(`(<backend> if torch.accelerator.is_available() else None)`; a `case` pattern cannot hold that
+expression, so it is kept and reported).  A name bound only to NCCL's name that a comparison reads
+(`NCCL = dist.Backend.NCCL` ... `backend == NCCL`) keeps its value there too; its reads that choose a
+backend (`init_process_group(NCCL)`, a backend parameter's default) are rewritten where they are,
+its other reads reported.""",
     example=('dist.init_process_group("nccl", init_method=url)\n'
              'if dist.get_backend() == "nccl":\n'
              '    pass\n',
@@ -709,7 +719,8 @@ On the host target (cpu) comparisons stay, like device comparisons: the NCCL-onl
 
 TP302 = _define(
     'TP302', 'nccl-availability', 'distributed', CONVERT, REWRITE,
-    what='`is_nccl_available()` -> `is_backend_available("<backend>")`; `Backend.NCCL` -> the backend string.',
+    what=('`is_nccl_available()` -> `is_backend_available("<backend>")`; `Backend.NCCL` -> the backend string '
+          '(in a comparison, as TP301 converts questions).'),
     example=('ok = dist.is_nccl_available()\n'
              'b = dist.Backend.NCCL\n',
              'ok = dist.is_backend_available("hccl")\n'

@@ -20,8 +20,8 @@ def setup(rank, world, backend="nccl"):
     init_process_group(backend=torch.distributed.get_default_backend_for_device(torch.accelerator.current_accelerator() or torch.device("cpu")), init_method="env://")
     dist.init_process_group(backend="cpu:gloo,cuda:nccl")
     group = dist.new_group(ranks=[0, 1], backend=torch.distributed.get_default_backend_for_device(torch.accelerator.current_accelerator() or torch.device("cpu")))
-    assert backend in ["gloo", torch.distributed.get_default_backend_for_device(torch.accelerator.current_accelerator() or torch.device("cpu"))]
-    if dist.get_backend() == torch.distributed.get_default_backend_for_device(torch.accelerator.current_accelerator() or torch.device("cpu")):
+    assert backend in ["gloo", (torch.distributed.get_default_backend_for_device(torch.accelerator.current_accelerator() or torch.device("cpu")) if torch.accelerator.is_available() else None)]
+    if dist.get_backend() == (torch.distributed.get_default_backend_for_device(torch.accelerator.current_accelerator() or torch.device("cpu")) if torch.accelerator.is_available() else None):
         dist.barrier()
     available = dist.is_backend_available(torch.distributed.get_default_backend_for_device(torch.accelerator.current_accelerator() or torch.device("cpu")))
     kind = torch.distributed.get_default_backend_for_device(torch.accelerator.current_accelerator() or torch.device("cpu"))

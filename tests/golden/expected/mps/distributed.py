@@ -20,8 +20,8 @@ def setup(rank, world, backend="gloo"):
     init_process_group(backend="gloo", init_method="env://")
     dist.init_process_group(backend="cpu:gloo,mps:gloo")
     group = dist.new_group(ranks=[0, 1], backend="gloo")
-    assert backend in ["gloo", "gloo"]
-    if dist.get_backend() == "gloo":
+    assert backend in ["gloo", "nccl"]
+    if dist.get_backend() == "nccl":
         dist.barrier()
     available = dist.is_backend_available("gloo")
     kind = "gloo"
