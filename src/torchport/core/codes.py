@@ -608,11 +608,16 @@ TP208 = _define(
 
 TP209 = _define(
     'TP209', 'cuda-requirement-on-host', 'device-api', CONVERT, MAPPED,
-    what=('On targets that may run on the CPU (cpu; accelerator, where there is none): `assert '
-          "torch.cuda.is_available()` (or any assert about CUDA's presence or device count) -> `pass`; `if "
+    what=('On targets that may run on the CPU (cpu; accelerator, where there is none): an assert that requires '
+          "CUDA (`assert torch.cuda.is_available()`, `assert n <= torch.cuda.device_count()`) -> `pass`; `if "
           'not torch.cuda.is_available(): raise ...` is reported.'),
     why="""\
-The assertion only held on a CUDA machine; on the CPU it would stop a program that otherwise runs.""",
+The assertion only held on a CUDA machine; on the CPU it would stop a program that otherwise runs.  Only an
+assertion false wherever CUDA is not there goes (its question asked positively: `use_kernel and
+torch.cuda.is_available()` too); a conditional one stays, as it holds on the CPU unless the project asks
+for CUDA (`assert not (use_cuda_kernel and not torch.cuda.is_available())`, `assert
+torch.cuda.is_available() or not use_cuda_kernel`).  Likewise an `if ...: raise` is reported only when it
+raises wherever CUDA is not there (`if torch.cuda.device_count() < 1: raise`).""",
 )
 
 TP210 = _define(

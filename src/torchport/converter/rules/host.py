@@ -3,17 +3,19 @@ CUDA, as opposed to code that asks about it.
 
 `if torch.cuda.is_available():` is a question: CPU torch answers "no" and the project's CPU branch runs
 (the cpu target keeps such questions).  `assert torch.cuda.is_available()` and
-`assert n <= torch.cuda.device_count()` are requirements: on the CPU they fail, although everything the
+`assert n <= torch.cuda.device_count()` are requirements (true only where CUDA is there: `without_cuda`; a
+conditional assert that holds on the CPU stays): on the CPU they fail, although everything the
 converted program does runs there (yolox's distributed worker, on gloo).
 """
 from __future__ import annotations
 
 import ast
+import operator
 import re
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import lru_cache
-from typing import TYPE_CHECKING, Optional, Union, cast
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union, cast
 
 from ...core import codes, finding
 from ...core.finding import ADVICE, UNSUPPORTED
@@ -39,12 +41,76 @@ def cuda_requirement(node: ast.Assert | ast.If, ctx: FileContext) -> None:
     if not (ctx.target.host or not ctx.target.device):
         return
     r = codes.TP209
-    if isinstance(node, ast.Assert) and asks_for_cuda(ctx, node.test):
+    if not asks_for_cuda(ctx, node.test):
+        return
+    if isinstance(node, ast.Assert) and without_cuda(ctx, node.test) is False:
         ctx.replace(node, "pass", r, "an assertion that CUDA is there fails on the CPU")
-    elif isinstance(node, ast.If) and isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not) \
-            and asks_for_cuda(ctx, node.test) and node.body and isinstance(node.body[0], ast.Raise):
+    elif isinstance(node, ast.If) and node.body and isinstance(node.body[0], ast.Raise) \
+            and without_cuda(ctx, node.test) is True:
         ctx.report(node.test, r, ADVICE, "raises when there is no device, which is the case on the CPU: "
                                          "remove the check where the program may run on the CPU")
+
+
+UNKNOWN = object()   # without_cuda: a value the code alone does not tell
+# what CPU torch answers to the questions whether CUDA is there
+_ANSWERS = {"torch.cuda.is_available": False, "torch.cuda.device_count": 0, "torch.cuda.is_initialized": False}
+_COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], object]] = {
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
+    ast.GtE: operator.ge}
+# `<count> >= n`, `n <= <count>`, `<count> == n`: a count asked to be at least (or exactly) some number
+_AT_LEAST = (ast.Gt, ast.GtE, ast.Eq)
+_AT_MOST = (ast.Lt, ast.LtE, ast.Eq)
+
+
+def without_cuda(ctx: FileContext, test: ast.expr) -> object:
+    """The truth of a test where CUDA is not there (CPU torch: is_available() False, device_count() 0): True or
+    False when that alone decides it, else UNKNOWN.  `torch.cuda.is_available()` and `n <= torch.cuda.device_count()`
+    are False (a requirement: the test holds only with CUDA); `not (use_kernel and not torch.cuda.is_available())`
+    and `torch.cuda.is_available() or not use_kernel` are UNKNOWN (they hold on the CPU where the project asks for
+    no CUDA)."""
+    value = _value_without_cuda(ctx, test)
+    return UNKNOWN if value is UNKNOWN else bool(value)
+
+
+def _value_without_cuda(ctx: FileContext, node: ast.expr) -> object:
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Call) and not node.args and not node.keywords:
+        return _ANSWERS.get(ctx.qualname(node.func) or "", UNKNOWN)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        value = _value_without_cuda(ctx, node.operand)
+        return UNKNOWN if value is UNKNOWN else not value
+    if isinstance(node, ast.BoolOp):
+        values = [_value_without_cuda(ctx, v) for v in node.values]
+        deciding = not isinstance(node.op, ast.And)   # `False and x`, `True or x`
+        decided = next((v for v in values if v is not UNKNOWN and bool(v) == deciding), UNKNOWN)
+        if decided is not UNKNOWN or any(v is UNKNOWN for v in values):
+            return decided
+        return values[-1]
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        return _compared_without_cuda(ctx, node)
+    return UNKNOWN
+
+
+def _compared_without_cuda(ctx: FileContext, node: ast.Compare) -> object:
+    left, right, op = node.left, node.comparators[0], node.ops[0]
+    a, b = _value_without_cuda(ctx, left), _value_without_cuda(ctx, right)
+    compare = _COMPARE.get(type(op))
+    if compare is not None and a is not UNKNOWN and b is not UNKNOWN:
+        try:
+            return compare(a, b)
+        except TypeError:
+            return UNKNOWN
+    if compare is None:
+        return UNKNOWN
+
+    def count(side: ast.expr, value: object) -> bool:
+        return value is not UNKNOWN and isinstance(side, ast.Call) and ctx.qualname(side.func) == "torch.cuda.device_count"
+    # a count compared with a number the code does not tell: `device_count() >= n_gpus`, `n_gpus <= device_count()`
+    # ask for at least some devices
+    if count(left, a) and isinstance(op, _AT_LEAST) or count(right, b) and isinstance(op, _AT_MOST):
+        return False
+    return UNKNOWN
 
 
 SPAWNS = {"torch.multiprocessing.spawn": 2, "torch.multiprocessing.start_processes": 2,

@@ -1,0 +1,8 @@
+import torch
+
+
+def check(use_cuda_kernel, n_gpus):
+    assert not (use_cuda_kernel and not torch.cuda.is_available()), "the CUDA kernel needs a GPU"
+    assert torch.cuda.is_available() or not use_cuda_kernel
+    assert not torch.cuda.is_available() or n_gpus > 0
+    assert n_gpus <= torch.cuda.device_count()
