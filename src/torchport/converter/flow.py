@@ -225,6 +225,21 @@ def sources(parents: Parents, expr: Optional[ast.expr], seen: Optional[set[int]]
     return [leaf for part in parts for leaf in sources(parents, part, seen)]
 
 
+def sources_through_self(parents: Parents, expr: ast.expr) -> list[ast.expr]:
+    """`sources`, and for a `self.<attr>` leaf the leaves of the values its class assigns to it (catalyst keeps
+    its process count in `self.num_local_workers` and spawns in another method)."""
+    out: list[ast.expr] = []
+    for leaf in sources(parents, expr):
+        if is_self_attribute(leaf):
+            cls = enclosing_class(parents, leaf)
+            assigned = [n.value for n in ast.walk(cls) if isinstance(n, ast.Assign) and any(
+                is_self_attribute(t) and t.attr == leaf.attr for t in n.targets)] if cls is not None else []
+            out += [v for a in assigned for v in sources(parents, a)]
+        else:
+            out.append(leaf)
+    return out
+
+
 def use_site(parents: Parents, expr: ast.AST) -> tuple[ast.AST, Optional[ast.AST]]:
     """(child, parent): where the value of `expr` is used, looking through `a if c else b`, `a or b`
     and the default of a dict lookup (`{...}.get(k, expr)`) around it."""

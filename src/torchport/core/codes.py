@@ -794,7 +794,12 @@ TP501 = _define(
 Targets with their own method (npu, mlu, musa, xpu) keep every argument
 (`non_blocking=True`, `args.gpu`, `device=`).  The others get `.to(...)`: a
 positional device index is dropped where the target has one device (mps, cpu)
-and reported; `non_blocking` and `memory_format` are kept as keywords.""",
+and reported; `non_blocking` and `memory_format` are kept as keywords.
+A class of the file that defines its own `cuda` method (a holder of tensors, a
+module that moves a cache too before `super().cuda()`) keeps it: its calls through
+`self`, the class or an object the file builds from it stay, since `x.npu()` would
+miss the method or skip it; the calls inside it are converted.  Said once, at the
+method (advice).""",
     example=('x = x.cuda(non_blocking=True)\n'
              'model.cuda(args.gpu)\n',
              'x = x.npu(non_blocking=True)\n'
@@ -807,7 +812,11 @@ TP502 = _define(
     why="""\
 A tensor's `is_cuda` cannot be assigned: where the file assigns `<receiver>.is_cuda = ...`
 (`self.is_cuda = device.type == "cuda"`), that receiver's `is_cuda` is the user's own attribute
-and its reads stay as they are (the value assigned is converted by the device rules).
+and its reads stay as they are (the value assigned is converted by the device rules).  The same
+for a class of the file that gives its objects an `is_cuda` (a property, a method, a class
+attribute, or `self.is_cuda = ...`; ring-attention's rotary embedding asks its buffer): its reads
+through `self`, `cls`, the class (or a subclass of the file) and the objects the file builds from it
+stay, and are said once, where the class gives it (advice); `self.is_npu` would not exist.
 On the host target (cpu) `is_cuda` stays: it is False there, so the project's CPU branch runs;
 an `assert x.is_cuda` is reported, since it now fails.""",
     example=('if x.is_cuda:\n'
@@ -829,7 +838,7 @@ TP504 = _define(
 A CPU tensor's memory is not tied to a stream, and PyTorch refuses the call on one ("unknown
 parameter type", torch 2.13.0), so a prefetcher that records its batches on the current stream (yolox)
 fails at its first batch.  The statement becomes `pass`; where its value is used, `None` (what it
-returns).""",
+returns).  A class of the file with a `record_stream` method of its own keeps its calls (advice, once).""",
 )
 
 TP601 = _define(

@@ -21,7 +21,7 @@ from ...core import codes, finding
 from ...core.finding import ADVICE, UNSUPPORTED
 from ...kb.packages import packages
 from ..checkers import Phase, checker
-from ..flow import enclosing_class, is_self_attribute, sources, statement_lists
+from ..flow import sources_through_self, statement_lists
 from ..guards import cuda_build_probe, exits
 from .api import REFERENCE_CODES
 from .devices import PLAIN_DEVICE, asks_for_cuda, is_device_valued
@@ -127,7 +127,7 @@ def device_count_as_processes(node: ast.Call, ctx: FileContext) -> None:
         return
     given = [k.value for k in node.keywords if k.arg == "nprocs"] or node.args[position:position + 1]
     for value in given:
-        for leaf in _values_through_attributes(ctx, value):
+        for leaf in sources_through_self(ctx.parents(), value):
             if isinstance(leaf, ast.Call) and ctx.qualname(leaf.func) in DEVICE_COUNTS and id(leaf) not in ctx.handled:
                 ctx.handled.add(id(leaf))
                 if ctx.target.host:
@@ -139,22 +139,6 @@ def device_count_as_processes(node: ast.Call, ctx: FileContext) -> None:
                     ctx.insert(end, ", 1)", codes.TP214, "at least one process: where there is no accelerator the "
                                                           "count is 0, and spawn would start none", shown="max(..., 1)",
                                anchor=start)
-
-
-def _values_through_attributes(ctx: FileContext, value: ast.expr) -> list[ast.expr]:
-    """flow.sources, and for `self.<attr>` the values its class assigns to it (catalyst keeps the count in
-    `self.num_local_workers` and spawns in another method)."""
-    parents = ctx.parents()
-    out: list[ast.expr] = []
-    for leaf in sources(parents, value):
-        if is_self_attribute(leaf):
-            cls = enclosing_class(parents, leaf)
-            assigned = [n.value for n in ast.walk(cls) if isinstance(n, ast.Assign) and any(
-                is_self_attribute(t) and t.attr == leaf.attr for t in n.targets)] if cls is not None else []
-            out += [v for a in assigned for v in sources(parents, a)]
-        else:
-            out.append(leaf)
-    return out
 
 
 # Said of a name the target lacks in what a kept question guards (migrate lists it to review: it does not run)

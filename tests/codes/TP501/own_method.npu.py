@@ -1,0 +1,34 @@
+import torch
+import torch_npu  # noqa: F401
+from torch import nn
+
+
+class Holder:
+    """Not a module: its own cuda() moves what it holds."""
+
+    def __init__(self, t):
+        self.t = t
+
+    def cuda(self, device=None):
+        self.t = self.t.npu(device)
+        return self
+
+
+class Net(nn.Module):
+    """Moves a plain tensor too, then the module."""
+
+    def __init__(self):
+        super().__init__()
+        self.cache = torch.zeros(2)
+        self.held = Holder(torch.ones(1))
+
+    def cuda(self, device=None):
+        self.held.cuda(device)
+        self.cache = self.cache.npu(device)
+        return super().npu(device)
+
+
+net = Net().cuda()
+held = Holder(torch.ones(1))
+held = held.cuda()
+layer = nn.Linear(2, 2).npu()
