@@ -479,7 +479,12 @@ arguments of a function or class of another file of the project that uses that p
 device (`Engine("cuda")` where engines.py does `self._device = device` ... `.to(self._device)`:
 converter/project.py).  In a `map_location` dict only the values change: the keys name where the
 checkpoint was saved.  On the cpu target a bare device index (`.to(0)`, `device=0`,
-`torch.device(0)`) becomes "cpu": an index means the accelerator's device, and there is none.""",
+`torch.device(0)`) becomes "cpu": an index means the accelerator's device, and there is none.
+A call of a torch API whose device parameter defaults to "cuda" that leaves it out gets the
+target's device (`torch.amp.GradScaler(enabled=True)` -> `GradScaler("npu", enabled=True)`;
+`ShardedGradScaler()`, `save_on_cpu(pin_memory=True)`: kb/cuda_names.toml [cuda_default]):
+off CUDA the scaler would disable itself and train without loss scaling.  Unpacked arguments
+(`GradScaler(**cfg)`) are reported instead.""",
     example=('dev = torch.device("cuda", args.local_rank)\n'
              'x = x.to("cuda:0")\n'
              'ckpt = torch.load(p, map_location="cuda:0")\n',

@@ -63,3 +63,26 @@ def catalog() -> Catalog:
         cuda_names=frozenset(cuda["names"]),
         cuda_modules={k: frozenset(v) for k, v in cuda["modules"].items()},
     )
+
+
+@dataclass(frozen=True)
+class CudaDefault:
+    """A torch API whose device parameter defaults to "cuda" (kb/cuda_names.toml [cuda_default])."""
+
+    position: int            # its positional index
+    keyword: str             # its name
+    skip: frozenset          # targets that keep CUDA's default (theirs would break the call)
+    note: str = ""           # what CUDA's default does on another device
+
+
+@cache
+def cuda_defaults() -> dict:
+    """{qualified name, each spelling: CudaDefault} of kb/cuda_names.toml [cuda_default] (apart from the catalog,
+    which reads the API lists too: a rule's trigger words are its names)."""
+    out = {}
+    for qualname, entry in bundled_data("cuda_names.toml").get("cuda_default", {}).items():
+        spec = CudaDefault(int(entry["position"]), str(entry["keyword"]), frozenset(entry.get("skip", ())),
+                           str(entry.get("note", "")))
+        for name in (qualname, *entry.get("also", ())):
+            out[name] = spec
+    return out

@@ -701,9 +701,9 @@ def _patch_backend_queries(s: Session) -> None:
 
 # ------------------------------------------------------------------ AMP and profiler
 def patch_amp(s: Session) -> None:
-    """torch.autocast("cuda") / torch.amp.GradScaler("cuda") / custom_fwd(device_type="cuda") -> the target;
-    autocast gets CUDA's float16 when the code did not choose a dtype, unless the target data names
-    its own AMP dtype for it (`_amp_dtype`)."""
+    """torch.autocast("cuda") / torch.amp.GradScaler("cuda", or no device: it defaults to "cuda") /
+    custom_fwd(device_type="cuda") -> the target; autocast gets CUDA's float16 when the code did not choose a
+    dtype, unless the target data names its own AMP dtype for it (`_amp_dtype`)."""
     torch, device = s.torch, s.device_type
     amp = torch.amp
 
@@ -731,12 +731,14 @@ def patch_amp(s: Session) -> None:
     def scaler_args(args, kwargs):
         if args and args[0] == "cuda":
             return (device, *args[1:]), kwargs
-        if kwargs.get("device") == "cuda":
+        if not args and kwargs.get("device", "cuda") == "cuda":   # also left out: it defaults to "cuda"
             return args, {**kwargs, "device": device}
         return args, kwargs
 
-    s.patcher.set(amp, "GradScaler", _subclass_mapping_init(s, "torch.amp.GradScaler(device)", amp.GradScaler,
-                                                            scaler_args))
+    scaler = _subclass_mapping_init(s, "torch.amp.GradScaler(device)", amp.GradScaler, scaler_args)
+    if getattr(torch, "GradScaler", None) is amp.GradScaler:   # torch.GradScaler is the same class
+        s.patcher.set(torch, "GradScaler", scaler)
+    s.patcher.set(amp, "GradScaler", scaler)
     for name in ("custom_fwd", "custom_bwd"):
         original = getattr(amp, name, None)
         if original is None:

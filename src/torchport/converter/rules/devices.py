@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Optional, Union, cast
 from ...backends import device_types
 from ...core import codes
 from ...core.finding import ADVICE
+from ...kb import cuda_defaults
 from .. import groups
 from ..checkers import checker
 from ..flow import Function, ScopeNode, dotted, lookups, loop_slot, reads, scope_of, sources, use_site
@@ -51,7 +52,6 @@ DEVICE_CALLS = {
     "torch.set_default_device": (0, "device"),
     "torch.autocast": (0, "device_type"),
     "torch.amp.autocast": (0, "device_type"),
-    "torch.amp.GradScaler": (0, "device"),
     "torch.get_device_module": (0, "device"),
     "torch.Stream": (0, "device"),
     "torch.Event": (0, "device"),
@@ -280,6 +280,9 @@ def device_spec(ctx: FileContext, call: ast.Call) -> Optional[tuple[int, str]]:
         return (inner[0] + 1, inner[1]) if inner else None
     q = ctx.qualname(call.func)
     spec = DEVICE_CALLS.get(q) if q else None
+    default = cuda_defaults().get(q) if spec is None and q else None
+    if default is not None and ctx.target.name not in default.skip:   # torch.amp.GradScaler's device
+        spec = (default.position, default.keyword)
     if spec is None and q and q.startswith("torch.cuda."):
         spec = (0, "device")
     if spec is None and isinstance(call.func, ast.Attribute) and call.func.attr == "to" and q is None:
@@ -384,6 +387,41 @@ def device_arguments(node: ast.Call, ctx: FileContext) -> None:
         for k in node.keywords:
             if k.arg in ("default", "choices", "const"):
                 rewrite_device(ctx, k.value, r)
+
+
+# the names of the APIs whose device defaults to "cuda" (kb/cuda_names.toml [cuda_default]): `GradScaler`, ...
+_CUDA_DEFAULT_WORDS = tuple(sorted({q.rsplit(".", 1)[-1].lower() for q in cuda_defaults()}))
+
+
+@checker(codes.TP201, nodes=(ast.Call,), triggers=_CUDA_DEFAULT_WORDS)   # a file need not say "cuda" to use one
+def cuda_default_device(node: ast.Call, ctx: FileContext) -> None:
+    """A call of a torch API whose device parameter defaults to "cuda" that leaves it out: the target's device is
+    passed (`GradScaler(enabled=True)` -> `GradScaler("npu", enabled=True)`), first where it is the first
+    parameter and nothing is passed positionally, else by its keyword."""
+    q = ctx.qualname(node.func)
+    spec = cuda_defaults().get(q) if q else None
+    if spec is None or ctx.target.name in spec.skip or len(node.args) > spec.position \
+            or any(k.arg == spec.keyword for k in node.keywords):
+        return
+    device = device_argument(ctx)
+    message = f"{spec.keyword} defaults to \"cuda\"" + (f": {spec.note}" if spec.note else "")
+    if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+        ctx.report(node, codes.TP201, ADVICE, f"not converted: unpacked arguments; {message}, so pass "
+                                              f"{spec.keyword}={device} unless they hold it")
+        return
+    root = node.func
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    binding = ctx.lookup(root.id, root.lineno) if isinstance(root, ast.Name) else None
+    if binding is not None and binding.ambiguous:   # `except ImportError: from torch.cuda.amp import GradScaler`
+        ctx.report(node, codes.TP201, ADVICE, f"not converted: '{binding.local}' is imported from different modules "
+                                              f"in this file; {message}, so pass {spec.keyword}={device} where it "
+                                              f"is {q}")
+        return
+    if spec.position == 0 and not node.args:
+        ctx.add_argument(node, device, codes.TP201, message, first=True)
+    else:
+        ctx.add_argument(node, f"{spec.keyword}={device}", codes.TP201, message)
 
 
 # the lines that can hold a bare device index: a literal digit right after `.to(`, `device=` or `device(`

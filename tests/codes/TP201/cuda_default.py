@@ -1,0 +1,11 @@
+import torch
+from torch.amp import GradScaler
+from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler
+
+# pytorch-ignite's examples: the device is left to its default, "cuda"
+scaler = GradScaler(enabled=True)
+scaler2 = torch.amp.GradScaler()
+fsdp_scaler = ShardedGradScaler(init_scale=2.0**10)
+with torch.autograd.graph.save_on_cpu(True):
+    pass
+given = GradScaler("cuda", enabled=False)
