@@ -390,3 +390,38 @@ def test_a_fused_optimizer_used_as_a_value_is_reported():
     new, findings = convert_text(source)
     assert new == source
     assert any(f.rule == codes.TP122.id and "used as a value" in f.message for f in findings)
+
+
+# ---------------------------------------------------------------- the module-level scaler runs after what it needs
+STEP = ("\n\ndef step(model, optimizer, x):\n{imports}    loss = model(x).sum()\n"
+        "    with amp.scale_loss(loss, optimizer) as scaled:\n        scaled.backward()\n    optimizer.step()\n")
+
+
+def _order(source: str, *needles: str) -> list:
+    return [source.index(n) for n in needles]
+
+
+@pytest.mark.parametrize("target", ["npu", "mlu", "musa"])
+def test_the_scaler_of_apex_imported_in_a_function_comes_after_the_registration(target):
+    """The registration import and the module-level scaler go after the same import: the import goes first
+    (the scaler names torch.<target>, there only once the vendor package is imported)."""
+    source, _ = convert_text("import torch" + STEP.format(imports="    from apex import amp\n"), target)
+    register, scaler = _order(source, f"import torch_{target}", "amp_scaler = ")
+    assert register < scaler < source.index("def step")
+
+
+@pytest.mark.parametrize("target", ["cpu", "npu"])
+def test_apex_imported_before_torch_leaves_its_scaler_after_torch(target):
+    source, _ = convert_text("from apex import amp\nimport torch" + STEP.format(imports=""), target)
+    assert not imports_apex(source)
+    assert _order(source, "import torch\n", "amp_scaler = ") == sorted(_order(source, "import torch\n", "amp_scaler = "))
+    compile(source, "train.py", "exec")
+
+
+@pytest.mark.torch
+def test_the_module_level_scaler_runs_where_apex_came_before_torch():
+    pytest.importorskip("torch")
+    source, _ = convert_text("from apex import amp\nimport torch" + STEP.format(imports=""))
+    namespace: dict = {}
+    exec(compile(source, "train.py", "exec"), namespace)
+    assert not namespace["amp_scaler"].is_enabled()

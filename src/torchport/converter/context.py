@@ -22,6 +22,7 @@ from ..kb.apimap import ApiMap, Resolution
 
 if TYPE_CHECKING:
     from ..core.codes import Code
+    from .reach import Place
 
 
 class Located(Protocol):
@@ -42,6 +43,7 @@ ImportStmt = Union[ast.Import, ast.ImportFrom]
 
 _NEWLINES = re.compile(r"\r\n|\r|\n")
 _LINE_REST = re.compile(r"[^\r\n]*")
+_LEADING = 1 << 40   # subtracted from a leading insertion's order (FileContext.insert)
 
 
 @dataclass
@@ -113,7 +115,9 @@ class FileContext:
         self.nodes_by_type: Callable[[], dict[type[ast.AST], list[Any]]] = dict
         self.needs_imports: set[str] = set()      # top-level packages a rewrite named but the file lacks
         self.needs_register = False
-        self.first_torch_import: Optional[ImportStmt] = None
+        self.register_at_module = False          # module-level code convert wrote names the device (apex's scaler)
+        self.first_torch_import: Optional[ImportStmt] = None   # the one that runs first (python.collect_bindings)
+        self.places: dict[int, Place] = {}         # id(import statement) -> where it runs (reach.py)
         self.handled: set[int] = set()           # ids of nodes a rule already rewrote (or decided to leave)
         self.target_imports: list[ast.stmt] = []   # import statements rewritten to the target
         self.launch = False                      # the launch script always gets the registration import
@@ -299,7 +303,7 @@ class FileContext:
         return new + "".join(f"  {c}{self.newline}{indent}" for c in lost)
 
     def _add(self, edit: Edit) -> None:
-        self._order = edit.order
+        self._order = max(self._order, edit.order)
         self.edits.append(edit)
         bisect.insort(self._by_start, (edit.start, edit.order, edit))
 
@@ -332,14 +336,20 @@ class FileContext:
         self.findings.append(self._finding(start, end, rule, MODIFY, self.source[start:end],
                                            self.preview(start, end), message, category))
 
-    def insert(self, pos: int, text: str, rule: Code, message: str = "", category: Optional[str] = None,
-               shown: Optional[str] = None, quiet: bool = False, anchor: Optional[int] = None) -> None:
+    def insert(self, pos: int, text: str, rule: Code, message: str = "", category: Optional[str] = None,  # noqa: PLR0913
+               shown: Optional[str] = None, quiet: bool = False, anchor: Optional[int] = None,
+               leading: bool = False) -> None:
         """Insert text; `quiet` edits belong to a change already reported by another edit;
-        `anchor` is the offset the finding points at (default: the insertion point)."""
+        `anchor` is the offset the finding points at (default: the insertion point).  A `leading` insertion (an
+        import the file's new code needs) goes before the other insertions at the same offset, whenever made."""
         at = pos if anchor is None else anchor
         finding = None if quiet else self._finding(
             at, at, rule, INSERT, "", shown if shown is not None else text.strip(), message, category)
-        self._add(Edit(pos, pos, text, finding, self._order + 1))
+        order = self._order + 1
+        if leading:
+            self._order = order   # counted: the next edit's order is another
+            order -= _LEADING
+        self._add(Edit(pos, pos, text, finding, order))
 
     def report(self, node: Located, rule: Code, action: str = ADVICE, message: str = "",
                category: Optional[str] = None, old: Optional[str] = None, reasons: tuple[str, ...] = ()) -> None:

@@ -25,6 +25,7 @@ from .checkers import Checker, Phase
 from .context import Binding, FileContext, ImportStmt, Located
 from .flow import CHILD_FIELDS, child_fields
 from .project import Facts
+from .reach import Place, imports_module, places, unconditional
 
 _IMPORT_WORD = re.compile(r"import\b")
 # Imports a conversion adds for its own changes: with every change suppressed, nothing needs them.
@@ -98,6 +99,7 @@ class SourceFile:
         self._line_starts: Optional[list[int]] = None
         self._imports: Optional[list[tuple[Union[ast.Import, ast.ImportFrom], Scope]]] = None
         self._bindings: Optional[Bindings] = None
+        self._places: Optional[dict[int, Place]] = None
         self._parents: Optional[dict[int, ast.AST]] = None
         self._by_type: Optional[dict[type[ast.AST], list[Any]]] = None
         self._relevant: dict[Any, list[Any]] = {}   # ("plan", lines) -> walk_plan; a pattern or ("relevant", ...) -> lines
@@ -139,10 +141,16 @@ class SourceFile:
         return self._imports
 
     def bindings(self) -> Bindings:
-        """({local name: [Binding]}, first torch import) from the file's imports; copy before use."""
+        """({local name: [Binding]}, first torch import that runs) from the file's imports; copy before use."""
         if self._bindings is None:
-            self._bindings = collect_bindings(self.import_nodes())
+            self._bindings = collect_bindings(self.import_nodes(), self.places())
         return self._bindings
+
+    def places(self) -> dict[int, Place]:
+        """{id(import statement): where it runs} (reach.py)."""
+        if self._places is None:
+            self._places = places(self.tree)
+        return self._places
 
     def parents(self) -> dict[int, ast.AST]:
         """{id(node): parent node} over the whole tree (built on first use: data flow needs it), with
@@ -299,6 +307,7 @@ class PythonConverter:
     # ------------------------------------------------------------ imports
     def _collect_imports(self, ctx: FileContext, src: SourceFile) -> None:
         templates, ctx.first_torch_import = src.bindings()
+        ctx.places = src.places()
         ctx.bindings = {local: [b.fresh() for b in group] for local, group in templates.items()}
 
     def _relevant_lines(self, ctx: FileContext, src: SourceFile) -> list[int]:
@@ -358,10 +367,17 @@ def conflict_finding(ctx: FileContext, edit: Edit, kept: list[Edit]) -> Finding:
                    f"two rewrites overlap: kept {kept_text}, dropped this one (a torchport bug; please report it)")
 
 
-def collect_bindings(found: Iterable[tuple[Union[ast.Import, ast.ImportFrom], Scope]]) -> Bindings:
-    """({local: [Binding, one per scope]}, the first torch import statement) of the import nodes."""
+def collect_bindings(found: Iterable[tuple[Union[ast.Import, ast.ImportFrom], Scope]],
+                     where: Optional[dict[int, Place]] = None) -> Bindings:
+    """({local: [Binding, one per scope]}, the torch import code convert writes goes after) of the import nodes.
+
+    An import that never runs (`if TYPE_CHECKING:`) is never the torch import.  That one is the first module-level
+    torch import that runs unconditionally (reach.unconditional), else the first at module level that runs at all
+    (in a `try:` or a branch), else the first in a function."""
     bindings: dict[str, list[Binding]] = {}
-    first_torch: Optional[ImportStmt] = None
+    where = where or {}
+    nowhere = Place((), None, False)
+    candidates: list[tuple[ImportStmt, Scope]] = []
 
     def bind(local: str, qualname: str, kind: str, node: ImportStmt, scope: Scope) -> None:
         group = bindings.setdefault(local, [])
@@ -374,6 +390,7 @@ def collect_bindings(found: Iterable[tuple[Union[ast.Import, ast.ImportFrom], Sc
             old.ambiguous = True
 
     for node, scope in found:
+        never = where.get(id(node), nowhere).never
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -382,17 +399,19 @@ def collect_bindings(found: Iterable[tuple[Union[ast.Import, ast.ImportFrom], Sc
                 else:
                     top = alias.name.split(".")[0]
                     bind(top, top, "package", node, scope)
-                if alias.name.split(".")[0] == "torch" and first_torch is None:
-                    first_torch = node
         elif node.level == 0 and node.module:
             for alias in node.names:
                 if alias.name == "*":
                     continue
                 local = alias.asname or alias.name
                 bind(local, f"{node.module}.{alias.name}", "from", node, scope)
-            if node.module.split(".")[0] == "torch" and first_torch is None:
-                first_torch = node
-    return bindings, first_torch
+        if not never and imports_module(node, "torch"):
+            candidates.append((node, scope))
+    module_level = [n for n, scope in candidates if scope is None]
+    first = next((n for n in module_level if unconditional(n, where.get(id(n), nowhere), "torch")), None)
+    if first is None:
+        first = module_level[0] if module_level else candidates[0][0] if candidates else None
+    return bindings, first
 
 
 def walk_plan(tree: ast.Module, lines: list[int]) -> list[Step]:

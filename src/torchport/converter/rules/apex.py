@@ -35,6 +35,7 @@ from ...core import codes
 from ...core.finding import ADVICE
 from ...kb import bundled_data
 from ..checkers import Phase, checker
+from .imports import top_statement
 
 if TYPE_CHECKING:
     from ...core.codes import Code
@@ -180,20 +181,41 @@ def _scaler(ctx: FileContext, device: str, enabled: str) -> str:
 
 
 def _module_scaler(ctx: FileContext, tree: ast.Module, binding: Binding, device: str, r: Code) -> Optional[ImportStmt]:
-    """`amp_scaler = <disabled GradScaler>` at module level: where apex.amp was imported there (that statement is
-    returned), else after the module's imports."""
+    """`amp_scaler = <disabled GradScaler>` at module level, after the module's imports (it names torch, and the
+    target's device, registered after torch's import): in place of apex.amp's import when that is the last one
+    (that statement is returned)."""
     line = f"{SCALER} = {_scaler(ctx, device, 'False')}  # made by amp.initialize's replacement"
+    ctx.register_at_module = bool(ctx.target.register)
     top = [s for s in binding.stmts if any(s is b for b in tree.body)]
-    if top and len(top[0].names) == 1:
+    last = _import_section_end(ctx, tree)
+    if top and len(top[0].names) == 1 and top[0] is last:
         ctx.replace(top[0], line, r, "apex.amp -> a GradScaler, disabled until amp.initialize's replacement",
                     quiet=True)
         return top[0]
-    imports = [s for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))]
-    last = (imports[-1].end_lineno or imports[-1].lineno) if imports else 0
-    after = ctx.line_starts[last] if 0 < last < len(ctx.line_starts) else len(ctx.source) if last else 0
+    if last is None:   # no imports: first after the docstring and __future__ imports (and after the imports
+        first, last = top_statement(tree)   # convert adds there, which go first: FileContext.insert's `leading`)
+        if first is not None:
+            ctx.insert(ctx.line_starts[first.lineno - 1], line + ctx.newline, r, quiet=True)
+            return None
+    end = cast(int, last.end_lineno) if last is not None else 0   # set on every parsed node
+    after = ctx.line_starts[end] if 0 < end < len(ctx.line_starts) else len(ctx.source) if end else 0
     lead = ctx.newline if after == len(ctx.source) and not ctx.source.endswith(("\n", "\r")) else ""
     ctx.insert(after, lead + line + ctx.newline, r, quiet=True)
     return None
+
+
+def _import_section_end(ctx: FileContext, tree: ast.Module) -> Optional[ast.stmt]:
+    """The last top-level statement that imports: an import, or a `try:`/`if`/`with` holding one (`try: import
+    torch`), not a class, nor the `if __name__ == "__main__":` block (module-level code after it runs too late)."""
+    holders = {id(p.chain[0]) for p in ctx.places.values() if p.function is None and p.chain}
+    last = None
+    for s in tree.body:
+        if isinstance(s, ast.ImportFrom) and s.module == "__future__":
+            continue
+        if isinstance(s, (ast.Import, ast.ImportFrom)) or id(s) in holders and not isinstance(s, ast.ClassDef) \
+                and not (isinstance(s, ast.If) and "__main__" in ctx.text(s.test)):
+            last = s
+    return last
 
 
 def _convert_master_params(ctx: FileContext, call: ast.Call, chain: Chain, r: Code) -> None:

@@ -15,6 +15,7 @@ from ...core.finding import ADVICE, UNSUPPORTED
 from ...kb.apimap import ADAPT, KEEP, MAP
 from ...kb.apimap import UNSUPPORTED as RES_UNSUPPORTED
 from ..checkers import Phase, checker
+from ..reach import Place, anchor
 from .api import (
     REFERENCE_CODES,
     TYPE_TEST_SAFE,
@@ -155,33 +156,39 @@ def _line_end(ctx: FileContext, stmt: ast.stmt) -> int:
     return ctx.line_starts[end] if end < len(ctx.line_starts) else len(ctx.source)
 
 
+_NOWHERE = Place((), None, False)   # the place of an import statement reach.places did not see (none)
 NOQA = "  # noqa: F401"  # on registration imports: linters would drop an import nothing seems to use
 
 
-def _insert_after(ctx: FileContext, stmt: ast.stmt, text: str, r: Code, message: str, comment: str = "") -> None:
+def _insert_after(ctx: FileContext, stmt: ast.stmt, text: str, r: Code, message: str, comment: str = "",
+                  leading: bool = False) -> None:
+    """`text` on a line of its own after `stmt` (after it on its line when that is shared); `leading`: an import,
+    before what other rules insert there (FileContext.insert)."""
     start = ctx.span(stmt)[0]
     line_start = ctx.line_starts[stmt.lineno - 1]
     indent = ctx.source[line_start:start]
     tail = ctx.source[ctx.span(stmt)[1]:_line_end(ctx, stmt)]
     if indent.strip() or tail.strip() and not tail.lstrip().startswith("#"):
-        ctx.insert(ctx.span(stmt)[1], f"; {text}", r, message, shown=text)  # shares its line
+        ctx.insert(ctx.span(stmt)[1], f"; {text}", r, message, shown=text, leading=leading)  # shares its line
         return
     pos = _line_end(ctx, stmt)
     lead = "" if pos == 0 or ctx.source[pos - 1] in "\r\n" else ctx.newline
-    ctx.insert(pos, f"{lead}{indent}{text}{comment}{ctx.newline}", r, message, shown=text, anchor=ctx.span(stmt)[1])
+    ctx.insert(pos, f"{lead}{indent}{text}{comment}{ctx.newline}", r, message, shown=text, anchor=ctx.span(stmt)[1],
+               leading=leading)
 
 
-def _insert_before(ctx: FileContext, stmt: ast.stmt, text: str, r: Code, message: str, comment: str = "") -> None:
+def _insert_before(ctx: FileContext, stmt: ast.stmt, text: str, r: Code, message: str, comment: str = "",
+                   leading: bool = False) -> None:
     start = ctx.span(stmt)[0]
     line_start = ctx.line_starts[stmt.lineno - 1]
     indent = ctx.source[line_start:start]
     if indent.strip():
-        ctx.insert(start, f"{text}; ", r, message, shown=text)
+        ctx.insert(start, f"{text}; ", r, message, shown=text, leading=leading)
     else:
-        ctx.insert(line_start, f"{indent}{text}{comment}{ctx.newline}", r, message, shown=text)
+        ctx.insert(line_start, f"{indent}{text}{comment}{ctx.newline}", r, message, shown=text, leading=leading)
 
 
-def _top_statement(tree: ast.Module) -> tuple[Optional[ast.stmt], Optional[ast.stmt]]:
+def top_statement(tree: ast.Module) -> tuple[Optional[ast.stmt], Optional[ast.stmt]]:
     """The first statement after the module docstring and __future__ imports (or None)."""
     body = tree.body
     i = 0
@@ -195,44 +202,60 @@ def _top_statement(tree: ast.Module) -> tuple[Optional[ast.stmt], Optional[ast.s
 
 
 def _insert_at_top(ctx: FileContext, tree: ast.Module, text: str, r: Code, message: str, comment: str = "") -> None:
-    first, last_skipped = _top_statement(tree)
+    """An import, first after the docstring and __future__ imports (before what other rules insert there)."""
+    first, last_skipped = top_statement(tree)
     if first is not None:
-        _insert_before(ctx, first, text, r, message, comment)
+        _insert_before(ctx, first, text, r, message, comment, leading=True)
     elif last_skipped is not None:
-        _insert_after(ctx, last_skipped, text, r, message, comment)
+        _insert_after(ctx, last_skipped, text, r, message, comment, leading=True)
     else:
-        ctx.insert(len(ctx.source), text + comment + ctx.newline, r, message, shown=text)
+        ctx.insert(len(ctx.source), text + comment + ctx.newline, r, message, shown=text, leading=True)
 
 
-def _registers(ctx: FileContext, module: str) -> bool:
+def _registers(ctx: FileContext, module: str, first: Optional[ImportStmt]) -> bool:
     """Does an import of `module` (or something in it) run where torch is first imported: at the module level,
     or in the function that imports torch when the file imports it only there?  One in another function
     (accelerate's `def is_npu_available(): import torch_npu`) runs only when that function is called, maybe
     never: the device the file's other lines use would not be there."""
-    first = ctx.first_torch_import
     return any((b.scope is None or first is not None and b.visible_at(first.lineno))
                and (b.qualname == module or b.qualname.startswith(module + ".")) for b in ctx.all_bindings())
+
+
+def _registration_point(ctx: FileContext, first: ImportStmt) -> tuple[ast.stmt, bool]:
+    """(statement, before it?) where the registration import goes: before an import rewritten to the target (it
+    needs the device registered) that comes first in the same block; else after the statement holding the first
+    torch import that runs (python.collect_bindings) once torch is surely loaded (reach.anchor: the import itself,
+    or the `try:`/`if` around it that loads torch on every path).  Never in a block that does not run (`if
+    TYPE_CHECKING:`): the first torch import is never there, nor is a rewritten import counted from there."""
+    place = ctx.places.get(id(first), _NOWHERE)
+    early = [s for s in ctx.target_imports if (s.lineno, s.col_offset) <= (first.lineno, first.col_offset)
+             and ctx.places.get(id(s), _NOWHERE) == place]   # the same block, or a branch beside it
+    if early:
+        return min(early, key=lambda s: (s.lineno, s.col_offset)), True
+    return anchor(first, place, "torch"), False
 
 
 @checker(codes.TP001, phase=Phase.FILE)
 def add_registration_import(tree: ast.Module, ctx: FileContext) -> None:
     module = ctx.target.register
     wanted = ctx.edits or ctx.launch or ctx.needs_register
-    if not module or not wanted or _registers(ctx, module):
+    first = ctx.first_torch_import
+    if first is not None and ctx.register_at_module and ctx.places.get(id(first), _NOWHERE).function is not None:
+        first = None   # module-level code convert wrote names the device: registering in a function is too late
+    if not module or not wanted or _registers(ctx, module, first):
         return
     text = f"import {module}"
-    first = ctx.first_torch_import
     message = f"registers the '{ctx.target.device}' device with PyTorch"
     r = codes.TP001
     if first is None:
         if ctx.launch or ctx.needs_register:
             _insert_at_top(ctx, tree, text, r, message, NOQA)
         return
-    early = [s for s in ctx.target_imports if (s.lineno, s.col_offset) <= (first.lineno, first.col_offset)]
-    if early:
-        _insert_before(ctx, min(early, key=lambda s: (s.lineno, s.col_offset)), text, r, message, NOQA)
+    at, before = _registration_point(ctx, first)
+    if before:
+        _insert_before(ctx, at, text, r, message, NOQA, leading=True)
     else:
-        _insert_after(ctx, first, text, r, message, NOQA)
+        _insert_after(ctx, at, text, r, message, NOQA, leading=True)
 
 
 @checker(codes.TP003, phase=Phase.FILE)
