@@ -418,6 +418,16 @@ def test_apex_imported_before_torch_leaves_its_scaler_after_torch(target):
     compile(source, "train.py", "exec")
 
 
+def test_a_file_that_imports_torch_only_in_a_function_gets_the_scalers_imports_at_module_level():
+    """The module-level scaler names torch: the function's `import torch` is not bound there."""
+    source, _ = convert_text('"""Doc."""\nfrom __future__ import annotations' + STEP.format(
+        imports="    import torch\n    from apex import amp\n"), "npu")
+    lines = source.splitlines()
+    top = lines.index("amp_scaler = torch.npu.amp.GradScaler(enabled=False)  # made by amp.initialize's replacement")
+    assert {"import torch", "import torch_npu  # noqa: F401"} <= set(lines[:top])
+    assert source.startswith('"""Doc."""\nfrom __future__ import annotations\n')
+
+
 @pytest.mark.torch
 def test_the_module_level_scaler_runs_where_apex_came_before_torch():
     pytest.importorskip("torch")

@@ -90,6 +90,14 @@ def test_an_import_rewritten_to_the_target_under_type_checking_is_not_where_the_
     assert block is tree.body and out.splitlines()[4] == "import torch_npu  # noqa: F401"
 
 
+def test_a_user_registration_import_under_type_checking_does_not_count():
+    text = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import torch_npu\nimport torch\nx = torch.zeros(1).cuda()\n"
+    out, findings = _npu(text)
+    assert out.count("import torch_npu") == 2 and [f.line for f in findings if f.rule == "TP001"] == [4]
+    block, _i, tree = _registration_place(out.replace("    import torch_npu\n", "    pass\n"))
+    assert block is tree.body
+
+
 def test_an_optional_torch_submodule_first_leaves_the_registration_to_the_import_that_always_runs():
     text = ("try:\n    from torch.utils.tensorboard import SummaryWriter\nexcept ImportError:\n    SummaryWriter = None\n"
             "import torch\nx = torch.zeros(1).cuda()\n")

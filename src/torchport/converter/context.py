@@ -60,10 +60,14 @@ class Binding:
     stmts: list[ImportStmt] = field(default_factory=list)  # every import statement that binds it (same scope)
     ambiguous: bool = False      # also bound to something else in the same scope: left to the user
     converted: bool = False      # every use rewritten by a rule of its own (apex.amp): nothing to report
+    # bound only by imports that never run (`if TYPE_CHECKING:`): a name for type checkers, which the code convert
+    # writes must not use (reach.py); the uses the file has of it are still converted like any other
+    typing_only: bool = False
 
     def fresh(self) -> Binding:
         """A copy with its own list of uses (the template is shared by every target's walk)."""
-        return Binding(self.local, self.qualname, self.kind, self.stmt, self.scope, [], self.stmts, self.ambiguous)
+        return Binding(self.local, self.qualname, self.kind, self.stmt, self.scope, [], self.stmts, self.ambiguous,
+                       typing_only=self.typing_only)
 
     def visible_at(self, line: int) -> bool:
         return self.scope is None or self.scope[0] <= line <= self.scope[1]
@@ -160,6 +164,10 @@ class FileContext:
         for group in self.bindings.values():
             yield from group
 
+    def runtime_bindings(self) -> Iterator[Binding]:
+        """The bindings an import that runs makes: the names code convert writes may use (not TYPE_CHECKING's)."""
+        return (b for b in self.all_bindings() if not b.typing_only)
+
     def lookup(self, local: str, line: int) -> Optional[Binding]:
         """The import binding of `local` visible at `line` (the innermost function's import wins)."""
         return visible_binding(self.bindings, local, line)
@@ -168,27 +176,37 @@ class FileContext:
         """Dotted name an expression refers to through the file's imports, if it is a plain chain."""
         return resolve(self.bindings, node)
 
-    def torch_name(self) -> str:
-        """The file's name for the torch package; asks for `import torch` when there is none."""
-        for b in sorted(self.all_bindings(), key=lambda b: b.scope is not None):
-            if b.kind == "package" and b.qualname == "torch":
-                return b.local
+    def torch_name(self, at: Optional[int] = None) -> str:
+        """The file's name for the torch package in code written at line `at`: a module-level import's, else one
+        in the function holding `at` (`at` None: code that may be anywhere, the module level too, so a module-level
+        import's only); asks for `import torch` when there is none.  A name bound only under TYPE_CHECKING is not
+        one: it is unbound when the code runs."""
+        b = self.torch_binding(at)
+        if b is not None:
+            return b.local
         self.needs_imports.add("torch")
         return "torch"
+
+    def torch_binding(self, at: Optional[int] = None) -> Optional[Binding]:
+        """The runtime `import torch` (any alias) code written at line `at` can use (see torch_name), or None."""
+        return next((b for b in sorted(self.runtime_bindings(), key=lambda b: b.scope is not None)
+                     if b.kind == "package" and b.qualname == "torch"
+                     and (b.scope is None or at is not None and b.visible_at(at))), None)
 
     def _module_bindings(self) -> dict[str, Binding]:
         """Module-level import bindings by the name they import (the first of equals), built once per file."""
         key = (id(self.bindings), len(self.bindings))  # bindings are set once per file, before the walk
         if getattr(self, "_spell_key", None) != key:
             self._spell_index: dict[str, Binding] = {}
-            for b in self.all_bindings():
+            for b in self.runtime_bindings():
                 if b.scope is None:
                     self._spell_index.setdefault(b.qualname, b)
             self._spell_key = key
         return self._spell_index
 
-    def spell(self, qualname: str) -> str:
-        """Source text naming `qualname` with the file's own import aliases."""
+    def spell(self, qualname: str, at: Optional[int] = None) -> str:
+        """Source text naming `qualname` with the file's own import aliases (module-level ones that run; for torch
+        itself also one in the function holding line `at`, see torch_name)."""
         by_name = self._module_bindings()
         parts = qualname.split(".")
         best = next((by_name[p] for p in (".".join(parts[:n]) for n in range(len(parts), 0, -1)) if p in by_name),
@@ -197,7 +215,7 @@ class FileContext:
             return best.local + qualname[len(best.qualname):]
         root = qualname.split(".", 1)[0]
         if root == "torch":
-            return self.torch_name() + qualname[len("torch"):]
+            return self.torch_name(at) + qualname[len("torch"):]
         if root == self.target.register:
             self.needs_register = True
         else:

@@ -558,7 +558,7 @@ def _module_attributes(s: _Script, call: ast.Call, model_var: str) -> set[str]:
 
 def _module_alias(s: _Script, module: str) -> Optional[str]:
     for b in s.ctx.all_bindings():
-        if b.scope is None and b.qualname == module and b.kind in ("package", "module", "from"):
+        if b.scope is None and not b.typing_only and b.qualname == module and b.kind in ("package", "module", "from"):
             return b.local
     return None
 

@@ -371,21 +371,23 @@ def collect_bindings(found: Iterable[tuple[Union[ast.Import, ast.ImportFrom], Sc
                      where: Optional[dict[int, Place]] = None) -> Bindings:
     """({local: [Binding, one per scope]}, the torch import code convert writes goes after) of the import nodes.
 
-    An import that never runs (`if TYPE_CHECKING:`) is never the torch import.  That one is the first module-level
-    torch import that runs unconditionally (reach.unconditional), else the first at module level that runs at all
-    (in a `try:` or a branch), else the first in a function."""
+    An import that never runs (`if TYPE_CHECKING:`) binds a name for type checkers only: its Binding says so
+    (typing_only), and it is never the torch import.  That one is the first module-level torch import that runs
+    unconditionally (reach.unconditional), else the first at module level that runs at all (in a `try:` or a
+    branch), else the first in a function."""
     bindings: dict[str, list[Binding]] = {}
     where = where or {}
     nowhere = Place((), None, False)
     candidates: list[tuple[ImportStmt, Scope]] = []
 
-    def bind(local: str, qualname: str, kind: str, node: ImportStmt, scope: Scope) -> None:
+    def bind(local: str, qualname: str, kind: str, node: ImportStmt, scope: Scope, never: bool) -> None:
         group = bindings.setdefault(local, [])
         old = next((b for b in group if b.scope == scope), None)
         if old is None:
-            group.append(Binding(local, qualname, kind, node, scope))
+            group.append(Binding(local, qualname, kind, node, scope, typing_only=never))
             return
         old.stmts.append(node)
+        old.typing_only = old.typing_only and never
         if (old.qualname, old.kind) != (qualname, kind):
             old.ambiguous = True
 
@@ -395,16 +397,16 @@ def collect_bindings(found: Iterable[tuple[Union[ast.Import, ast.ImportFrom], Sc
             for alias in node.names:
                 if alias.asname:
                     kind = "package" if "." not in alias.name else "module"
-                    bind(alias.asname, alias.name, kind, node, scope)
+                    bind(alias.asname, alias.name, kind, node, scope, never)
                 else:
                     top = alias.name.split(".")[0]
-                    bind(top, top, "package", node, scope)
+                    bind(top, top, "package", node, scope, never)
         elif node.level == 0 and node.module:
             for alias in node.names:
                 if alias.name == "*":
                     continue
                 local = alias.asname or alias.name
-                bind(local, f"{node.module}.{alias.name}", "from", node, scope)
+                bind(local, f"{node.module}.{alias.name}", "from", node, scope, never)
         if not never and imports_module(node, "torch"):
             candidates.append((node, scope))
     module_level = [n for n, scope in candidates if scope is None]

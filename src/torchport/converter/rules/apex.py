@@ -51,7 +51,7 @@ Function = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 
 def _amp_binding(ctx: FileContext) -> Optional[Binding]:
     """The import binding of apex.amp (`from apex import amp`, `import apex.amp as amp`), or None."""
-    found = [b for b in ctx.all_bindings() if b.qualname == "apex.amp" and b.kind in ("from", "module")]
+    found = [b for b in ctx.runtime_bindings() if b.qualname == "apex.amp" and b.kind in ("from", "module")]
     return found[0] if len(found) == 1 and not found[0].ambiguous else None
 
 
@@ -360,7 +360,7 @@ def _wrap_forward(ctx: FileContext, block: list[ast.stmt], end: int, device: str
     indent = _indent(ctx, first)
     unit = "\t" if indent.startswith("\t") else "    "
     begin = ctx.line_starts[first.lineno - 1]
-    head = f"{indent}with {ctx.spell('torch.autocast')}({device}, enabled={SCALER}.is_enabled()):{ctx.newline}"
+    head = f"{indent}with {ctx.spell('torch.autocast', first.lineno)}({device}, enabled={SCALER}.is_enabled()):{ctx.newline}"
     ctx.insert(begin, head, r, "apex O1's half precision -> torch.autocast around the forward and the loss",
                anchor=ctx.span(first)[0])
     # insertions only: other rules' edits inside stay (end_lineno: set on every parsed node)
@@ -523,7 +523,7 @@ def _convert_optimizer(ctx: FileContext, call: ast.Call, name: str, data: Any) -
     if vendor is not None:
         notes.append(f"{ctx.target.title}'s fused optimizer: never re-allocate the parameters it was given "
                      "(no .cpu() of the model, no new parameter objects)")
-    ctx.replace(call.func, ctx.spell(new), r, f"apex {short} -> {new}; " + "; ".join(notes),
+    ctx.replace(call.func, ctx.spell(new, call.lineno), r, f"apex {short} -> {new}; " + "; ".join(notes),
                 shown=(ctx.text(call.func), new))
     return True
 

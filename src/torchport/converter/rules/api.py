@@ -295,7 +295,7 @@ def can_adapt(ref: Ref, res: Resolution) -> bool:
 def adapt_call(ctx: FileContext, ref: Ref, res: Resolution, r: Code) -> None:
     """Insert the device into a torch.amp call built from a torch.cuda.amp one (see can_adapt)."""
     adapter = cast("dict[str, Any]", res.adapter)   # an ADAPT resolution has its adapter
-    device = device_argument(ctx)
+    device = device_argument(ctx, ref.node.lineno)
     call = _call_of(ref)
     if call is None and _partial_of(ref) is None:  # a bare decorator: @custom_fwd -> @custom_fwd(device_type=...)
         end = ctx.span(ref.node)[1]
@@ -323,12 +323,12 @@ def adapt_call(ctx: FileContext, ref: Ref, res: Resolution, r: Code) -> None:
     ctx.note_change(call, r, res.message, res.category)
 
 
-def device_argument(ctx: FileContext) -> str:
-    """Source text of the target device type as a call argument."""
+def device_argument(ctx: FileContext, at: Optional[int] = None) -> str:
+    """Source text of the target device type as a call argument, for code at line `at` (ctx.torch_name)."""
     t = ctx.target
     if t.device:
         return repr(t.device).replace("'", '"')
-    return t.device_expr.format(torch=ctx.torch_name())
+    return t.device_expr.format(torch=ctx.torch_name(at))
 
 
 # Said of an unsupported name on the path of a CUDA-only package (migrate lists it to review, not as a failure:
@@ -378,13 +378,14 @@ def check_reference(ref: Ref, ctx: FileContext) -> None:
         report_unconverted(ctx, ref.node, res, r, f"not converted: {ctx.target.no_arguments[res.qualname]}")
     elif needs_guard(ctx, ref, res):
         if res.kind == MAP:
-            rename_chain(ctx, ref.node, ctx.spell(res.new), r, res.message, res.category, quiet=True)
+            rename_chain(ctx, ref.node, ctx.spell(res.new, ref.node.lineno), r, res.message, res.category, quiet=True)
         guard_device_call(ctx, ref, res, r)
     elif res.kind == MAP:
-        rename_chain(ctx, ref.node, ctx.spell(res.new), r, res.message, res.category)
+        rename_chain(ctx, ref.node, ctx.spell(res.new, ref.node.lineno), r, res.message, res.category)
     elif res.kind == ADAPT:
         if can_adapt(ref, res):
-            rename_chain(ctx, ref.node, ctx.spell(res.new), r, res.message, res.category, quiet=True)
+            rename_chain(ctx, ref.node, ctx.spell(res.new, ref.node.lineno), r, res.message, res.category,
+                         quiet=True)
             adapt_call(ctx, ref, res, r)
         else:
             report_unconverted(ctx, ref.node, res, r,
@@ -436,7 +437,7 @@ def swap_similar(ctx: FileContext, ref: Ref, res: Resolution) -> bool:
                    f"{res.message}; --similar: not swapped for {entry.new}: only a call with at most "
                    f"{entry.max_args} positional argument(s) and no keywords is", res.category)
         return True
-    rename_chain(ctx, ref.node, ctx.spell(new), codes.TP123,
+    rename_chain(ctx, ref.node, ctx.spell(new, ref.node.lineno), codes.TP123,
                  f"--similar: {entry.new} instead of {res.qualname}, not the same: {entry.change}", res.category)
     return True
 
@@ -482,7 +483,7 @@ def needs_guard(ctx: FileContext, ref: Ref, res: Resolution) -> bool:
     if not (res.kind in (MAP, UNSUPPORTED) and name in ctx.target.needs_device and _call_of(ref) is not None
             and not _guarded(ctx, ref.node)):
         return False
-    if not any(b.kind == "package" and b.qualname == "torch" for b in ctx.all_bindings()):
+    if ctx.torch_binding(ref.node.lineno) is None:
         # the file imports torch only through `from ... import` (perhaps conditionally, transformers):
         # adding `import torch` for the guard could break it, so the call is reported instead
         ctx.report(ref.node, rule_for(ctx, res), ADVICE, f"fails where there is no device: guard it with "
@@ -532,22 +533,22 @@ def guard_name(target: Target) -> str:
     return target.device_guard or target.namespace + ".is_available"
 
 
-def device_guard(ctx: FileContext) -> str:
-    """The question as source text, with the file's spelling of torch."""
-    return ctx.spell(guard_name(ctx.target)) + "()"
+def device_guard(ctx: FileContext, at: Optional[int] = None) -> str:
+    """The question as source text, with the file's spelling of torch (for code at line `at`)."""
+    return ctx.spell(guard_name(ctx.target), at) + "()"
 
 
 def guard_value(ctx: FileContext, span: Span, absent: str, r: Code) -> None:
     """`(<value> if <device question> else <absent>)` around a span of source."""
     start, end = span
     ctx.insert(start, "(", r, quiet=True)
-    ctx.insert(end, f" if {device_guard(ctx)} else {absent})", r, quiet=True)
+    ctx.insert(end, f" if {device_guard(ctx, ctx.line_of(start))} else {absent})", r, quiet=True)
 
 
 def guard_statement(ctx: FileContext, stmt: Located, r: Code, message: str = "", quiet: bool = False) -> None:
     """`if <device question>: ` in front of a statement that has its lines to itself (once, whichever
     rule asks first)."""
-    start, text = ctx.span(stmt)[0], f"if {device_guard(ctx)}: "
+    start, text = ctx.span(stmt)[0], f"if {device_guard(ctx, stmt.lineno)}: "
     if not any(e.start == e.end == start and e.text == text for e in ctx.edits_within(start, start)):
         ctx.insert(start, text, r, message, quiet=quiet)
 
@@ -561,7 +562,7 @@ def guard_device_call(ctx: FileContext, ref: Ref, res: Resolution, r: Code) -> N
     quote = _fstring_quote(ctx, call)
     if quote:
         absent = in_fstring(absent, quote)
-    guard = device_guard(ctx)
+    guard = device_guard(ctx, call.lineno)
     start, end = ctx.span(call)
     stmt = statement_alone(ctx, call)
     if stmt is not None and (stmt.value is call or absent == "!"):

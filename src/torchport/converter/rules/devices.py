@@ -122,7 +122,7 @@ def _rewrite_literal(ctx: FileContext, node: ast.expr, r: Code, template: str = 
         new = old[:content - ctx.span(node)[0]] + t.device + old[content - ctx.span(node)[0] + 4:]
         ctx.replace((content, content + 4), t.device, r, shown=(old, new))
         return True
-    expr = t.device_expr.format(torch=ctx.torch_name())
+    expr = t.device_expr.format(torch=ctx.torch_name(node.lineno))
     value = node.value if isinstance(node, ast.Constant) else None
     if value == "cuda" and not template:
         ctx.replace(node, expr, r)
@@ -151,7 +151,7 @@ def _rewrite_format(ctx: FileContext, call: ast.Call, r: Code) -> bool:
     content = parts[0]
     if ctx.source[content:content + 4] != "cuda":
         return False
-    expr = ctx.target.device_expr.format(torch=ctx.torch_name())
+    expr = ctx.target.device_expr.format(torch=ctx.torch_name(call.lineno))
     ctx.replace((content, content + 4), "{}", r, quiet=True)
     ctx.add_argument(call, expr, r, quiet=True, first=True)
     ctx.note_change(call, r)
@@ -372,7 +372,7 @@ def device_arguments(node: ast.Call, ctx: FileContext) -> None:
                     and isinstance(k.value.value, str) and PLAIN_DEVICE.match(k.value.value) and id(k.value) not in ctx.handled:
                 # device-agnostic: the type alone ("cpu:0" where there is no accelerator is refused by torch.load)
                 ctx.handled.add(id(k.value))
-                ctx.replace(k.value, ctx.target.device_expr.format(torch=ctx.torch_name()), r,
+                ctx.replace(k.value, ctx.target.device_expr.format(torch=ctx.torch_name(k.value.lineno)), r,
                             "the device type alone: torch.load refuses 'cpu:0' where there is no accelerator")
             elif k.arg == "map_location" and isinstance(k.value, ast.Dict):
                 ctx.handled.update(id(key) for key in k.value.keys)  # where the checkpoint was saved
@@ -459,7 +459,7 @@ def device_defaults(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, c
             ctx.handled.add(id(default))
             ctx.report(default, codes.TP202, ADVICE,
                        "default left as is: an expression default runs when the module is imported; "
-                       f"use None and pick {device_argument(ctx)} inside the function")
+                       f"use None and pick {device_argument(ctx, default.lineno)} inside the function")
 
 
 @checker(codes.TP203, nodes=(ast.Assign, ast.AnnAssign, ast.Dict), triggers=("cuda",))
@@ -543,7 +543,7 @@ def keep_name(ctx: FileContext, literal: ast.AST) -> None:
     ctx.report(literal, codes.TP206, ADVICE,
                f"kept: here \"cuda\" names an accelerator, not a device (it goes with {', '.join(map(repr, others[:4]))} "
                f"and is never used as a device), so every \"cuda\" of its group stays; where the project maps it to "
-               f"a CUDA device, map {device_argument(ctx)} too")
+               f"a CUDA device, map {device_argument(ctx, literal.lineno)} too")
 
 
 def _device_choice(node: ast.IfExp) -> Union[bool, Optional[re.Match[str]]]:
@@ -780,7 +780,7 @@ def other_device_strings(node: ast.Constant, ctx: FileContext) -> None:
         rewrite_device(ctx, node, codes.TP207)  # on the host a list of choices would hold "cpu" twice: reported
         return
     ctx.report(node, codes.TP206, ADVICE,
-               f"device string in a position torchport does not treat as a device: check whether it should be {device_argument(ctx)}")
+               f"device string in a position torchport does not treat as a device: check whether it should be {device_argument(ctx, node.lineno)}")
 
 
 LOADS = {"torch.load", "torch.serialization.load"}

@@ -110,11 +110,11 @@ def subjects(ctx: FileContext, node: ast.AST, question: ast.AST) -> list[ast.exp
     return [holder.subject] if holder is not None else []
 
 
-def question_text(ctx: FileContext) -> str:
-    """What NCCL's name in a question becomes (on a target whose questions are rewritten or guarded)."""
-    new = cast(str, backend_text(ctx, "nccl"))   # "nccl" always has its text
+def question_text(ctx: FileContext, at: Optional[int] = None) -> str:
+    """What NCCL's name in a question at line `at` becomes (on a target whose questions are rewritten or guarded)."""
+    new = cast(str, backend_text(ctx, "nccl", at))   # "nccl" always has its text
     if question_policy(ctx.target) == GUARD:   # no accelerator: the backend is gloo, and the answer is no
-        return f"({new} if {device_guard(ctx)} else None)"
+        return f"({new} if {device_guard(ctx, at)} else None)"
     return new
 
 
@@ -214,14 +214,14 @@ def _settle_reads(ctx: FileContext, kept: KeptNames) -> None:
             question = question_of(ctx, use)
             if question is not None:
                 if guard and isinstance(question, ast.Compare):
-                    ctx.replace(use, question_text(ctx), codes.TP301, f"{name} names NCCL: the question asks "
+                    ctx.replace(use, question_text(ctx, use.lineno), codes.TP301, f"{name} names NCCL: the question asks "
                                 "about the accelerator's backend, and answers no where there is none")
                     _equality_for_identity(ctx, use, codes.TP301)
             elif backend_slot(ctx, use, questions=False) or _backend_default(ctx, use):
                 if guard and _backend_default(ctx, use):
                     ctx.report(use, codes.TP301, ADVICE, DEFAULT_ADVICE)
                     continue
-                ctx.replace(use, cast(str, backend_text(ctx, "nccl")), codes.TP301,
+                ctx.replace(use, cast(str, backend_text(ctx, "nccl", use.lineno)), codes.TP301,
                             f"{name} names NCCL, and comparisons keep asking about it: here it chooses the backend")
             else:
                 others.append(use.lineno)
@@ -234,12 +234,12 @@ def _settle_reads(ctx: FileContext, kept: KeptNames) -> None:
                        f"its other uses (line {lines}) should be {backend_text(ctx, 'nccl')}")
 
 
-def backend_text(ctx: FileContext, value: str) -> Optional[str]:
-    """New source text for a backend string literal, or None when it is not a CUDA backend."""
+def backend_text(ctx: FileContext, value: str, at: Optional[int] = None) -> Optional[str]:
+    """New source text for a backend string literal (at line `at`), or None when it is not a CUDA backend."""
     t = ctx.target
     if value.lower() == "nccl":
         if t.backend_expr:
-            return t.backend_expr.format(torch=ctx.torch_name())
+            return t.backend_expr.format(torch=ctx.torch_name(at))
         return repr(t.backend).replace("'", '"')
     pairs = value.split(",")
     if len(pairs) > 1 and all(_PAIR.fullmatch(p) for p in pairs) and "cuda:nccl" in value.replace(" ", "").lower():
@@ -264,7 +264,7 @@ def rewrite_backend(ctx: FileContext, node: Optional[ast.expr], r: Code) -> bool
         for name in _reads_of_kept(ctx, node):
             if id(name) not in ctx.handled:   # (kept_value settles the reads of kept names: questions among them)
                 ctx.handled.add(id(name))
-                ctx.replace(name, cast(str, backend_text(ctx, "nccl")), r)
+                ctx.replace(name, cast(str, backend_text(ctx, "nccl", name.lineno)), r)
                 done = True
     for leaf in sources(parents, node):
         if not kept_value(ctx, leaf):
@@ -289,7 +289,7 @@ def _reads_of_kept(ctx: FileContext, node: ast.expr) -> list[ast.Name]:
 def _rewrite_backend_leaf(ctx: FileContext, node: ast.expr, r: Code) -> bool:
     if id(node) in ctx.handled or not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
         return False
-    new = backend_text(ctx, node.value)
+    new = backend_text(ctx, node.value, node.lineno)
     if new is None:
         return False
     ctx.handled.add(id(node))
@@ -423,7 +423,7 @@ def _backend_question(ctx: FileContext, node: ast.expr, question: ast.AST, r: Co
         ctx.report(node, r, ADVICE, CASE_ADVICE)
         return
     text = ctx.text(node)
-    new = question_text(ctx)
+    new = question_text(ctx, node.lineno)
     if policy == REWRITE and text[:1] in "'\"":
         new = text[0] + new[1:-1] + text[-1]   # the literal's own quotes
     elif text[:1] not in "'\"":
@@ -438,10 +438,10 @@ def nccl_availability(node: ast.Call | ast.Attribute, ctx: FileContext) -> None:
     if isinstance(node, ast.Call):
         q = ctx.qualname(node.func)
         if q == "torch.distributed.is_nccl_available" and not node.args and not node.keywords:
-            backend = backend_text(ctx, "nccl")
+            backend = backend_text(ctx, "nccl", node.lineno)
             head = ctx.text(node.func)
             new_head = head[: -len("is_nccl_available")] + "is_backend_available" \
-                if head.endswith("is_nccl_available") else ctx.spell("torch.distributed.is_backend_available")
+                if head.endswith("is_nccl_available") else ctx.spell("torch.distributed.is_backend_available", node.lineno)
             ctx.replace(node, f"{new_head}({backend})", r)
         return
     if id(node) in ctx.handled or not names_nccl(ctx, node) or kept_value(ctx, node):
@@ -450,10 +450,10 @@ def nccl_availability(node: ast.Call | ast.Attribute, ctx: FileContext) -> None:
     question = question_of(ctx, node)
     policy = question_policy(ctx.target)
     if question is None or policy == REWRITE:   # a value, or a question about the vendor's backend
-        ctx.replace(node, cast(str, backend_text(ctx, "nccl")), r)   # "nccl" always has its text
+        ctx.replace(node, cast(str, backend_text(ctx, "nccl", node.lineno)), r)   # "nccl" always has its text
         _equality_for_identity(ctx, node, r)
     elif policy == GUARD and isinstance(question, ast.Compare):
-        ctx.replace(node, question_text(ctx), r, "a question: it asks about the accelerator's backend, and answers "
+        ctx.replace(node, question_text(ctx, node.lineno), r, "a question: it asks about the accelerator's backend, and answers "
                     "no where there is none (there the backend is gloo)")
         _equality_for_identity(ctx, node, r)
     elif policy == GUARD:
@@ -469,7 +469,7 @@ def nccl_other(node: ast.Constant, ctx: FileContext) -> None:
     if question_policy(ctx.target) == KEEP and question_of(ctx, node) is not None:
         return   # a question (`x == "nccl"`): it keeps its words where the backend is gloo
     ctx.report(node, codes.TP303, ADVICE,
-               f'"nccl" outside a recognised backend position: check whether it should be {backend_text(ctx, "nccl")}')
+               f'"nccl" outside a recognised backend position: check whether it should be {backend_text(ctx, "nccl", node.lineno)}')
 
 
 DDP = {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"}

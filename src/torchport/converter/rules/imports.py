@@ -93,13 +93,14 @@ def finalize_bindings(tree: ast.Module, ctx: FileContext) -> None:  # noqa: C901
             if type_tested(ctx, ref, res):
                 continue  # as `isinstance(m, nn.DataParallel)`: the same question on every target
             ur = rule_for(ctx, res)
+            at = ref.node.lineno
             if res.kind == MAP and needs_guard(ctx, ref, res):
-                rename_chain(ctx, ref.node, ctx.spell(res.new), ur, res.message, res.category, quiet=True)
+                rename_chain(ctx, ref.node, ctx.spell(res.new, at), ur, res.message, res.category, quiet=True)
                 guard_device_call(ctx, ref, res, ur)
             elif res.kind == MAP:
-                rename_chain(ctx, ref.node, ctx.spell(res.new), ur, res.message, res.category)
+                rename_chain(ctx, ref.node, ctx.spell(res.new, at), ur, res.message, res.category)
             elif res.kind == ADAPT and can_adapt(ref, res):
-                rename_chain(ctx, ref.node, ctx.spell(res.new), ur, res.message, res.category, quiet=True)
+                rename_chain(ctx, ref.node, ctx.spell(res.new, at), ur, res.message, res.category, quiet=True)
                 adapt_call(ctx, ref, res, ur)
             elif res.kind == ADAPT:   # passed on where no call shows where the device goes
                 report_unconverted(ctx, ref.node, res, ur,
@@ -216,9 +217,9 @@ def _registers(ctx: FileContext, module: str, first: Optional[ImportStmt]) -> bo
     """Does an import of `module` (or something in it) run where torch is first imported: at the module level,
     or in the function that imports torch when the file imports it only there?  One in another function
     (accelerate's `def is_npu_available(): import torch_npu`) runs only when that function is called, maybe
-    never: the device the file's other lines use would not be there."""
+    never: the device the file's other lines use would not be there.  One under `if TYPE_CHECKING:` never runs."""
     return any((b.scope is None or first is not None and b.visible_at(first.lineno))
-               and (b.qualname == module or b.qualname.startswith(module + ".")) for b in ctx.all_bindings())
+               and (b.qualname == module or b.qualname.startswith(module + ".")) for b in ctx.runtime_bindings())
 
 
 def _registration_point(ctx: FileContext, first: ImportStmt) -> tuple[ast.stmt, bool]:
@@ -266,7 +267,7 @@ def add_runtime_shim(tree: ast.Module, ctx: FileContext) -> None:
         return
     words = shim.split()
     module = words[1] if words[0] == "import" else f"{words[1]}.{words[3]}"
-    if any(b.qualname == module or b.qualname.startswith(module + ".") for b in ctx.all_bindings()):
+    if any(b.qualname == module or b.qualname.startswith(module + ".") for b in ctx.runtime_bindings()):
         return
     _insert_at_top(ctx, tree, shim, codes.TP003, "maps the CUDA calls of the libraries the project calls, at run "
                    "time", NOQA + " (torchport --runtime-shim)")

@@ -209,21 +209,21 @@ def cuda_method(node: ast.Call, ctx: FileContext) -> None:
         if t.host:
             ctx.replace(node, func.value.id, r, "the storage is on the CPU already")
         else:
-            ctx.replace(node, f"{func.value.id}.to(device={device_argument(ctx)})", r,
+            ctx.replace(node, f"{func.value.id}.to(device={device_argument(ctx, node.lineno)})", r,
                         "a storage's .to() takes the device as a keyword; any index is dropped")
         return
     if t.tensor_method:
         ctx.replace((attr_start, attr_start + 4), t.tensor_method, r, shown=(".cuda(", f".{t.tensor_method}("))
         return
     if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
-        ctx.report(node, r, ADVICE, f"not converted: unpacked arguments; use .to({device_argument(ctx)}, ...)")
+        ctx.report(node, r, ADVICE, f"not converted: unpacked arguments; use .to({device_argument(ctx, node.lineno)}, ...)")
         return
-    device = device_argument(ctx)
+    device = device_argument(ctx, node.lineno)
     message = f"{t.title} has no .cuda(): moved with .to()"
     index = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "device"), None)
     if index is not None and t.device_expr:  # wrap the index, keeping any rewrite inside it
         start, end = ctx.span(index)
-        ctx.insert(start, f"{ctx.torch_name()}.device({device}, ", r, quiet=True)
+        ctx.insert(start, f"{ctx.torch_name(node.lineno)}.device({device}, ", r, quiet=True)
         ctx.insert(end, ")", r, quiet=True)
     elif index is not None:
         message += f"; device index {ctx.text(index)} dropped ({t.name} is addressed without one)"
@@ -261,7 +261,7 @@ def is_cuda(node: ast.Attribute, ctx: FileContext) -> None:
     if t.is_attr:
         ctx.replace((start, start + 7), t.is_attr, codes.TP502, shown=(".is_cuda", f".{t.is_attr}"))
     else:
-        device = device_argument(ctx)
+        device = device_argument(ctx, node.lineno)
         ctx.replace(node, f"({ctx.text(node.value)}.device.type == {device})", codes.TP502)
 
 
@@ -282,7 +282,7 @@ def cuda_method_reference(node: ast.Attribute, ctx: FileContext) -> None:
         return  # `if args.cuda:` is a flag of the user's, not the method
     ctx.report(node, codes.TP503, ADVICE,
                f"method reference not converted; {ctx.target.name} needs "
-               + (f".{ctx.target.tensor_method}" if ctx.target.tensor_method else f".to({device_argument(ctx)})"))
+               + (f".{ctx.target.tensor_method}" if ctx.target.tensor_method else f".to({device_argument(ctx, node.lineno)})"))
 
 
 @checker(codes.TP504, nodes=(ast.Call,), triggers=("record_stream",))
@@ -299,7 +299,7 @@ def record_stream_on_host(node: ast.Call, ctx: FileContext) -> None:
             guard_statement(ctx, stmt, r, "a CPU tensor is not tied to a stream")
         else:
             ctx.report(node, r, ADVICE, f"fails on a CPU tensor (where there is no accelerator): guard it with "
-                                        f"{device_guard(ctx)}")
+                                        f"{device_guard(ctx, node.lineno)}")
         return
     holder = ctx.parents().get(id(node))
     if isinstance(holder, ast.Expr):

@@ -34,7 +34,7 @@ def profiler_arguments(node: ast.Call, ctx: FileContext) -> None:
     r = codes.TP601
     for k in node.keywords:
         if k.arg == "use_cuda" and _profiler_call(ctx, node):
-            device = "None" if ctx.target.device == "cpu" else device_argument(ctx)
+            device = "None" if ctx.target.device == "cpu" else device_argument(ctx, node.lineno)
             value = k.value
             if isinstance(value, ast.Constant) and value.value is True:
                 new = f"use_device={device}"
