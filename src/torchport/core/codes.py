@@ -403,7 +403,9 @@ default low-precision dtype (bfloat16 on the CPU, float16 on npu, mlu, musa).  O
 master copies) run as O1; a static `loss_scale` becomes the scaler's `init_scale`, and the scaler adapts it.
 A file is converted only when every use of `amp` in it has one of these forms (else TP121 names the one that
 stopped it).  When the scaler is made in one function and used in another, it is declared `global` there,
-as apex's `amp` was one module-level object.""",
+as apex's `amp` was one module-level object.  A file that scales losses but never calls amp.initialize (a
+library whose user initializes amp) keeps its module-level scaler disabled: TP121 says so, since the
+amp.initialize of another file, converted, makes that file's own scaler.""",
     example=('from apex import amp\n'
              'model, optimizer = amp.initialize(model, optimizer, opt_level="O1")\n'
              'for x, y in loader:\n'

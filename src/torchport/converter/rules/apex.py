@@ -42,6 +42,12 @@ if TYPE_CHECKING:
     from ..context import Binding, FileContext, ImportStmt, Located
 
 SCALER = "amp_scaler"
+_NEVER_ENABLED = (
+    "mixed precision stays off in this file: it has no amp.initialize, so the module-level {scaler} convert made "
+    "here stays disabled (enabled=False), and the torch.autocast regions with it.  apex's amp was one object for "
+    "the whole process, enabled by the amp.initialize another file calls; converted, that call makes its own "
+    "file's scaler, not this one.  Where amp is initialized, enable this one too (`<this module>.{scaler} = "
+    "{enabled}`), or keep training in full precision")
 FORWARD = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)
 NOT_FORWARD = re.compile(r"\.(?:zero_grad|step|backward)\s*\(")
 
@@ -158,7 +164,10 @@ def apex_amp(tree: ast.Module, ctx: FileContext) -> None:
     ctx.needs_register = bool(t.register)  # the scaler and autocast name the target's device
     r = codes.TP120
     at_module_level = any(function is None for _s, _c, function in plan.initialize)
-    replaced = None if at_module_level else _module_scaler(ctx, tree, binding, device, r)
+    replaced = None if at_module_level else _module_scaler(ctx, tree, binding, device, r, bool(plan.initialize))
+    if not plan.initialize:
+        ctx.report(binding.stmt, codes.TP121, ADVICE, _NEVER_ENABLED.format(scaler=SCALER,
+                                                                             enabled=_scaler(ctx, device, "True")))
     for stmt, call, function in plan.initialize:
         _convert_initialize(ctx, stmt, call, function, device, r)
     for stmt, loss, optimizer, function, chain in plan.scale_loss:
@@ -180,7 +189,8 @@ def _scaler(ctx: FileContext, device: str, enabled: str) -> str:
     return f"{ctx.spell('torch.amp.GradScaler')}({device}, enabled={enabled})"
 
 
-def _module_scaler(ctx: FileContext, tree: ast.Module, binding: Binding, device: str, r: Code) -> Optional[ImportStmt]:
+def _module_scaler(ctx: FileContext, tree: ast.Module, binding: Binding, device: str, r: Code,
+                   initialized: bool = True) -> Optional[ImportStmt]:
     """`amp_scaler = <disabled GradScaler>` at module level, after the module's imports (it names torch, and the
     target's device, registered after torch's import): in place of apex.amp's import when that is the last one
     (that statement is returned)."""
@@ -188,19 +198,22 @@ def _module_scaler(ctx: FileContext, tree: ast.Module, binding: Binding, device:
     ctx.register_at_module = bool(ctx.target.register)
     top = [s for s in binding.stmts if any(s is b for b in tree.body)]
     last = _import_section_end(ctx, tree)
+    message = "apex.amp -> a module-level GradScaler, as apex's amp was one module-level object: disabled until " \
+              + ("amp.initialize's replacement makes the real one" if initialized else "something enables it (TP121)")
     if top and len(top[0].names) == 1 and top[0] is last:
-        ctx.replace(top[0], line, r, "apex.amp -> a GradScaler, disabled until amp.initialize's replacement",
-                    quiet=True)
+        ctx.replace(top[0], line, r, message)
         return top[0]
+    shown = line.split("  #", 1)[0]
     if last is None:   # no imports: first after the docstring and __future__ imports (and after the imports
         first, last = top_statement(tree)   # convert adds there, which go first: FileContext.insert's `leading`)
         if first is not None:
-            ctx.insert(ctx.line_starts[first.lineno - 1], line + ctx.newline, r, quiet=True)
+            ctx.insert(ctx.line_starts[first.lineno - 1], line + ctx.newline, r, message, shown=shown)
             return None
     end = cast(int, last.end_lineno) if last is not None else 0   # set on every parsed node
     after = ctx.line_starts[end] if 0 < end < len(ctx.line_starts) else len(ctx.source) if end else 0
     lead = ctx.newline if after == len(ctx.source) and not ctx.source.endswith(("\n", "\r")) else ""
-    ctx.insert(after, lead + line + ctx.newline, r, quiet=True)
+    ctx.insert(after, lead + line + ctx.newline, r, message, shown=shown,
+               anchor=ctx.span(last)[1] if last is not None else None)
     return None
 
 
@@ -264,7 +277,8 @@ def _convert_initialize(ctx: FileContext, stmt: ast.Assign, call: ast.Call, func
         first = body[1] if len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
             else body[0]
         ctx.insert(ctx.line_starts[first.lineno - 1], f"{_indent(ctx, first)}global {SCALER}{ctx.newline}", r,
-                   quiet=True)
+                   f"amp.initialize's replacement sets the module's {SCALER}, as apex's amp was one module-level "
+                   "object")
     message = "apex amp.initialize -> a torch.amp GradScaler" + ("; " + "; ".join(notes) if notes else "")
     if any("cuda" in a.lower() for a in args):  # other rules rewrite inside the arguments: keep their text
         first_arg, last_arg = call.args[0], call.args[len(names) - 1] if len(call.args) >= len(names) else call.args[-1]
@@ -393,10 +407,11 @@ def _drop_import(ctx: FileContext, stmt: ImportStmt, gone: set[str], r: Code) ->
     with none goes with its line, or becomes `pass` where it was its block's only statement."""
     names = stmt.names
     kept = [a for a in names if (a.asname or a.name.split(".")[0]) not in gone and a.asname not in gone]
+    message = f"apex import: {', '.join(sorted(gone))} no longer used (converted)"
     if kept:
         text = ", ".join(f"{a.name} as {a.asname}" if a.asname else a.name for a in kept)
         head = f"from {'.' * stmt.level}{stmt.module or ''} import " if isinstance(stmt, ast.ImportFrom) else "import "
-        ctx.replace(stmt, head + text, r, quiet=True)
+        ctx.replace(stmt, head + text, r, message)
         return
     parent = ctx.parents().get(id(stmt))
     block = next((b for f in ("body", "orelse", "finalbody", "handlers") for b in [getattr(parent, f, None)]
@@ -407,9 +422,10 @@ def _drop_import(ctx: FileContext, stmt: ImportStmt, gone: set[str], r: Code) ->
     line_end = ctx.line_starts[last] if last < len(ctx.line_starts) else len(ctx.source)
     alone = not ctx.source[line_start:start].strip() and not ctx.source[end:line_end].strip()
     if len(block) > 1 and alone:
-        ctx.replace((line_start, line_end), "", r, quiet=True)
+        ctx.replace((line_start, line_end), "", r, message + "; the line goes", shown=(ctx.text(stmt), ""))
     else:
-        ctx.replace(stmt, "pass", r, quiet=True)
+        ctx.replace(stmt, "pass", r, message + "; `pass` keeps its block"
+                    + ("; the handler of its `try:` no longer runs" if isinstance(parent, ast.Try) else ""))
 
 
 # ------------------------------------------------------------------ apex.optimizers (TP122)
