@@ -77,15 +77,8 @@ def write_file(path: Path, data: bytes, like: Optional[os.stat_result] = None, e
 def _holds(path: Path, there: os.stat_result, data: bytes, like: os.stat_result) -> bool:
     """Is the file at path (lstat `there`) a plain file of this user, with one name, like's permission bits and
     exactly these bytes?"""
-    if not stat.S_ISREG(there.st_mode) or there.st_nlink != 1 or there.st_size != len(data) \
-            or there.st_uid != _UID or stat.S_IMODE(there.st_mode) != stat.S_IMODE(like.st_mode):
-        return False
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return False
-    with os.fdopen(fd, "rb") as f:
-        return os.fstat(fd).st_ino == there.st_ino and f.read(len(data) + 1) == data
+    with _same_kind(path, there, len(data), like) as f:
+        return f is not None and f.read(len(data) + 1) == data
 
 
 def _same_copy(f: BinaryIO, info: os.stat_result, dst: Path) -> bool:
@@ -95,22 +88,31 @@ def _same_copy(f: BinaryIO, info: os.stat_result, dst: Path) -> bool:
         there = os.lstat(dst)
     except OSError:
         return False
-    if not stat.S_ISREG(there.st_mode) or there.st_nlink != 1 or there.st_size != info.st_size \
-            or there.st_uid != _UID or stat.S_IMODE(there.st_mode) != stat.S_IMODE(info.st_mode):
-        return False
-    try:
-        fd = os.open(dst, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return False
-    with os.fdopen(fd, "rb") as g:
-        if os.fstat(fd).st_ino != there.st_ino:
-            return False
-        while True:
+    with _same_kind(dst, there, info.st_size, info) as g:
+        while g is not None:
             block = f.read(1 << 20)
             if block != g.read(1 << 20):
                 return False
             if not block:
                 return True
+    return False
+
+
+@contextlib.contextmanager
+def _same_kind(path: Path, there: os.stat_result, size: int, like: os.stat_result) -> Iterator[Optional[BinaryIO]]:
+    """path opened for reading when it (lstat `there`) is a plain file of this user with one name, `size` bytes and
+    like's permission bits, and is still that file once open; else None."""
+    if not stat.S_ISREG(there.st_mode) or there.st_nlink != 1 or there.st_size != size \
+            or there.st_uid != _UID or stat.S_IMODE(there.st_mode) != stat.S_IMODE(like.st_mode):
+        yield None
+        return
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        yield None
+        return
+    with os.fdopen(fd, "rb") as f:
+        yield f if os.fstat(fd).st_ino == there.st_ino else None
 
 
 def _is_device(path: Path, info: os.stat_result) -> bool:
