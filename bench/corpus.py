@@ -154,7 +154,7 @@ DEVICE_WORDS = re.compile(r"(?:cuda(?::\d+)?|[nN][cC][cC][lL])\Z")   # backends 
 PATH_CALLS = {"join", "Path", "PurePath", "exists", "isdir", "isfile"}   # "cuda" as a folder name is no device
 
 
-def device_lines(tree, same=frozenset(), host=False, guarded=frozenset(), device="") -> tuple:
+def device_lines(tree, same=frozenset(), host=False, guarded=frozenset(), device="", gloo=False) -> tuple:
     """(lines, questions, {line: import line}): the essential device code of a file, found independently of torchport: torch.cuda
     uses (except `same` names), `x.cuda(...)` calls, and exact device or backend strings ("cuda", "cuda:1",
     "nccl") other than docstrings.  On the host target (cpu), strings compared with something
@@ -164,7 +164,9 @@ def device_lines(tree, same=frozenset(), host=False, guarded=frozenset(), device
     such lines to the import's line.  On the host target, a torch.cuda call that runs only where a device is
     there never runs: kept on purpose too.  On any target, a collection a device is compared with that
     already lists the target's own type (`device.type in {"cuda", "npu"}` on npu) reads the same with its
-    "cuda" left in: a question kept on purpose."""
+    "cuda" left in: a question kept on purpose.  Where the target's collectives are gloo (`gloo`: cpu, mps), a
+    backend name compared with something (`dist.get_backend() == "nccl"`) is such a question too: it answers no
+    there, as convert keeps it (converter/rules/distributed.py, question_policy)."""
     lines, questions = set(torch_cuda_lines(tree, same)), set()
     if host:
         questions |= lines - torch_cuda_lines(tree, same, guarded, host=True)
@@ -194,7 +196,8 @@ def device_lines(tree, same=frozenset(), host=False, guarded=frozenset(), device
             lines.add(n.func.end_lineno)
         elif isinstance(n, ast.Constant) and isinstance(n.value, str) and DEVICE_WORDS.match(n.value) \
                 and id(n) not in docstrings:
-            (questions if host and id(n) in compared or id(n) in listing_target else lines).add(n.lineno)
+            asked = id(n) in compared and (host or gloo and n.value.lower() == "nccl")
+            (questions if asked or id(n) in listing_target else lines).add(n.lineno)
     return lines - questions, questions, via_import
 
 
@@ -228,7 +231,8 @@ def device_line_counts(src: Path, out: Path, reports: Path, target: str) -> tupl
         if "cuda" not in old.lower() and "nccl" not in old.lower():
             continue
         try:
-            lines, questions, via_import = device_lines(ast.parse(old), same, t.host, set(t.needs_device), t.device)
+            lines, questions, via_import = device_lines(ast.parse(old), same, t.host, set(t.needs_device), t.device,
+                                                        gloo=not t.backend_expr and t.backend.lower() == "gloo")
         except (SyntaxError, ValueError):
             continue
         new = decode(dst.read_bytes())

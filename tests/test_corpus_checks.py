@@ -110,3 +110,15 @@ def test_a_collection_that_lists_the_target_already_is_a_kept_question():
     assert (lines, questions) == ({2, 3, 4}, set())
     lines, questions, _ = device_lines(tree, frozenset(), False, device="mps")
     assert (lines, questions) == ({2, 3}, {4})
+
+
+def test_a_backend_question_is_kept_where_the_collectives_are_gloo():
+    """yolox 0.3.0 (`dist.get_backend() == "nccl"`, `backend in ["gloo", "nccl"]`): on mps, whose collectives are
+    gloo, convert keeps a comparison with NCCL's name (it answers no there); on npu it is a device line convert
+    rewrites.  A backend name that is not compared is a device line everywhere."""
+    tree = ast.parse("import torch.distributed as dist\nif dist.get_backend() == 'nccl':\n    pass\n"
+                     "ok = backend in ['gloo', 'NCCL']\ndist.init_process_group('nccl')\n")
+    lines, questions, _ = device_lines(tree, frozenset(), False, device="mps", gloo=True)
+    assert (lines, questions) == ({5}, {2, 4})
+    lines, questions, _ = device_lines(tree, frozenset(), False, device="npu")
+    assert (lines, questions) == ({2, 4, 5}, set())
